@@ -1,0 +1,22 @@
+import { Context, Data, type Effect } from "effect"
+import type { UserNotice } from "./UserNotice"
+
+/** The destination can no longer be written to (`channel_deleted`, `missing_access` end the turn). */
+export class DeliveryError extends Data.TaggedError("DeliveryError")<{
+  readonly reason: "channel_deleted" | "missing_access" | "failed"
+  readonly detail: string
+}> {}
+
+/**
+ * Where reply text goes; the front decides (Discord messages, terminal, a JSON report).
+ * A pass writes deltas, then ends: `flush` delivers what is buffered, `discard` drops it (follow-up
+ * interrupt). `endPass` returns exactly the text delivered during the pass: that is the pass's
+ * `accumulatedText`.
+ */
+export class ResponseSink extends Context.Tag("loopcord/chat/ResponseSink")<ResponseSink, {
+  readonly write: (delta: string) => Effect.Effect<void, DeliveryError>
+  readonly endPass: (mode: "flush" | "discard") => Effect.Effect<string, DeliveryError>
+  /** All text delivered so far in this turn, across passes and attempts. */
+  readonly delivered: Effect.Effect<string>
+  readonly notice: (notice: UserNotice) => Effect.Effect<void>
+}>() {}

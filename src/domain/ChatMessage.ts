@@ -1,0 +1,23 @@
+import { Data } from "effect"
+
+/** An image attached to a message, for vision-capable models. */
+export interface ImageRef {
+  readonly url: string
+  readonly mimeType?: string
+}
+
+/**
+ * One item of conversation context (spec "contextItems"): a message from the channel history,
+ * a system injection (blocked-user notice, restart payload, verbatim nudge), or a prior reply.
+ */
+export interface ChatMessage {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string
+  /** Display name of the author, for multi-user channels. */
+  readonly name?: string
+  readonly images?: ReadonlyArray<ImageRef>
+  /** Source message id on the front (Discord message id), for reply references and metadata. */
+  readonly messageId?: string
+}
+
+export const ChatMessage = Data.case<ChatMessage>()

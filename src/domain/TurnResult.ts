@@ -1,0 +1,49 @@
+import type { ToolArgs } from "./FunctionCall"
+import type { PassResult, ThoughtLogPayload, TurnStatus } from "./PassResult"
+import type { Sticker } from "./Sticker"
+import type { TokenUsage } from "./TokenUsage"
+
+/** One tool call of a turn, as the `--once --json` report shows it (design §5.1). */
+export interface ToolCallRecord {
+  readonly name: string
+  readonly args: ToolArgs | undefined
+  readonly success: boolean
+  /** The exact function-response payload replayed to the model (null for a context restart). */
+  readonly response: unknown
+  readonly durationMs: number
+}
+
+/** The result of one generation attempt (one model × one key): what runToolLoop returns (spec §1.5). */
+export interface AttemptResult {
+  readonly status: TurnStatus
+  /** Trimmed text of the terminating pass (plus scene metadata); earlier passes' text is in their history entries. */
+  readonly text: string
+  readonly passes: ReadonlyArray<PassResult>
+  readonly toolCalls: ReadonlyArray<ToolCallRecord>
+  readonly usage: TokenUsage | undefined
+  readonly toolResponseDelivered: boolean
+  readonly thoughtLog?: ThoughtLogPayload
+  readonly stickerSelection?: Sticker
+}
+
+/** One attempt of the outer tier, for the report. */
+export interface AttemptRecord {
+  readonly model: string
+  readonly keyIndex: number
+  readonly status: TurnStatus
+}
+
+/** The result of a whole turn across fallbacks and key rotation (runGenerationTurn). */
+export interface TurnResult {
+  readonly status: TurnStatus
+  /** Everything the user was shown as the reply, across attempts (continuations included). */
+  readonly text: string
+  /** Provider passes across all attempts. */
+  readonly iterations: number
+  readonly attempts: ReadonlyArray<AttemptRecord>
+  readonly toolCalls: ReadonlyArray<ToolCallRecord>
+  readonly usage: TokenUsage | undefined
+  readonly toolResponseDelivered: boolean
+  readonly thoughtLog?: ThoughtLogPayload
+  readonly stickerSelection?: Sticker
+}

@@ -1,0 +1,26 @@
+import { Context, Effect, Layer } from "effect"
+
+/** A hidden notice for operators (tool failures, deliberate-mode triggers, truncations); never shown to users. */
+export interface HiddenNotice {
+  readonly kind: "tool_failed" | "tool_arguments_truncated" | "deliberate_trigger"
+  readonly severity: "error" | "info"
+  readonly title: string
+  readonly description: string
+  /** JSON details (credential-redacted args, data), already capped at 1800 characters. */
+  readonly details?: string
+  readonly channelId: string
+  readonly guildId: string | undefined
+}
+
+/** Where hidden notices go: the Discord thought-log channel when configured, else the log. */
+export class ThoughtLog extends Context.Tag("loopcord/loop/ThoughtLog")<ThoughtLog, {
+  readonly post: (notice: HiddenNotice) => Effect.Effect<void>
+}>() {
+  /** Logs each notice (the default when no thought-log channel is configured). */
+  static readonly logged = Layer.succeed(ThoughtLog, {
+    post: (notice) =>
+      (notice.severity === "error" ? Effect.logError : Effect.logInfo)(`[thought-log] ${notice.title}: ${notice.description}`).pipe(
+        Effect.annotateLogs({ kind: notice.kind, channelId: notice.channelId, ...(notice.details === undefined ? {} : { details: notice.details }) })
+      )
+  })
+}

@@ -1,0 +1,22 @@
+import { Context, Effect, Layer } from "effect"
+import type { Tool } from "./Tool"
+
+/** Guild-scoped tools for one turn (guild MCP servers), after the exposure rules of spec §6.3. */
+export interface GuildToolSet {
+  /** Tools to declare and route for this guild; names never collide with built-in or global tools. */
+  readonly tools: ReadonlyArray<Tool>
+  /** Built-in tool names this guild replaces (`fetch_url` by a url_fetcher server, `web_search` by a web_search server). */
+  readonly hiddenBuiltins: ReadonlyArray<string>
+}
+
+export const emptyGuildToolSet: GuildToolSet = { tools: [], hiddenBuiltins: [] }
+
+/**
+ * Guild-scoped tools. The MCP module provides the real one; without it no guild tools exist.
+ * Implementations never fail: a broken server only drops its tools (spec §6.3 step 7).
+ */
+export class GuildToolSource extends Context.Tag("loopcord/tools/GuildToolSource")<GuildToolSource, {
+  readonly forGuild: (guildId: string) => Effect.Effect<GuildToolSet>
+}>() {
+  static readonly none = Layer.succeed(GuildToolSource, { forGuild: () => Effect.succeed(emptyGuildToolSet) })
+}

@@ -1,0 +1,10 @@
+import { Context, Effect, Layer, Option } from "effect"
+import type { Sticker } from "../domain/Sticker"
+
+/** The guild sticker cache `select_sticker_for_response` results are mapped through (seed step 11). */
+export class StickerCatalog extends Context.Tag("loopcord/tools/StickerCatalog")<StickerCatalog, {
+  readonly lookup: (guildId: string | undefined, stickerId: string) => Effect.Effect<Option.Option<Sticker>>
+}>() {
+  /** No stickers known (terminal front, tests that do not care). */
+  static readonly none = Layer.succeed(StickerCatalog, { lookup: () => Effect.succeed(Option.none()) })
+}

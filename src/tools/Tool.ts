@@ -1,0 +1,101 @@
+import { Effect, JSONSchema, ParseResult, Schema } from "effect"
+import type { ToolArgs } from "../domain/FunctionCall"
+import type { JsonSchemaObject, ToolDeclaration } from "../domain/ToolDeclaration"
+import { toolFailure, type ToolResult } from "../domain/ToolResult"
+import type { ToolContext } from "./ToolContext"
+import type { ToolError } from "./ToolError"
+import type { TurnFlags } from "./TurnState"
+
+export type ToolCategory = "discord" | "search" | "memory" | "utility" | "mcp"
+
+/** Where a tool comes from; MCP tools always require a follow-up pass (spec §2.5). */
+export type ToolSource =
+  | { readonly kind: "builtin" }
+  | { readonly kind: "mcp"; readonly scope: "global" | "guild"; readonly server: string }
+
+/** Live turn facts an availability check may read (spec §6.2: never the Discord objects). */
+export interface AvailabilityContext {
+  readonly provider: string
+  readonly model: string
+  readonly guildId: string | undefined
+  readonly channelId: string
+  readonly flags: TurnFlags
+}
+
+/** What dynamic assembly sees (spec §6.4): the turn plus every tool name that survived filtering. */
+export interface AssemblyContext extends AvailabilityContext {
+  readonly availableToolNames: ReadonlySet<string>
+}
+
+/**
+ * The tool contract (spec §6.1). `execute` receives arguments already validated against
+ * `parameters`; a failure is a ToolError (turned into a failed result for the model).
+ */
+export interface Tool {
+  readonly name: string
+  readonly description: string
+  readonly category: ToolCategory
+  readonly parameters: JsonSchemaObject
+  readonly source: ToolSource
+  readonly execute: (args: ToolArgs) => Effect.Effect<ToolResult, ToolError, ToolContext>
+  /** Static provider support. */
+  readonly isAvailableFor: (provider: string) => boolean
+  /** Live turn state (per-turn dedup, model capability, configured slots). */
+  readonly isAvailableForContext?: (context: AvailabilityContext) => boolean
+  /** A per-turn variant, `null` to hide the tool; a failure omits the tool for the turn. */
+  readonly assembleForContext?: (context: AssemblyContext) => Effect.Effect<Tool | null, unknown>
+  readonly requiresFollowUp?: boolean
+  /** Phrases that make deliberate tool mode expose this tool. */
+  readonly triggerPatterns?: ReadonlyArray<RegExp>
+}
+
+export const toDeclaration = (tool: Tool): ToolDeclaration => ({
+  name: tool.name,
+  description: tool.description,
+  parameters: tool.parameters
+})
+
+/** The JSON Schema of an effect Schema struct, as providers expect it (no `$schema` key). */
+export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I, never>): JsonSchemaObject => {
+  const { $schema: _ignored, ...rest }: Record<string, unknown> = { ...JSONSchema.make(schema) }
+  if (rest["type"] !== "object") {
+    throw new TypeError("Tool parameters must be a Schema.Struct (a JSON object schema)")
+  }
+  return { properties: {}, ...rest, type: "object" }
+}
+
+/**
+ * Builds a built-in tool from an effect Schema: the declaration is derived from the schema and
+ * arguments are decoded before `execute`, so bad input becomes a clear failed result.
+ */
+export const makeTool = <A, I>(spec: {
+  readonly name: string
+  readonly description: string
+  readonly category: ToolCategory
+  readonly parameters: Schema.Schema<A, I, never>
+  readonly execute: (args: A) => Effect.Effect<ToolResult, ToolError, ToolContext>
+  readonly isAvailableFor?: (provider: string) => boolean
+  readonly isAvailableForContext?: (context: AvailabilityContext) => boolean
+  readonly assembleForContext?: (context: AssemblyContext) => Effect.Effect<Tool | null, unknown>
+  readonly requiresFollowUp?: boolean
+  readonly triggerPatterns?: ReadonlyArray<RegExp>
+}): Tool => {
+  const decode = Schema.decodeUnknown(spec.parameters, { errors: "all", onExcessProperty: "ignore" })
+  const { parameters, execute, isAvailableFor, ...rest } = spec
+  return {
+    ...rest,
+    parameters: jsonSchemaOf(parameters),
+    source: { kind: "builtin" },
+    isAvailableFor: isAvailableFor ?? (() => true),
+    execute: (args) =>
+      decode(args).pipe(
+        Effect.matchEffect({
+          onFailure: (error) =>
+            Effect.succeed(
+              toolFailure(`Invalid arguments for ${spec.name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+            ),
+          onSuccess: execute
+        })
+      )
+  }
+}

@@ -1,0 +1,18 @@
+import { Data } from "effect"
+
+/**
+ * A tool could not do its job. The registry turns it into a failed ToolResult for the model
+ * (`message` preferred over `error`), so it never fails the loop.
+ */
+export class ToolError extends Data.TaggedError("ToolError")<{
+  readonly tool: string
+  /** Short reason (becomes `ToolResult.error`). */
+  readonly error: string
+  /** Friendlier reason preferred for the model (becomes `ToolResult.message`). */
+  readonly userMessage?: string
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    return `${this.tool}: ${this.error}`
+  }
+}

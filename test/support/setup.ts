@@ -1,0 +1,4 @@
+import { addEqualityTesters } from "@effect/vitest"
+
+// Data and Equal values compare structurally in assertions.
+addEqualityTesters()
