@@ -18,6 +18,8 @@ export interface ChatMessage {
   readonly images?: ReadonlyArray<ImageRef>
   /** Source message id on the front (Discord message id), for reply references and metadata. */
   readonly messageId?: string
+  /** When the source message was sent (ISO 8601), for the message-metadata context restart. */
+  readonly createdAt?: string
 }
 
 export const ChatMessage = Data.case<ChatMessage>()
