@@ -1,7 +1,25 @@
-import { type Data, Effect } from "effect"
+import { Clock, type Data, Duration, Effect, Option } from "effect"
+import { ResponseSink } from "../chat/ResponseSink"
+import { UserNotice } from "../chat/UserNotice"
+import { LoopConfig } from "../config/LoopConfig"
+import { FunctionCall, type ToolArgs } from "../domain/FunctionCall"
 import type { PassResult } from "../domain/PassResult"
-import type { ToolCallOutcome } from "../domain/ToolCallOutcome"
+import type { Sticker } from "../domain/Sticker"
+import { ToolCallOutcome } from "../domain/ToolCallOutcome"
+import { preToolTextParts, responsePayload, ToolHistoryEntry } from "../domain/ToolHistoryEntry"
+import { failureReason, toolFailure, type ToolResult } from "../domain/ToolResult"
+import { StickerCatalog } from "../tools/StickerCatalog"
+import { ToolAffordances } from "../tools/ToolAffordances"
+import { ToolContext, type ToolContextShape } from "../tools/ToolContext"
+import { failureDetails } from "../tools/toolFailureDetails"
+import { ToolRegistry } from "../tools/ToolRegistry"
+import { ToolUsageStats } from "../tools/ToolUsageStats"
+import { setFlag } from "../tools/TurnState"
 import type { AttemptInfo } from "./AttemptInfo"
+import { handleEnhancedContextRestart } from "./contextRestart"
+import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
+import { ThoughtLog } from "./ThoughtLog"
+import { TurnSignals } from "./TurnSignals"
 
 export type FunctionCallPass = Data.TaggedEnum.Value<PassResult, "FunctionCall">
 
@@ -12,9 +30,291 @@ export interface ExecuteToolCallInput {
   readonly attempt: AttemptInfo
 }
 
+/** A successful call of this tool must not run again this turn (spec §3 step 10). */
+export const SHORT_TERM_MEMORY_TOOL = "update_short_term_memory"
+/** The tool whose result picks the sticker sent with the reply (spec §3 step 11). */
+export const STICKER_TOOL = "select_sticker_for_response"
+
+/** Stats are fire-and-forget; a store that hangs must not keep a fiber forever. */
+const STATS_RECORD_TIMEOUT = Duration.seconds(30)
+
+/** What the dispatch phase produced, before the shared post-processing (steps 7–14). */
+interface Dispatched {
+  readonly result: ToolResult
+  /** The call as it is replayed to the model (arguments cleared when they could not be used). */
+  readonly replayedCall: FunctionCall
+  /** Blocked by deliberate tool mode: replayed as the structured block object. */
+  readonly blocked: boolean
+  /** The tool was actually dispatched (raced against its timeout and /kill). */
+  readonly raced: boolean
+  readonly durationMs: number
+}
+
+const isPlainObject = (value: unknown): value is ToolArgs => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false
+  const prototype: unknown = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
+const kindOf = (value: unknown): string => (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`)
+
 /**
  * Stage 02 of the pipeline: validate, gate, dispatch and record one tool call (seed 000, spec §3).
- * PLACEHOLDER: the foundation issue replaces this body; the signature is the contract.
+ * Never fails: a tool failure, timeout or refusal becomes a failed history entry for the model;
+ * only a malformed call (`error`) or a stop (`stopped_by_user`) aborts the turn.
  */
-export const executeToolCall = (_input: ExecuteToolCallInput): Effect.Effect<ToolCallOutcome> =>
-  Effect.dieMessage("executeToolCall is not implemented yet")
+export const executeToolCall = Effect.fn("executeToolCall")(function*(input: ExecuteToolCallInput) {
+  const { attempt, iteration, pass } = input
+
+  // 1. Validate: the provider must have produced a call with a name.
+  const functionCall = pass.call
+  if (typeof functionCall !== "object" || functionCall === null || typeof functionCall.name !== "string") {
+    yield* Effect.logError("Malformed function call result: the call has no tool name").pipe(
+      Effect.annotateLogs({ call: typeof functionCall === "object" ? JSON.stringify(functionCall) : String(functionCall) })
+    )
+    return ToolCallOutcome.Abort({ status: "error" })
+  }
+  const name = functionCall.name.trim()
+  if (name.length === 0) return ToolCallOutcome.Abort({ status: "error" })
+
+  const turn = yield* CurrentTurn
+  const signals = yield* TurnSignals
+  const registry = yield* ToolRegistry
+  const thoughtLog = yield* ThoughtLog
+
+  /** Spec §2.8: a stop aborts; a follow-up is already queued, so it is cleared and the chain goes on. */
+  const stopRequested = Effect.gen(function*() {
+    const request = yield* signals.current
+    if (Option.isNone(request)) return false
+    if (request.value._tag === "Stop") return true
+    yield* signals.clearFollowUp
+    yield* Effect.logInfo(`Follow-up queued during the tool chain at '${name}': cleared, the chain continues`)
+    return false
+  })
+
+  // 2. Stop check before anything runs (the stop itself is left for the loop to consume).
+  if (yield* stopRequested) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
+
+  // 4. Truncated arguments: never dispatched, and the partial arguments are never replayed.
+  if (functionCall.argumentsTruncated === true) {
+    return yield* refuseTruncatedCall(functionCall, name, pass.accumulatedText)
+  }
+
+  const canonicalName = Option.match(yield* registry.get(name), { onNone: () => name, onSome: (tool) => tool.name })
+  const args = functionCall.args
+
+  const dispatched: Dispatched = yield* Effect.gen(function*() {
+    // 1 (continued). Arguments that are not a JSON object cannot be passed to any tool.
+    if (args !== undefined && !isPlainObject(args)) {
+      const reason = `The arguments for tool "${name}" must be a JSON object of named parameters, but the call ` +
+        `carried ${kindOf(args)}. Nothing was executed; call the tool again with an object of arguments.`
+      yield* Effect.logWarning(`Refused tool call with non-object arguments: ${name}`)
+      return { result: toolFailure(reason), replayedCall: FunctionCall({ ...functionCall, args: undefined }), blocked: false, raced: false, durationMs: 0 }
+    }
+    // 5. Deliberate tool mode: only the tools the trigger phrases exposed may run.
+    const allowed = turn.deliberate.allowedNames
+    if (turn.deliberate.active && allowed.length > 0 && !allowed.includes(name) && !allowed.includes(canonicalName)) {
+      yield* Effect.logWarning(`Tool '${name}' blocked by deliberate tool mode; allowed tools: ${allowed.join(", ")}`)
+      const reason = `Tool "${name}" was not exposed for this deliberate tool mode turn.`
+      const result = toolFailure(reason, {
+        data: { status: "blocked_by_deliberate_tool_mode", functionName: name, allowedToolNames: [...allowed], reason }
+      })
+      return { result, replayedCall: functionCall, blocked: true, raced: false, durationMs: 0 }
+    }
+    // 3 + 6. Build the call's context and race the tool against its timeout and /kill.
+    return { ...(yield* dispatch(name, args ?? {}, iteration, attempt)), replayedCall: functionCall, blocked: false, raced: true }
+  })
+  // 6 (after the race). A stop registered while the tool ran wins: the model never sees the result.
+  if (dispatched.raced && (yield* stopRequested)) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
+
+  const { blocked, durationMs, replayedCall, result } = dispatched
+  const success = result.success === true
+
+  // 7. Affordance retention: a tool that worked stays exposed for the next few turns.
+  if (success && turn.deliberate.active) {
+    yield* (yield* ToolAffordances).retain(turn.channelId, name, turn.deliberate.contextTurns)
+  }
+
+  // 8. Hidden notices and usage stats.
+  if (!success) {
+    yield* thoughtLog.post({
+      kind: "tool_failed",
+      severity: "error",
+      title: `Tool failed: ${name}`,
+      description: failureReason(result),
+      details: failureDetails(args, result.data),
+      channelId: turn.channelId,
+      guildId: turn.guildId
+    })
+  } else if (!blocked && !turn.isDM) {
+    const stats = yield* ToolUsageStats
+    // Detached so a slow or broken stats store never delays or fails the call.
+    yield* Effect.forkDaemon(
+      stats.record(canonicalName, turn.guildId).pipe(
+        Effect.timeout(STATS_RECORD_TIMEOUT),
+        Effect.catchAllCause((cause) => Effect.logWarning("Recording tool usage failed", cause))
+      )
+    )
+  }
+  const trigger = turn.deliberate.triggerMatchByToolName.get(name) ?? turn.deliberate.triggerMatchByToolName.get(canonicalName)
+  if (turn.deliberate.active && trigger !== undefined && !blocked) {
+    yield* thoughtLog.post({
+      kind: "deliberate_trigger",
+      severity: "info",
+      title: `Deliberate tool mode: ${name}`,
+      description: `Tool "${name}" was exposed by the trigger '${trigger.trigger.replaceAll("`", "'")}' (source: ${trigger.source}).`,
+      channelId: turn.channelId,
+      guildId: turn.guildId
+    })
+  }
+
+  // 9. Context restart: the enriched context replaces the tool response.
+  if (success && (yield* handleEnhancedContextRestart(result.data))) {
+    return ToolCallOutcome.Restart({ functionName: name, durationMs })
+  }
+
+  // 10. One short-term-memory update per turn.
+  if (success && canonicalName === SHORT_TERM_MEMORY_TOOL) {
+    yield* setFlag(turn.state, "disableShortTermMemoryUpdate")
+  }
+
+  // 11. Sticker choice: the latest call of the sticker tool wins, a miss clears an earlier pick.
+  const stickerSelection = canonicalName === STICKER_TOOL ? yield* selectedSticker(turn, result) : undefined
+
+  // 12–14. The paired call and response replayed on the next pass.
+  return yield* historyOutcome({
+    name,
+    replayedCall,
+    result,
+    payload: blocked ? result.data : responsePayload(name, result),
+    accumulatedText: pass.accumulatedText,
+    stickerSelection,
+    durationMs
+  })
+})
+
+/** Steps 3 and 6: the ToolContext, then the tool vs its timeout vs /kill; losers are interrupted. */
+const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: AttemptInfo) =>
+  Effect.gen(function*() {
+    const turn = yield* CurrentTurn
+    const signals = yield* TurnSignals
+    const registry = yield* ToolRegistry
+    const config = yield* LoopConfig
+    const sink = yield* ResponseSink
+    const suppressProgressNotices = !turn.shouldSurfaceUserErrors
+    const abort = new AbortController()
+    const context: ToolContextShape = {
+      channelId: turn.channelId,
+      guildId: turn.guildId,
+      userId: turn.userId,
+      messageId: turn.messageId,
+      isDM: turn.isDM,
+      provider: attempt.provider,
+      model: attempt.model,
+      locale: turn.locale,
+      personaId: turn.persona.id,
+      personaName: turn.persona.name,
+      personaAvatarUrl: turn.persona.avatarUrl,
+      isUserImpersonation: turn.isUserImpersonation,
+      impersonatedUserId: turn.impersonatedUserId,
+      suppressProgressNotices,
+      showKillHint: iteration >= config.softWarnIteration,
+      iteration,
+      turnState: turn.state,
+      abortSignal: abort.signal,
+      killed: signals.awaitKill,
+      progress: (text) => suppressProgressNotices ? Effect.void : sink.notice(UserNotice.ToolProgress({ tool: name, text }))
+    }
+    const timeoutMs = Duration.toMillis(config.toolExecutionTimeout)
+    const startedAt = yield* Clock.currentTimeMillis
+    const result = yield* Effect.raceAll([
+      registry.execute(name, args).pipe(
+        Effect.provideService(ToolContext, context),
+        // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire.
+        Effect.onInterrupt(() => Effect.sync(() => abort.abort()))
+      ),
+      Effect.as(Effect.sleep(config.toolExecutionTimeout), toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)),
+      Effect.as(signals.awaitKill, toolFailure(`Tool "${name}" was killed.`))
+    ])
+    const durationMs = (yield* Clock.currentTimeMillis) - startedAt
+    yield* Effect.logInfo(`Function call completed: ${name} (${durationMs}ms)`)
+    return { result, durationMs }
+  })
+
+/** Step 4: a call whose arguments the provider cut short is refused and reported as truncated. */
+const refuseTruncatedCall = (functionCall: FunctionCall, name: string, accumulatedText: string) =>
+  Effect.gen(function*() {
+    const turn = yield* CurrentTurn
+    const recoveredKeys = Object.keys(functionCall.args ?? {})
+    // Error level on purpose: truncation happens in production, where warnings are filtered out.
+    yield* Effect.logError(`Refused tool call '${name}': the provider truncated its arguments`).pipe(
+      Effect.annotateLogs({ errorType: "TOOL_ARGUMENTS_TRUNCATED", channelId: turn.channelId, recoveredKeys })
+    )
+    const reason = `The arguments of this "${name}" call were truncated by the provider mid-payload, so the call ` +
+      `was refused: nothing was executed or updated. Reissue the complete call, with all of its arguments, in one message.`
+    yield* (yield* ThoughtLog).post({
+      kind: "tool_arguments_truncated",
+      severity: "error",
+      title: `Tool call refused: ${name} (arguments truncated)`,
+      description: reason,
+      details: failureDetails({}, { recoveredKeys }),
+      channelId: turn.channelId,
+      guildId: turn.guildId
+    })
+    const result = toolFailure(reason)
+    return yield* historyOutcome({
+      name,
+      replayedCall: FunctionCall({ ...functionCall, args: undefined }),
+      result,
+      payload: responsePayload(name, result),
+      accumulatedText,
+      stickerSelection: undefined,
+      durationMs: 0
+    })
+  })
+
+/** Step 11: the chosen sticker from the guild's catalog; null when the pick failed or is unknown. */
+const selectedSticker = (turn: TurnContextShape, result: ToolResult) =>
+  Effect.gen(function*() {
+    if (!result.success) return null
+    const data = result.data
+    const rawId = typeof data === "object" && data !== null && "sticker_id" in data ? data.sticker_id : undefined
+    const stickerId = typeof rawId === "string" ? rawId.trim() : typeof rawId === "number" ? String(rawId) : ""
+    if (stickerId.length === 0) return null
+    const found = yield* (yield* StickerCatalog).lookup(turn.guildId, stickerId)
+    return Option.getOrNull(found) satisfies Sticker | null
+  })
+
+/** Steps 12–14: the history entry (response named as the model sent it) and the outcome. */
+const historyOutcome = (input: {
+  readonly name: string
+  readonly replayedCall: FunctionCall
+  readonly result: ToolResult
+  readonly payload: unknown
+  readonly accumulatedText: string
+  readonly stickerSelection: Sticker | null | undefined
+  readonly durationMs: number
+}) =>
+  Effect.gen(function*() {
+    const { name, replayedCall, result } = input
+    const preToolCallTextParts = preToolTextParts(input.accumulatedText)
+    if (preToolCallTextParts !== undefined) {
+      yield* Effect.logInfo(`Keeping ${input.accumulatedText.length} characters of pre-tool text with the '${name}' call`)
+    }
+    const success = result.success === true
+    const historyEntry = ToolHistoryEntry({
+      functionCall: replayedCall,
+      functionResponse: { name: replayedCall.name, response: { result: input.payload } },
+      ...(result.imageMetadata === undefined ? {} : { imageMetadata: result.imageMetadata }),
+      ...(preToolCallTextParts === undefined ? {} : { preToolCallTextParts })
+    })
+    return ToolCallOutcome.History({
+      functionName: name,
+      success,
+      endTurn: result.endTurn === true,
+      responseDelivered: success && result.responseDelivered === true,
+      stickerSelection: input.stickerSelection,
+      historyEntry,
+      durationMs: input.durationMs
+    })
+  })

@@ -1,4 +1,4 @@
-import { Effect, JSONSchema, ParseResult, Schema } from "effect"
+import { Effect, JSONSchema, ParseResult, Schema, SchemaAST } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import type { JsonSchemaObject, ToolDeclaration } from "../domain/ToolDeclaration"
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
@@ -55,14 +55,24 @@ export const toDeclaration = (tool: Tool): ToolDeclaration => ({
   parameters: tool.parameters
 })
 
-/** The JSON Schema of an effect Schema struct, as providers expect it (no `$schema` key). */
+/**
+ * The JSON Schema of an effect Schema struct, as providers expect it (no `$schema` key, always
+ * `properties` and `required`: some providers reject an object schema without them).
+ */
 export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I, never>): JsonSchemaObject => {
+  // JSONSchema renders an empty struct as "object or array"; a tool without parameters is an empty object.
+  if (isEmptyStruct(schema.ast)) {
+    return { type: "object", properties: {}, required: [] }
+  }
   const { $schema: _ignored, ...rest }: Record<string, unknown> = { ...JSONSchema.make(schema) }
   if (rest["type"] !== "object") {
     throw new TypeError("Tool parameters must be a Schema.Struct (a JSON object schema)")
   }
-  return { properties: {}, ...rest, type: "object" }
+  return { properties: {}, required: [], ...rest, type: "object" }
 }
+
+const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
 
 /**
  * Builds a built-in tool from an effect Schema: the declaration is derived from the schema and

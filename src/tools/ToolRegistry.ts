@@ -1,8 +1,14 @@
-import { Context, Data, type Effect, type Option } from "effect"
+import { Cause, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
-import type { ToolResult } from "../domain/ToolResult"
+import { toolFailure, type ToolResult } from "../domain/ToolResult"
+import { assembleTools } from "./assembly"
+import { availabilityOf, routeTool, selectTurnTools } from "./availability"
+import { closestName } from "./closestName"
+import { emptyGuildToolSet, GuildToolSource, type GuildToolSet } from "./GuildToolSource"
 import type { AvailabilityContext, Tool } from "./Tool"
-import type { ToolContext } from "./ToolContext"
+import { ToolContext, type ToolContextShape } from "./ToolContext"
+import { ToolError } from "./ToolError"
+import { invalidToolReason, TOOL_NAME_PATTERN } from "./toolValidation"
 
 /** A registration was refused: duplicate name, invalid definition, alias to nothing. */
 export class ToolRegistrationError extends Data.TaggedError("ToolRegistrationError")<{
@@ -53,4 +59,211 @@ export interface ToolRegistryShape {
   readonly executionHistory: (limit?: number) => Effect.Effect<ReadonlyArray<ToolExecutionRecord>>
 }
 
-export class ToolRegistry extends Context.Tag("loopcord/tools/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {}
+/** Execution history bounds (spec §3 step 6): past the maximum, only the most recent are kept. */
+export const EXECUTION_HISTORY_MAX = 1000
+export const EXECUTION_HISTORY_KEEP = 900
+
+interface Registered {
+  /** Insertion order is declaration order. */
+  readonly tools: ReadonlyMap<string, Tool>
+  readonly aliases: ReadonlyMap<string, string>
+}
+
+const describeDefect = (defect: unknown): string =>
+  defect instanceof Error ? defect.message : typeof defect === "string" ? defect : Cause.pretty(Cause.die(defect))
+
+/** The registry; dependencies (the guild tool source) are resolved here so methods have `R = never`. */
+export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Effect.gen(function*() {
+  const guildSource = yield* GuildToolSource
+  const state = yield* Ref.make<Registered>({ tools: new Map(), aliases: new Map() })
+  // Most recent first.
+  const history = yield* Ref.make<ReadonlyArray<ToolExecutionRecord>>([])
+
+  const resolveAlias = (registered: Registered, name: string) => registered.aliases.get(name) ?? name
+  const guildTools = (guildId: string | undefined): Effect.Effect<GuildToolSet> =>
+    guildId === undefined ? Effect.succeed(emptyGuildToolSet) : guildSource.forGuild(guildId)
+
+  const register = Effect.fn("ToolRegistry.register")(function*(tool: Tool) {
+    const invalid = invalidToolReason(tool)
+    if (invalid !== undefined) {
+      const name: unknown = typeof tool === "object" && tool !== null ? tool.name : undefined
+      return yield* new ToolRegistrationError({ tool: String(name), reason: "invalid", detail: invalid })
+    }
+    const outcome = yield* Ref.modify(state, (registered): [ToolRegistrationError | undefined, Registered] => {
+      if (registered.tools.has(tool.name) || registered.aliases.has(tool.name)) {
+        return [new ToolRegistrationError({ tool: tool.name, reason: "duplicate", detail: "a tool or alias with this name is already registered" }), registered]
+      }
+      return [undefined, { ...registered, tools: new Map(registered.tools).set(tool.name, tool) }]
+    })
+    if (outcome !== undefined) return yield* outcome
+  })
+
+  const registerAlias = Effect.fn("ToolRegistry.registerAlias")(function*(alias: string, target: string) {
+    if (!TOOL_NAME_PATTERN.test(alias)) {
+      return yield* new ToolRegistrationError({ tool: alias, reason: "invalid", detail: "an alias must be a valid tool name" })
+    }
+    const outcome = yield* Ref.modify(state, (registered): [ToolRegistrationError | undefined, Registered] => {
+      if (registered.tools.has(alias) || registered.aliases.has(alias)) {
+        return [new ToolRegistrationError({ tool: alias, reason: "duplicate", detail: "a tool or alias with this name is already registered" }), registered]
+      }
+      if (!registered.tools.has(target)) {
+        return [new ToolRegistrationError({ tool: alias, reason: "unknown_alias_target", detail: `no tool named '${target}' is registered` }), registered]
+      }
+      return [undefined, { ...registered, aliases: new Map(registered.aliases).set(alias, target) }]
+    })
+    if (outcome !== undefined) return yield* outcome
+  })
+
+  const unregister = (name: string) =>
+    Ref.modify(state, (registered): [boolean, Registered] => {
+      if (!registered.tools.has(name)) return [false, registered]
+      const tools = new Map(registered.tools)
+      tools.delete(name)
+      // Aliases of a removed tool would dangle.
+      const aliases = new Map([...registered.aliases].filter(([, target]) => target !== name))
+      return [true, { tools, aliases }]
+    })
+
+  const get = (name: string) =>
+    Effect.map(Ref.get(state), (registered) => Option.fromNullable(registered.tools.get(resolveAlias(registered, name))))
+
+  const all = Effect.map(Ref.get(state), (registered): ReadonlyArray<Tool> => [...registered.tools.values()])
+
+  /** Registered and guild tools usable in this context, before assembly; problems are logged. */
+  const usableTools = (context: AvailabilityContext, guild: GuildToolSet) =>
+    Effect.gen(function*() {
+      const selection = selectTurnTools(yield* all, guild, context)
+      for (const name of selection.collisions) {
+        yield* Effect.logWarning(`Guild tool '${name}' dropped: its name collides with a built-in or global tool`)
+      }
+      for (const { failure, tool } of selection.checkFailures) {
+        yield* Effect.logWarning(`Tool '${tool}' hidden: its availability check failed: ${describeDefect(failure)}`)
+      }
+      return selection.tools
+    })
+
+  const toolsForTurn = Effect.fn("ToolRegistry.toolsForTurn")(function*(context: AvailabilityContext) {
+    const usable = yield* usableTools(context, yield* guildTools(context.guildId))
+    return yield* assembleTools(usable, context)
+  })
+
+  const requiresFollowUp = Effect.fn("ToolRegistry.requiresFollowUp")(
+    function*(name: string, _provider: string, guildId: string | undefined) {
+      const registered = yield* Ref.get(state)
+      const tool = routeTool(resolveAlias(registered, name), registered.tools, yield* guildTools(guildId))
+      // MCP output only reaches the user through a follow-up pass (spec §2.5).
+      return tool === undefined ? false : tool.source.kind === "mcp" ? true : tool.requiresFollowUp ?? false
+    }
+  )
+
+  const recordExecution = (record: ToolExecutionRecord) =>
+    Ref.update(history, (records) => {
+      const next = [record, ...records]
+      return next.length > EXECUTION_HISTORY_MAX ? next.slice(0, EXECUTION_HISTORY_KEEP) : next
+    })
+
+  /** The two availability gates and the dispatch itself; a failed result for anything that goes wrong. */
+  const dispatch = (requested: string, args: ToolArgs, context: ToolContextShape) =>
+    Effect.gen(function*() {
+      const registered = yield* Ref.get(state)
+      const name = resolveAlias(registered, requested)
+      const guild = yield* guildTools(context.guildId)
+      const availability: AvailabilityContext = {
+        provider: context.provider,
+        model: context.model,
+        guildId: context.guildId,
+        channelId: context.channelId,
+        flags: yield* Ref.get(context.turnState.flags)
+      }
+      const tool = routeTool(name, registered.tools, guild)
+      if (tool === undefined) {
+        const usable = (yield* usableTools(availability, guild)).map((candidate) => candidate.name)
+        const suggestion = closestName(requested, usable)
+        const error = `Tool '${requested}' not found.${suggestion === undefined ? "" : ` Did you mean '${suggestion}'?`} ` +
+          `Available tools: ${usable.length === 0 ? "(none)" : usable.join(", ")}`
+        yield* Effect.logError(error)
+        return toolFailure(error)
+      }
+      const gate = availabilityOf(tool, availability)
+      if (gate._tag === "UnsupportedProvider") {
+        const error = `Tool '${requested}' is not available for provider '${context.provider}'`
+        yield* Effect.logError(error)
+        return toolFailure(error)
+      }
+      if (gate._tag === "UnavailableInContext") {
+        // Fed back to the model: it must read as "not now", never as a provider gap.
+        const error = `Tool '${requested}' is not available for the current turn: it already ran this turn, ` +
+          `or this model or server configuration does not support it. Do not call it again this turn.`
+        yield* Effect.logWarning(error).pipe(
+          Effect.annotateLogs(gate.checkFailure === undefined ? {} : { checkFailure: describeDefect(gate.checkFailure) })
+        )
+        return toolFailure(error)
+      }
+      return yield* runTool(tool, args)
+    })
+
+  /** Runs the tool: ToolErrors and defects become failed results, an interruption propagates. */
+  const runTool = (tool: Tool, args: ToolArgs): Effect.Effect<ToolResult, never, ToolContext> =>
+    Effect.suspend(() => tool.execute(args)).pipe(
+      Effect.catchAll((error: unknown) => {
+        if (error instanceof ToolError) {
+          return Effect.as(
+            Effect.logWarning(`Tool '${tool.name}' failed: ${error.error}`),
+            toolFailure(error.error, error.userMessage === undefined ? {} : { message: error.userMessage })
+          )
+        }
+        const detail = describeDefect(error)
+        return Effect.as(Effect.logError(`Tool '${tool.name}' failed with an unexpected error: ${detail}`), toolFailure(detail))
+      }),
+      Effect.catchAllDefect((defect) => {
+        const detail = describeDefect(defect)
+        return Effect.as(
+          Effect.logError(`Tool '${tool.name}' crashed: ${detail}`).pipe(Effect.annotateLogs({ defect: Cause.pretty(Cause.die(defect)) })),
+          toolFailure(detail)
+        )
+      })
+    )
+
+  const execute = Effect.fn("ToolRegistry.execute")(function*(name: string, args: ToolArgs) {
+    const context = yield* ToolContext
+    const startedAt = yield* Clock.currentTimeMillis
+    const record = (success: boolean, error: string | undefined) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        recordExecution({ name, args, success, error, durationMs: now - startedAt, at: startedAt }))
+    const result = yield* dispatch(name, args, context).pipe(
+      Effect.onInterrupt(() => record(false, "interrupted"))
+    )
+    yield* record(result.success, result.success ? undefined : result.message ?? result.error)
+    return result
+  })
+
+  const executionHistory = (limit = 100) => Effect.map(Ref.get(history), (records) => records.slice(0, Math.max(0, limit)))
+
+  return {
+    register,
+    unregister,
+    registerAlias,
+    get,
+    all,
+    toolsForTurn,
+    requiresFollowUp,
+    execute,
+    executionHistory
+  } satisfies ToolRegistryShape
+})
+
+export class ToolRegistry extends Context.Tag("loopcord/tools/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {
+  /** The in-process registry; guild tools come from the provided GuildToolSource. */
+  static readonly layer = Layer.effect(ToolRegistry, make)
+}
+
+/** Registers tools and aliases in one go (composition roots and tests). */
+export const registerAll = (
+  registry: ToolRegistryShape,
+  tools: ReadonlyArray<Tool>,
+  aliases: ReadonlyArray<readonly [alias: string, target: string]> = []
+): Effect.Effect<void, ToolRegistrationError> =>
+  Effect.zipRight(
+    Effect.forEach(tools, registry.register, { discard: true }),
+    Effect.forEach(aliases, ([alias, target]) => registry.registerAlias(alias, target), { discard: true })
+  )

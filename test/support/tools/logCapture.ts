@@ -1,0 +1,36 @@
+import { Effect, FiberRef, HashMap, HashSet, Logger } from "effect"
+
+export interface CapturedLog {
+  /** `INFO`, `WARN`, `ERROR`, … */
+  readonly level: string
+  readonly message: string
+  readonly annotations: Readonly<Record<string, unknown>>
+}
+
+/**
+ * Captures log lines of the effects it wraps (`@effect/vitest` removes the default logger, so
+ * nothing is printed). `capture(effect)` adds the logger for that effect and every fiber it
+ * forks; `logs` returns what was logged so far.
+ */
+export interface LogCapture {
+  readonly capture: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly logs: Effect.Effect<ReadonlyArray<CapturedLog>>
+  /** Lines whose message contains `fragment`. */
+  readonly matching: (fragment: string) => Effect.Effect<ReadonlyArray<CapturedLog>>
+}
+
+const messageText = (message: unknown): string =>
+  Array.isArray(message) ? message.map((part) => String(part)).join(" ") : String(message)
+
+export const makeLogCapture: Effect.Effect<LogCapture> = Effect.sync(() => {
+  // Loggers are synchronous callbacks; a test-local array is the simplest sink.
+  const lines: Array<CapturedLog> = []
+  const logger = Logger.make(({ annotations, logLevel, message }) => {
+    lines.push({ level: logLevel.label, message: messageText(message), annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+  })
+  return {
+    capture: (effect) => Effect.locallyWith(effect, FiberRef.currentLoggers, HashSet.add(logger)),
+    logs: Effect.sync(() => [...lines]),
+    matching: (fragment) => Effect.sync(() => lines.filter((line) => line.message.includes(fragment)))
+  }
+})
