@@ -1,0 +1,84 @@
+import { Config, Context, Duration, Layer, Option } from "effect"
+import { flagSetting, intSetting, listSetting, millisSetting } from "./settings"
+
+/** fetch_url / safe_http settings (spec §7, §10). */
+export interface FetchSettings {
+  /** `RUN_ENV=production`. */
+  readonly production: boolean
+  /** Private, loopback and reserved addresses may be fetched (not production, or the opt-in). */
+  readonly allowPrivateNetwork: boolean
+  /** `FETCH_URL_ENGINE_ORDER` as written (trimmed, lower-cased); resolved by the fetch_url tool. */
+  readonly engineOrder: ReadonlyArray<string>
+  /** Characters of page content returned per call (`FETCH_URL_MAX_CONTENT_LENGTH`). */
+  readonly maxContentLength: number
+  /** Whole safe_http request, redirects included (`FETCH_URL_TIMEOUT_MS`). */
+  readonly timeout: Duration.Duration
+  /** Hard cap on downloaded body bytes after decompression (`MAX_FETCH_SIZE_MB`). */
+  readonly maxBodyBytes: number
+  /** Redirect hops followed (`USER_REMOTE_FETCH_MAX_REDIRECTS`). */
+  readonly maxRedirects: number
+  /** HEAD size preflight budget (constant 5 s). */
+  readonly headTimeout: Duration.Duration
+  readonly crawl4aiBaseUrl: Option.Option<string>
+}
+
+const MIB = 1024 * 1024
+
+/** `RUN_ENV === "production"` (trimmed, any case). */
+export const productionSetting: Config.Config<boolean> = Config.string("RUN_ENV").pipe(
+  Config.withDefault("development"),
+  Config.map((raw) => raw.trim().toLowerCase() === "production")
+)
+
+/** Spec §7.2 step 6: private networks are allowed outside production, or with the opt-in. */
+export const allowPrivateNetworkSetting: Config.Config<boolean> = Config.all({
+  production: productionSetting,
+  optIn: flagSetting("FETCH_URL_ALLOW_PRIVATE_NETWORK")
+}).pipe(Config.map(({ optIn, production }) => !production || optIn))
+
+export const makeFetchSettings = (options: {
+  readonly production: boolean
+  readonly allowPrivateNetwork?: boolean
+}, overrides: Partial<Omit<FetchSettings, "production" | "allowPrivateNetwork">> = {}): FetchSettings => ({
+  production: options.production,
+  allowPrivateNetwork: options.allowPrivateNetwork ?? !options.production,
+  engineOrder: [],
+  maxContentLength: 50_000,
+  timeout: Duration.millis(15_000),
+  maxBodyBytes: (options.production ? 5 : 50) * MIB,
+  maxRedirects: 3,
+  headTimeout: Duration.millis(5_000),
+  crawl4aiBaseUrl: Option.none(),
+  ...overrides
+})
+
+const fromEnv: Config.Config<FetchSettings> = Config.all({
+  production: productionSetting,
+  allowPrivateNetwork: allowPrivateNetworkSetting,
+  engineOrder: Config.map(listSetting("FETCH_URL_ENGINE_ORDER"), (names) => names.map((name) => name.toLowerCase())),
+  maxContentLength: intSetting("FETCH_URL_MAX_CONTENT_LENGTH", { default: 50_000, min: 1 }),
+  timeout: millisSetting("FETCH_URL_TIMEOUT_MS", { default: 15_000, min: 1_000 }),
+  maxFetchMb: Config.option(Config.integer("MAX_FETCH_SIZE_MB")),
+  // Spec §10: a positive integer, anything else falls back to the default.
+  maxRedirects: Config.integer("USER_REMOTE_FETCH_MAX_REDIRECTS").pipe(
+    Config.withDefault(3),
+    Config.map((value) => (value >= 1 ? value : 3))
+  ),
+  crawl4aiBaseUrl: Config.option(Config.nonEmptyString("CRAWL4AI_BASE_URL"))
+}).pipe(
+  Config.map(({ maxFetchMb, ...rest }) => ({
+    ...rest,
+    maxBodyBytes: Math.max(1, Option.getOrElse(maxFetchMb, () => (rest.production ? 5 : 50))) * MIB,
+    headTimeout: Duration.millis(5_000),
+    crawl4aiBaseUrl: Option.map(rest.crawl4aiBaseUrl, (url) => url.trim())
+  }))
+)
+
+export class FetchConfig extends Context.Tag("loopcord/config/FetchConfig")<FetchConfig, FetchSettings>() {
+  static readonly layer = Layer.effect(FetchConfig, fromEnv)
+  /** Explicit settings, for tests and embedding. */
+  static readonly make = (
+    options: { readonly production: boolean; readonly allowPrivateNetwork?: boolean },
+    overrides: Partial<Omit<FetchSettings, "production" | "allowPrivateNetwork">> = {}
+  ) => Layer.succeed(FetchConfig, makeFetchSettings(options, overrides))
+}

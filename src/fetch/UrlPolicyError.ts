@@ -1,0 +1,51 @@
+import { Data } from "effect"
+
+export type UrlPolicyErrorCode =
+  | "INVALID_FORMAT"
+  | "INVALID_PROTOCOL"
+  | "CREDENTIALS_IN_URL"
+  | "DNS_RESOLUTION_FAILED"
+  | "PRIVATE_NETWORK_BLOCKED"
+
+export const PRIVATE_NETWORK_OPT_IN = "FETCH_URL_ALLOW_PRIVATE_NETWORK=true"
+
+/**
+ * An outbound URL was refused by the address policy (spec §7.2). The message is written for the
+ * model and the admin alike: it names the host, the offending address, the reason, and, for a
+ * private-network refusal, the opt-in that would allow it.
+ */
+export class UrlPolicyError extends Data.TaggedError("UrlPolicyError")<{
+  readonly code: UrlPolicyErrorCode
+  /** Normalized host ("" when the URL could not be parsed). */
+  readonly host: string
+  /** The address that was refused (PRIVATE_NETWORK_BLOCKED). */
+  readonly address?: string
+  readonly reason: string
+  /** Every address the host resolved to, when resolution happened. */
+  readonly addresses?: ReadonlyArray<string>
+  /** True when nothing relaxes the refusal (metadata / link-local floor). */
+  readonly alwaysBlocked?: boolean
+}> {
+  override get message(): string {
+    switch (this.code) {
+      case "INVALID_FORMAT":
+        return `Invalid URL: ${this.reason}`
+      case "INVALID_PROTOCOL":
+        return `Unsupported URL protocol for ${this.host || "the URL"}: ${this.reason} (only http and https are fetched)`
+      case "CREDENTIALS_IN_URL":
+        return `Refusing ${this.host}: URLs with embedded credentials (user:password@) are not fetched`
+      case "DNS_RESOLUTION_FAILED":
+        return `Could not resolve ${this.host}: ${this.reason}`
+      case "PRIVATE_NETWORK_BLOCKED": {
+        const resolved =
+          this.addresses !== undefined && this.addresses.length > 0 && !(this.addresses.length === 1 && this.addresses[0] === this.host)
+            ? ` (resolved addresses: ${this.addresses.join(", ")})`
+            : ""
+        const head = `Refusing to fetch ${this.host}: address ${this.address ?? "?"} is ${this.reason}${resolved}.`
+        return this.alwaysBlocked === true
+          ? `${head} Cloud instance-metadata and link-local addresses are never fetched, not even with ${PRIVATE_NETWORK_OPT_IN}.`
+          : `${head} Private, loopback and reserved addresses are blocked in production; an administrator can allow them with ${PRIVATE_NETWORK_OPT_IN}.`
+      }
+    }
+  }
+}

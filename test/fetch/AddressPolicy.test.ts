@@ -1,0 +1,110 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { AddressPolicy, DnsResolver, type UrlPolicyError, type ValidatedTarget } from "../../src/fetch/AddressPolicy"
+
+const validate = (
+  url: string,
+  options: { readonly allowPrivateNetwork: boolean; readonly dns?: Readonly<Record<string, ReadonlyArray<string>>> }
+): Effect.Effect<Either.Either<ValidatedTarget, UrlPolicyError>> =>
+  Effect.flatMap(AddressPolicy, (policy) => Effect.either(policy.validate(url))).pipe(
+    Effect.provide(AddressPolicy.make(options).pipe(Layer.provide(DnsResolver.fromTable(options.dns ?? {}))))
+  )
+
+const production = { allowPrivateNetwork: false }
+const development = { allowPrivateNetwork: true }
+
+describe("AddressPolicy", () => {
+  it.effect("[90] production without opt-in refuses 127.0.0.1 and names the opt-in", () =>
+    Effect.gen(function* () {
+      const result = yield* validate("http://127.0.0.1:11235/", production)
+      assert.isTrue(Either.isLeft(result))
+      if (Either.isLeft(result)) {
+        assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
+        assert.include(result.left.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
+        assert.include(result.left.message, "127.0.0.1")
+        assert.include(result.left.message, "loopback")
+      }
+    })
+  )
+
+  it.effect("[91] production refuses [::ffff:127.0.0.1] and names 127.0.0.1", () =>
+    Effect.gen(function* () {
+      const result = yield* validate("http://[::ffff:127.0.0.1]/", production)
+      assert.isTrue(Either.isLeft(result))
+      if (Either.isLeft(result)) {
+        assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
+        assert.strictEqual(result.left.address, "127.0.0.1")
+      }
+    })
+  )
+
+  it.effect("[92] the metadata floor holds in development and with the opt-in", () =>
+    Effect.gen(function* () {
+      for (const url of [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+        "http://[fd20:ce::254]/",
+        "http://100.100.100.200/",
+        "http://[fe80::1]/"
+      ]) {
+        const result = yield* validate(url, development)
+        assert.isTrue(Either.isLeft(result), url)
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
+          assert.include(result.left.message, "cloud instance-metadata", url)
+        }
+      }
+    })
+  )
+
+  it.effect("[93] the opt-in allows 192.168.1.10 and 100.64.0.1; production without it refuses 100.64.0.1", () =>
+    Effect.gen(function* () {
+      assert.isTrue(Either.isRight(yield* validate("http://192.168.1.10/", development)))
+      assert.isTrue(Either.isRight(yield* validate("http://100.64.0.1/", development)))
+      assert.isTrue(Either.isLeft(yield* validate("http://100.64.0.1/", production)))
+      assert.isTrue(Either.isLeft(yield* validate("http://100.100.100.200/", development)))
+    })
+  )
+
+  it.effect("[94] production allows https://93.184.216.34/", () =>
+    Effect.gen(function* () {
+      const result = yield* validate("https://93.184.216.34/", production)
+      assert.isTrue(Either.isRight(result))
+      if (Either.isRight(result)) {
+        assert.deepStrictEqual(result.right.addresses, [{ address: "93.184.216.34", family: 4 }])
+        assert.isTrue(result.right.isIpLiteral)
+      }
+    })
+  )
+
+  it.effect("[95] an unresolvable host is refused even where private networks are allowed", () =>
+    Effect.gen(function* () {
+      const result = yield* validate("http://nothing.invalid/", development)
+      assert.isTrue(Either.isLeft(result))
+      if (Either.isLeft(result)) assert.strictEqual(result.left.code, "DNS_RESOLUTION_FAILED")
+    })
+  )
+
+  it.effect("[96] ftp:// is INVALID_PROTOCOL and 'not a url' is INVALID_FORMAT", () =>
+    Effect.gen(function* () {
+      const ftp = yield* validate("ftp://x", development)
+      const junk = yield* validate("not a url", development)
+      assert.isTrue(Either.isLeft(ftp) && ftp.left.code === "INVALID_PROTOCOL")
+      assert.isTrue(Either.isLeft(junk) && junk.left.code === "INVALID_FORMAT")
+    })
+  )
+
+  it.effect("names are judged by every resolved address and normalized", () =>
+    Effect.gen(function* () {
+      const dns = { "example.com": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"], "mixed.test": ["93.184.216.34", "10.0.0.1"] }
+      const ok = yield* validate("https://EXAMPLE.com.../path", { ...production, dns })
+      assert.isTrue(Either.isRight(ok))
+      if (Either.isRight(ok)) {
+        assert.strictEqual(ok.right.host, "example.com")
+        assert.strictEqual(ok.right.addresses.length, 2)
+      }
+      const mixed = yield* validate("https://mixed.test/", { ...production, dns })
+      assert.isTrue(Either.isLeft(mixed) && mixed.left.address === "10.0.0.1")
+    })
+  )
+})
