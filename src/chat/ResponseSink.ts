@@ -1,4 +1,5 @@
 import { Context, Data, type Effect } from "effect"
+import type { ToolActivity } from "./ToolActivity"
 import type { UserNotice } from "./UserNotice"
 
 /** The destination can no longer be written to (`channel_deleted`, `missing_access` end the turn). */
@@ -19,4 +20,6 @@ export class ResponseSink extends Context.Tag("loopcord/chat/ResponseSink")<Resp
   /** All text delivered so far in this turn, across passes and attempts. */
   readonly delivered: Effect.Effect<string>
   readonly notice: (notice: UserNotice) => Effect.Effect<void>
+  /** Optional: tool calls as they start and end (the terminal shows them as status lines). */
+  readonly toolActivity?: (activity: ToolActivity) => Effect.Effect<void>
 }>() {}
