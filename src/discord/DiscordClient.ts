@@ -1,0 +1,96 @@
+import { Client, Events, GatewayIntentBits, Partials } from "discord.js"
+import { Clock, Context, Data, Effect, Layer, Redacted } from "effect"
+import { DiscordConfig } from "../config/DiscordConfig"
+
+const DEVELOPER_PORTAL = "https://discord.com/developers/applications"
+
+/** The bot could not connect; `message` is the one line shown at start-up. */
+export class DiscordStartupError extends Data.TaggedError("DiscordStartupError")<{
+  readonly reason: "invalid_token" | "disallowed_intents" | "connection"
+  readonly detail: string
+}> {
+  override get message(): string {
+    switch (this.reason) {
+      case "invalid_token":
+        return `Discord rejected DISCORD_TOKEN (invalid token): copy a fresh token from ${DEVELOPER_PORTAL} → your application → Bot → Reset Token.`
+      case "disallowed_intents":
+        return `Discord refused the Message Content intent: enable it at ${DEVELOPER_PORTAL} → your application → Bot → Privileged Gateway Intents → Message Content Intent, then restart.`
+      case "connection":
+        return `Could not connect to Discord: ${this.detail}`
+    }
+  }
+}
+
+/** Close codes of the gateway that end a login for good (discord-api-types GatewayCloseCodes). */
+const AUTHENTICATION_FAILED = 4004
+const DISALLOWED_INTENTS = 4014
+
+const classify = (error: unknown, closeCode: number | undefined): DiscordStartupError => {
+  const detail = error instanceof Error ? error.message : String(error)
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+  const status = typeof error === "object" && error !== null && "status" in error ? error.status : undefined
+  if (code === "TokenInvalid" || status === 401 || closeCode === AUTHENTICATION_FAILED || /authentication failed/i.test(detail)) {
+    return new DiscordStartupError({ reason: "invalid_token", detail })
+  }
+  if (closeCode === DISALLOWED_INTENTS || /disallowed intents/i.test(detail)) {
+    return new DiscordStartupError({ reason: "disallowed_intents", detail })
+  }
+  return new DiscordStartupError({ reason: "connection", detail })
+}
+
+/**
+ * The intents the bot needs: guild and channel metadata, guild and DM messages, and their text
+ * (Message Content is privileged: it must be enabled in the Developer Portal).
+ */
+export const BOT_INTENTS = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.MessageContent,
+  GatewayIntentBits.DirectMessages
+] as const
+
+/** Mentions in anything the bot sends ping nobody (model output may contain `@everyone`). */
+export const NO_MENTIONS = { parse: [], repliedUser: false } as const
+
+/**
+ * A discord.js Client, logged in and ready (every guild of READY received). Logs in on
+ * acquire and is destroyed on release; a bad token or a disallowed intent fails with one line.
+ */
+export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")<DiscordClient, Client<true>>() {
+  static readonly layer = Layer.scoped(
+    DiscordClient,
+    Effect.gen(function*() {
+      const config = yield* DiscordConfig
+      const client = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          new Client({
+            intents: [...BOT_INTENTS],
+            // DM channels are not cached until their first message arrives.
+            partials: [Partials.Channel],
+            allowedMentions: NO_MENTIONS,
+            ...(config.apiBaseUrl === undefined ? {} : { rest: { api: config.apiBaseUrl } })
+          })
+        ),
+        (client) => Effect.promise(() => client.destroy())
+      )
+      // The close code says why a login failed (4004 bad token, 4014 disallowed intents);
+      // it is only read after the login settled, by this fiber.
+      let closeCode: number | undefined
+      const onDisconnect = (event: { readonly code: number }) => {
+        closeCode = event.code
+      }
+      client.on(Events.ShardDisconnect, onDisconnect)
+      const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve))
+      const started = yield* Clock.currentTimeMillis
+      const readyClient = yield* Effect.tryPromise({
+        try: () => client.login(Redacted.value(config.token)).then(() => ready),
+        catch: (error) => classify(error, closeCode)
+      }).pipe(Effect.ensuring(Effect.sync(() => client.off(Events.ShardDisconnect, onDisconnect))))
+      const elapsed = (yield* Clock.currentTimeMillis) - started
+      yield* Effect.logInfo(`Discord: logged in as ${readyClient.user.tag} in ${readyClient.guilds.cache.size} guild(s)`).pipe(
+        Effect.annotateLogs({ userId: readyClient.user.id, ms: elapsed })
+      )
+      return readyClient
+    })
+  )
+}

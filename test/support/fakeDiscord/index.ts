@@ -1,0 +1,18 @@
+import { Effect } from "effect"
+import { FakeDiscord, type FakeDiscordOptions } from "./FakeDiscord"
+
+export { FakeDiscord } from "./FakeDiscord"
+export type { FakeDiscordOptions, FakeInteraction, FaultRule, RecordedRequest } from "./FakeDiscord"
+export { botPermissions, Permission } from "./payloads"
+export type { FakeChannel, FakeUser, StoredMessage } from "./payloads"
+
+/** A fake Discord on 127.0.0.1 for the current scope (closed when the scope ends). */
+export const fakeDiscord = (options: FakeDiscordOptions = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(() => FakeDiscord.start(options)),
+    (fake) => Effect.promise(() => fake.close())
+  )
+
+/** Waits (live clock) until `predicate` holds on the fake; fails the test with the recent requests otherwise. */
+export const waitUntil = (fake: FakeDiscord, what: string, predicate: () => boolean, timeoutMs = 5000) =>
+  Effect.promise(() => fake.waitFor(predicate, timeoutMs, what))
