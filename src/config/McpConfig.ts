@@ -1,0 +1,151 @@
+import { Config, ConfigError, Context, Duration, Either, Layer, Option, ParseResult, type Redacted, Schema } from "effect"
+
+/** How a global MCP server is reached. */
+export const McpTransportName = Schema.Literal("streamable-http", "sse", "stdio")
+export type McpTransportName = typeof McpTransportName.Type
+
+const ServerName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/, { message: () => "name must be 1-64 letters, digits, '_' or '-'" })
+)
+
+const HttpUrl = Schema.String.pipe(
+  Schema.filter((raw) => {
+    const parsed = URL.canParse(raw) ? new URL(raw) : undefined
+    return parsed !== undefined && (parsed.protocol === "http:" || parsed.protocol === "https:")
+      ? true
+      : `url must be an http(s) URL, got ${JSON.stringify(raw)}`
+  })
+)
+
+const GlobalMcpServerEntry = Schema.Struct({
+  name: ServerName,
+  url: Schema.optional(HttpUrl),
+  transport: Schema.optionalWith(McpTransportName, { default: () => "streamable-http" as const }),
+  command: Schema.optional(Schema.NonEmptyTrimmedString),
+  args: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+}).pipe(
+  Schema.filter((entry) => {
+    if (entry.transport === "stdio") {
+      return entry.command !== undefined || `server '${entry.name}': transport stdio needs a command`
+    }
+    return entry.url !== undefined || `server '${entry.name}': transport ${entry.transport} needs a url`
+  })
+)
+
+/** One process-wide MCP server from `MCP_SERVERS` (design §5.2). */
+export type GlobalMcpServerConfig = typeof GlobalMcpServerEntry.Type
+
+const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry)).pipe(
+  Schema.filter((servers) => {
+    const seen = new Set<string>()
+    for (const server of servers) {
+      if (seen.has(server.name)) return `duplicate server name '${server.name}'`
+      seen.add(server.name)
+    }
+    return true
+  })
+)
+
+/** Decodes the `MCP_SERVERS` value; the error text names the variable (design §5.2). */
+export const parseMcpServers = (raw: string): Either.Either<ReadonlyArray<GlobalMcpServerConfig>, string> => {
+  if (raw.trim() === "") return Either.right([])
+  return Schema.decodeUnknownEither(GlobalMcpServerList)(raw).pipe(
+    Either.mapLeft(
+      (error) => `MCP_SERVERS is not a valid JSON array of servers: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+    )
+  )
+}
+
+/** Smithery Connect credentials; the key is sent to `baseUrl` only, never to an upstream server. */
+export interface SmitherySettings {
+  readonly apiKey: Redacted.Redacted<string>
+  /** `https://api.smithery.ai` unless overridden (tests point it at a loopback fake). */
+  readonly baseUrl: string
+  /** A fixed namespace; when absent the first namespace of the account is used (one is created if none). */
+  readonly namespace: Option.Option<string>
+}
+
+export interface McpSettings {
+  readonly globalServers: ReadonlyArray<GlobalMcpServerConfig>
+  /** Per transport attempt (connect and tool discovery). */
+  readonly guildConnectTimeout: Duration.Duration
+  /** Per guild MCP tool call. */
+  readonly guildExecutionTimeout: Duration.Duration
+  /** Quarantine of a server that failed to connect. */
+  readonly guildFailureCooldown: Duration.Duration
+  /** Idle time after which a pooled guild connection is closed. */
+  readonly guildConnectionTtl: Duration.Duration
+  /** How often idle connections and elapsed quarantines are swept. */
+  readonly guildSweepInterval: Duration.Duration
+  readonly maxGuildServers: number
+  /** Response body cap of guild MCP HTTP traffic. */
+  readonly guildResponseCapBytes: number
+  readonly smithery: Option.Option<SmitherySettings>
+}
+
+export const SMITHERY_DEFAULT_BASE_URL = "https://api.smithery.ai"
+
+export const defaultMcpSettings: McpSettings = {
+  globalServers: [],
+  guildConnectTimeout: Duration.millis(15_000),
+  guildExecutionTimeout: Duration.millis(30_000),
+  guildFailureCooldown: Duration.millis(300_000),
+  guildConnectionTtl: Duration.minutes(10),
+  guildSweepInterval: Duration.seconds(60),
+  maxGuildServers: 10,
+  guildResponseCapBytes: 8 * 1024 * 1024,
+  smithery: Option.none()
+}
+
+/**
+ * Spec §10 parsing for the guild MCP knobs: `Number(env) || default` (unset, 0 or not a number
+ * ⇒ default, no minimum). A negative value is treated as 0 rather than an invalid Duration.
+ */
+const lenientNumber = (name: string, fallback: number): Config.Config<number> =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.map((raw) => Math.max(Number(raw) || fallback, 0))
+  )
+
+const globalServersConfig: Config.Config<ReadonlyArray<GlobalMcpServerConfig>> = Config.string("MCP_SERVERS").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((raw) => Either.mapLeft(parseMcpServers(raw), (message) => ConfigError.InvalidData(["MCP_SERVERS"], message)))
+)
+
+const smitheryConfig: Config.Config<Option.Option<SmitherySettings>> = Config.all({
+  apiKey: Config.option(Config.redacted("SMITHERY_API_KEY")),
+  baseUrl: Config.string("SMITHERY_API_BASE_URL").pipe(Config.withDefault(SMITHERY_DEFAULT_BASE_URL)),
+  namespace: Config.option(Config.nonEmptyString("SMITHERY_NAMESPACE"))
+}).pipe(
+  Config.mapOrFail(({ apiKey, baseUrl, namespace }) =>
+    URL.canParse(baseUrl)
+      ? Either.right(Option.map(apiKey, (key) => ({ apiKey: key, baseUrl: baseUrl.replace(/\/+$/, ""), namespace })))
+      : Either.left(ConfigError.InvalidData(["SMITHERY_API_BASE_URL"], `SMITHERY_API_BASE_URL is not a URL: ${baseUrl}`))
+  )
+)
+
+const fromEnv: Config.Config<McpSettings> = Config.all({
+  globalServers: globalServersConfig,
+  connectMs: lenientNumber("GUILD_MCP_CONNECT_TIMEOUT_MS", 15_000),
+  executionMs: lenientNumber("GUILD_MCP_EXECUTION_TIMEOUT_MS", 30_000),
+  cooldownMs: lenientNumber("GUILD_MCP_FAILURE_COOLDOWN_MS", 300_000),
+  ttlMinutes: lenientNumber("GUILD_MCP_CONNECTION_TTL_MINUTES", 10),
+  smithery: smitheryConfig
+}).pipe(
+  Config.map(({ connectMs, cooldownMs, executionMs, globalServers, smithery, ttlMinutes }) => ({
+    ...defaultMcpSettings,
+    globalServers,
+    guildConnectTimeout: Duration.millis(connectMs),
+    guildExecutionTimeout: Duration.millis(executionMs),
+    guildFailureCooldown: Duration.millis(cooldownMs),
+    guildConnectionTtl: Duration.millis(ttlMinutes * 60_000),
+    smithery
+  }))
+)
+
+/** MCP settings (spec §10, design §5.2): global servers, guild pool limits, Smithery Connect. */
+export class McpConfig extends Context.Tag("loopcord/config/McpConfig")<McpConfig, McpSettings>() {
+  static readonly layer = Layer.effect(McpConfig, fromEnv)
+  /** Defaults with overrides, for tests and embedding. */
+  static readonly make = (overrides: Partial<McpSettings> = {}) => Layer.succeed(McpConfig, { ...defaultMcpSettings, ...overrides })
+}

@@ -1,0 +1,45 @@
+import { Clock, Duration, Effect, HashMap, Option, Ref } from "effect"
+
+/**
+ * Quarantine of servers that failed to connect (spec §6.6): while `now < until` no dial is
+ * made, so an unreachable server cannot re-pay its connect timeout on every turn.
+ */
+export interface CircuitBreaker {
+  /** The quarantine end (epoch ms) if the key is held back now; an elapsed one is dropped. */
+  readonly heldUntil: (key: string) => Effect.Effect<Option.Option<number>>
+  readonly trip: (key: string) => Effect.Effect<number>
+  readonly clear: (key: string) => Effect.Effect<void>
+  /** Drops elapsed quarantines (the idle sweep runs this). */
+  readonly prune: Effect.Effect<void>
+}
+
+export const makeCircuitBreaker = (cooldown: Duration.Duration): Effect.Effect<CircuitBreaker> =>
+  Effect.gen(function* () {
+    const quarantine = yield* Ref.make(HashMap.empty<string, number>())
+
+    const heldUntil = (key: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        return yield* Ref.modify(quarantine, (entries) => {
+          const until = HashMap.get(entries, key)
+          if (Option.isSome(until) && now >= until.value) return [Option.none(), HashMap.remove(entries, key)]
+          return [until, entries]
+        })
+      })
+
+    const trip = (key: string) =>
+      Effect.gen(function* () {
+        const until = (yield* Clock.currentTimeMillis) + Duration.toMillis(cooldown)
+        yield* Ref.update(quarantine, HashMap.set(key, until))
+        return until
+      })
+
+    const clear = (key: string) => Ref.update(quarantine, HashMap.remove(key))
+
+    const prune = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      yield* Ref.update(quarantine, HashMap.filter((until) => now < until))
+    })
+
+    return { heldUntil, trip, clear, prune }
+  })

@@ -1,0 +1,30 @@
+import { type Duration, Effect, Either } from "effect"
+import { runAttempt, type TransportAttempt } from "./connectAttempt"
+import { type McpAttemptFailure, McpConnectError } from "./McpErrors"
+import type { McpSession } from "./McpSession"
+
+/** A transport attempt and when a failure of it should lead on to the next one. */
+export interface PlannedAttempt {
+  readonly attempt: TransportAttempt
+  readonly continueAfter: (failure: McpAttemptFailure) => boolean
+}
+
+/**
+ * Tries the planned transports in order, each with its own fresh client and its own deadline,
+ * until one connects. All failures are kept so the error lists each transport's message.
+ */
+export const connectInOrder = (
+  server: string,
+  plan: ReadonlyArray<PlannedAttempt>,
+  timeout: Duration.Duration
+): Effect.Effect<McpSession, McpConnectError> =>
+  Effect.gen(function* () {
+    const failures: Array<McpAttemptFailure> = []
+    for (const step of plan) {
+      const outcome = yield* Effect.either(runAttempt(server, step.attempt, timeout))
+      if (Either.isRight(outcome)) return outcome.right
+      failures.push(outcome.left)
+      if (!step.continueAfter(outcome.left)) break
+    }
+    return yield* new McpConnectError({ server, attempts: failures })
+  })
