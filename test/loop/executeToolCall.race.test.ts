@@ -1,0 +1,192 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Exit, Fiber, Option, Ref, TestClock } from "effect"
+import { toolSuccess } from "../../src/domain/ToolResult"
+import { executeToolCall } from "../../src/loop/executeToolCall"
+import { makeHangingTool, makeRecordingTool, rawTool } from "../support/tools/testTools"
+import { functionCallPass, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
+
+const run = (h: ToolCallHarness, rawCall: unknown) =>
+  h.run(executeToolCall({ pass: functionCallPass(rawCall), iteration: 0, attempt: testAttempt }))
+
+const reasonOf = (outcome: Effect.Effect.Success<ReturnType<typeof run>>): string => {
+  if (outcome._tag !== "History") throw new Error(`expected History, got ${outcome._tag}`)
+  return (outcome.historyEntry.functionResponse.response.result as { reason: string }).reason
+}
+
+/** A tool that takes `duration` of Clock time, then succeeds. */
+const slowTool = (name: string, duration: Duration.DurationInput) =>
+  rawTool({ name, execute: () => Effect.as(Effect.sleep(duration), toolSuccess({ done: name })) })
+
+describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
+  it.effect("[19] a tool that never resolves is still running at 9 999 ms and times out at exactly 10 s", () =>
+    Effect.gen(function*() {
+      const hanging = yield* makeHangingTool("hang")
+      const h = yield* makeToolCallHarness({ tools: [hanging.tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
+      const fiber = yield* Effect.fork(run(h, { name: "hang", args: {} }))
+      yield* Deferred.await(hanging.started)
+      yield* TestClock.adjust(Duration.millis(9_999))
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still running one millisecond before the timeout")
+      assert.isFalse(yield* Ref.get(hanging.finalized))
+      yield* TestClock.adjust(Duration.millis(1))
+      const outcome = yield* Fiber.join(fiber)
+      assert.strictEqual(reasonOf(outcome), "Tool \"hang\" timed out after 10s.")
+      if (outcome._tag === "History") {
+        assert.strictEqual(outcome.success, false)
+        assert.strictEqual(outcome.durationMs, 10_000)
+      }
+      // The loser was interrupted: its finalizer ran and its AbortSignal fired.
+      assert.isTrue(yield* Ref.get(hanging.finalized))
+      assert.isTrue((yield* Ref.get(hanging.signal))?.aborted)
+      const [record] = yield* h.registry.executionHistory()
+      assert.deepStrictEqual([record?.success, record?.error], [false, "interrupted"])
+      const [done] = yield* h.logs.matching("Function call completed: hang")
+      assert.strictEqual(done?.level, "INFO")
+      assert.include(done?.message ?? "", "(10000ms)")
+    }))
+
+  it.effect("[19] the default 300 s timeout reads 300s", () =>
+    Effect.gen(function*() {
+      const hanging = yield* makeHangingTool("hang")
+      const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
+      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      yield* Deferred.await(hanging.started)
+      yield* TestClock.adjust(Duration.seconds(300))
+      assert.strictEqual(reasonOf(yield* Fiber.join(fiber)), "Tool \"hang\" timed out after 300s.")
+    }))
+
+  it.effect("[21] each call of a chain gets a fresh timer: two 6 s tools under a 10 s timeout both succeed", () =>
+    Effect.gen(function*() {
+      const h = yield* makeToolCallHarness({
+        tools: [slowTool("first", "6 seconds"), slowTool("second", "6 seconds")],
+        loop: { toolExecutionTimeout: Duration.seconds(10) }
+      })
+      const chain = Effect.gen(function*() {
+        const first = yield* run(h, { name: "first" })
+        const second = yield* run(h, { name: "second" })
+        return [first, second] as const
+      })
+      const fiber = yield* Effect.fork(chain)
+      yield* TestClock.adjust(Duration.seconds(6))
+      yield* TestClock.adjust(Duration.seconds(6))
+      const [first, second] = yield* Fiber.join(fiber)
+      assert.deepStrictEqual([first._tag, second._tag], ["History", "History"])
+      if (first._tag === "History" && second._tag === "History") {
+        assert.deepStrictEqual([first.success, second.success], [true, true])
+        assert.deepStrictEqual(second.historyEntry.functionResponse.response.result, { done: "second" })
+        assert.strictEqual(second.durationMs, 6_000)
+      }
+    }))
+
+  it.effect("a tool finishing just before the timeout wins the race", () =>
+    Effect.gen(function*() {
+      const h = yield* makeToolCallHarness({ tools: [slowTool("edge", Duration.millis(9_999))], loop: { toolExecutionTimeout: Duration.seconds(10) } })
+      const fiber = yield* Effect.fork(run(h, { name: "edge" }))
+      yield* TestClock.adjust(Duration.seconds(10))
+      const outcome = yield* Fiber.join(fiber)
+      assert.isTrue(outcome._tag === "History" && outcome.success)
+    }))
+})
+
+describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
+  it.effect("[18] /kill while the tool is mid-flight: the tool is interrupted, no history entry, stopped_by_user", () =>
+    Effect.gen(function*() {
+      const hanging = yield* makeHangingTool("hang")
+      const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
+      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      yield* Deferred.await(hanging.started)
+      yield* h.signals.kill({ requesterId: "user-1" })
+      const outcome = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(outcome._tag === "Abort" ? outcome.status : outcome._tag, "stopped_by_user")
+      assert.isTrue(yield* Ref.get(hanging.finalized), "the tool's finalizer ran")
+      assert.isTrue((yield* Ref.get(hanging.signal))?.aborted, "the tool's AbortSignal fired")
+      assert.strictEqual((yield* h.thoughtLog.notices).length, 0, "nothing is reported for a killed call")
+      // The stop stays registered for the loop to consume.
+      assert.strictEqual(Option.map(yield* h.signals.current, (request) => request._tag).pipe(Option.getOrNull), "Stop")
+    }))
+
+  it.effect("[18] a kill signal without a registered stop yields a failed 'was killed' entry", () =>
+    Effect.gen(function*() {
+      const killSwitch = yield* Deferred.make<void>()
+      const hanging = yield* makeHangingTool("hang")
+      const h = yield* makeToolCallHarness({
+        tools: [hanging.tool],
+        signals: (real) => ({ ...real, awaitKill: Deferred.await(killSwitch) })
+      })
+      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      yield* Deferred.await(hanging.started)
+      yield* Deferred.succeed(killSwitch, undefined)
+      const outcome = yield* Fiber.join(fiber)
+      assert.strictEqual(reasonOf(outcome), "Tool \"hang\" was killed.")
+      assert.isTrue(yield* Ref.get(hanging.finalized))
+    }))
+
+  it.effect("kill before dispatch: stopped_by_user and the tool never starts", () =>
+    Effect.gen(function*() {
+      const hanging = yield* makeHangingTool("hang")
+      const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
+      yield* h.signals.kill()
+      const outcome = yield* run(h, { name: "hang" })
+      assert.deepStrictEqual(outcome._tag === "Abort" ? outcome.status : outcome._tag, "stopped_by_user")
+      assert.isFalse(yield* Deferred.isDone(hanging.started))
+      assert.strictEqual((yield* h.registry.executionHistory()).length, 0)
+    }))
+
+  it.effect("[15] a plain stop registered before the call aborts before execution and is not cleared", () =>
+    Effect.gen(function*() {
+      const tool = yield* makeRecordingTool("t")
+      const h = yield* makeToolCallHarness({ tools: [tool.tool] })
+      yield* h.signals.requestStop({ requesterId: "user-1" })
+      const outcome = yield* run(h, { name: "t" })
+      assert.deepStrictEqual(outcome._tag === "Abort" ? outcome.status : outcome._tag, "stopped_by_user")
+      assert.strictEqual((yield* Ref.get(tool.calls)).length, 0)
+      assert.isTrue(Option.isSome(yield* h.signals.current))
+    }))
+
+  it.effect("[16] a follow-up registered before the call is cleared once and the chain continues", () =>
+    Effect.gen(function*() {
+      const tool = yield* makeRecordingTool("t", () => Effect.succeed(toolSuccess({ ok: 1 })))
+      const h = yield* makeToolCallHarness({ tools: [tool.tool] })
+      yield* h.signals.requestFollowUp
+      const first = yield* run(h, { name: "t" })
+      assert.isTrue(first._tag === "History" && first.success)
+      assert.isTrue(Option.isNone(yield* h.signals.current), "the follow-up was cleared")
+      const second = yield* run(h, { name: "t" })
+      assert.isTrue(second._tag === "History" && second.success)
+      assert.strictEqual((yield* Ref.get(tool.calls)).length, 2)
+      assert.strictEqual((yield* h.logs.matching("Follow-up queued")).length, 1)
+    }))
+
+  it.effect("[17] a stop registered while the tool runs (no kill) aborts after the race; the result is never replayed", () =>
+    Effect.gen(function*() {
+      const h = yield* makeToolCallHarness()
+      const tool = yield* makeRecordingTool("t", () => Effect.as(h.signals.requestStop(), toolSuccess({ secret: "unseen" })))
+      yield* h.registry.register(tool.tool)
+      const outcome = yield* run(h, { name: "t" })
+      assert.deepStrictEqual(outcome._tag === "Abort" ? outcome.status : outcome._tag, "stopped_by_user")
+      assert.strictEqual((yield* Ref.get(tool.calls)).length, 1)
+      assert.strictEqual((yield* h.logs.matching("Function call completed: t")).length, 1)
+    }))
+
+  it.effect("[16] a follow-up registered while the tool runs is cleared after the race and the result is kept", () =>
+    Effect.gen(function*() {
+      const h = yield* makeToolCallHarness()
+      yield* h.registry.register(
+        (yield* makeRecordingTool("t", () => Effect.as(h.signals.requestFollowUp, toolSuccess({ kept: true })))).tool
+      )
+      const outcome = yield* run(h, { name: "t" })
+      assert.isTrue(outcome._tag === "History" && outcome.success)
+      assert.isTrue(Option.isNone(yield* h.signals.current))
+    }))
+
+  it.effect("interrupting executeToolCall itself interrupts the tool (the interruption is never swallowed)", () =>
+    Effect.gen(function*() {
+      const hanging = yield* makeHangingTool("hang")
+      const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
+      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      yield* Deferred.await(hanging.started)
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isTrue(yield* Ref.get(hanging.finalized))
+      assert.isTrue((yield* Ref.get(hanging.signal))?.aborted)
+    }))
+})
