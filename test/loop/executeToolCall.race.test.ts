@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Exit, Fiber, Option, Ref, TestClock } from "effect"
+import { ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Option, Ref, TestClock } from "effect"
+import { LoopConfig } from "../../src/config/LoopConfig"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { executeToolCall } from "../../src/loop/executeToolCall"
 import { makeHangingTool, makeRecordingTool, rawTool } from "../support/tools/testTools"
@@ -84,6 +85,33 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
       yield* TestClock.adjust(Duration.seconds(10))
       const outcome = yield* Fiber.join(fiber)
       assert.isTrue(outcome._tag === "History" && outcome.success)
+    }))
+})
+
+/** LoopConfig as read from the environment `env`. */
+const loopConfigFrom = (env: Record<string, string>) =>
+  Effect.provide(LoopConfig, LoopConfig.layer).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+
+describe("executeToolCall: TOOL_EXECUTION_TIMEOUT_MS (spec §10, design §5.2)", () => {
+  it.effect("[20] 500 is clamped to the 10 s minimum: the tool is still running at 500 ms and times out at 10 s", () =>
+    Effect.gen(function*() {
+      const settings = yield* loopConfigFrom({ TOOL_EXECUTION_TIMEOUT_MS: "500" })
+      assert.strictEqual(Duration.toMillis(settings.toolExecutionTimeout), 10_000)
+      const hanging = yield* makeHangingTool("hang")
+      const h = yield* makeToolCallHarness({ tools: [hanging.tool], loop: { toolExecutionTimeout: settings.toolExecutionTimeout } })
+      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      yield* Deferred.await(hanging.started)
+      yield* TestClock.adjust(Duration.millis(500))
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      yield* TestClock.adjust(Duration.millis(9_500))
+      assert.strictEqual(reasonOf(yield* Fiber.join(fiber)), "Tool \"hang\" timed out after 10s.")
+    }))
+
+  it.effect("[20] unset ⇒ 300 s; not a number ⇒ a start-up error naming the variable (design §5.2 over the spec's silent default)", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(Duration.toMillis((yield* loopConfigFrom({})).toolExecutionTimeout), 300_000)
+      const error = yield* Effect.flip(loopConfigFrom({ TOOL_EXECUTION_TIMEOUT_MS: "abc" }))
+      assert.include(String(error), "TOOL_EXECUTION_TIMEOUT_MS")
     }))
 })
 

@@ -534,3 +534,30 @@ describe("executeToolCall: one-shot short-term memory and stickers (steps 10–1
       assert.strictEqual(other.stickerSelection, undefined)
     }))
 })
+
+describe("executeToolCall: log levels of the registry gates (spec §15)", () => {
+  it.effect("unknown tool ⇒ ERROR, provider gate ⇒ ERROR, context gate ⇒ WARN, completion ⇒ INFO; each a failed entry", () =>
+    Effect.gen(function*() {
+      const h = yield* makeToolCallHarness({
+        tools: [
+          constantTool("web_search", toolSuccess()),
+          constantTool("nai_only", toolSuccess(), { isAvailableFor: (provider) => provider === "novelai" }),
+          constantTool("once_per_turn", toolSuccess(), { isAvailableForContext: () => false })
+        ]
+      })
+      const reasons: Array<string> = []
+      for (const name of ["web_serch", "nai_only", "once_per_turn"]) {
+        const outcome = history(yield* run(h, { name }))
+        assert.strictEqual(outcome.success, false, name)
+        reasons.push((outcome.historyEntry.functionResponse.response.result as { reason: string }).reason)
+      }
+      assert.include(reasons[0], "Did you mean 'web_search'?")
+      assert.include(reasons[1], "not available for provider 'openai-compatible'")
+      assert.include(reasons[2], "not available for the current turn")
+      const levelOf = (fragment: string) => Effect.map(h.logs.matching(fragment), (lines) => lines.map((line) => line.level))
+      assert.deepStrictEqual(yield* levelOf("Tool 'web_serch' not found"), ["ERROR"])
+      assert.deepStrictEqual(yield* levelOf("not available for provider"), ["ERROR"])
+      assert.deepStrictEqual(yield* levelOf("not available for the current turn"), ["WARN"])
+      assert.deepStrictEqual(yield* levelOf("Function call completed:"), ["INFO", "INFO", "INFO"])
+    }))
+})

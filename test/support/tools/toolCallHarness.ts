@@ -93,8 +93,8 @@ export type ToolCallServices =
 
 export interface ToolCallHarness {
   readonly layer: Layer.Layer<ToolCallServices>
-  /** Provides `layer` and captures logs. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, ToolCallServices>) => Effect.Effect<A, E>
+  /** Provides `layer` and captures logs; other requirements (e.g. a LanguageModel) stay open. */
+  readonly run: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, ToolCallServices>>
   readonly registry: ToolRegistryShape
   readonly signals: TurnSignalsShape
   readonly turn: TurnContextShape
