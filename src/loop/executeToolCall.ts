@@ -17,6 +17,7 @@ import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { setFlag } from "../tools/TurnState"
 import type { AttemptInfo } from "./AttemptInfo"
 import { handleEnhancedContextRestart } from "./contextRestart"
+import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
 import { ThoughtLog } from "./ThoughtLog"
 import { TurnSignals } from "./TurnSignals"
@@ -29,6 +30,19 @@ export interface ExecuteToolCallInput {
   readonly iteration: number
   readonly attempt: AttemptInfo
 }
+
+/** The services executeToolCall reads; the loop provides them once per turn. */
+export type ExecuteToolCallServices =
+  | CurrentTurn
+  | TurnSignals
+  | ToolRegistry
+  | ThoughtLog
+  | LoopConfig
+  | ResponseSink
+  | ToolAffordances
+  | StickerCatalog
+  | ToolUsageStats
+  | PendingContextStash
 
 /** A successful call of this tool must not run again this turn (spec §3 step 10). */
 export const SHORT_TERM_MEMORY_TOOL = "update_short_term_memory"
@@ -63,7 +77,9 @@ const kindOf = (value: unknown): string => (value === null ? "null" : Array.isAr
  * Never fails: a tool failure, timeout or refusal becomes a failed history entry for the model;
  * only a malformed call (`error`) or a stop (`stopped_by_user`) aborts the turn.
  */
-export const executeToolCall = Effect.fn("executeToolCall")(function*(input: ExecuteToolCallInput) {
+export const executeToolCall = Effect.fn("executeToolCall")(function*(
+  input: ExecuteToolCallInput
+): Effect.fn.Return<ToolCallOutcome, never, ExecuteToolCallServices> {
   const { attempt, iteration, pass } = input
 
   // 1. Validate: the provider must have produced a call with a name.
@@ -148,7 +164,9 @@ export const executeToolCall = Effect.fn("executeToolCall")(function*(input: Exe
     })
   } else if (!blocked && !turn.isDM) {
     const stats = yield* ToolUsageStats
-    // Detached so a slow or broken stats store never delays or fails the call.
+    // Detached so a slow or broken stats store never delays or fails the call. A daemon rather
+    // than a child fiber: the caller may run this call in a short-lived fiber, which would
+    // interrupt a child before the write lands; the timeout bounds the daemon's life instead.
     yield* Effect.forkDaemon(
       stats.record(canonicalName, turn.guildId).pipe(
         Effect.timeout(STATS_RECORD_TIMEOUT),

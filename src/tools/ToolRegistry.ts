@@ -167,7 +167,11 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
     Effect.gen(function*() {
       const registered = yield* Ref.get(state)
       const name = resolveAlias(registered, requested)
-      const guild = yield* guildTools(context.guildId)
+      const direct = registered.tools.get(name)
+      // A global MCP tool routes first: no need to ask the guild source.
+      const guild = direct !== undefined && direct.source.kind === "mcp" && direct.source.scope === "global"
+        ? emptyGuildToolSet
+        : yield* guildTools(context.guildId)
       const availability: AvailabilityContext = {
         provider: context.provider,
         model: context.model,
