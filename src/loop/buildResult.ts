@@ -1,0 +1,45 @@
+import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
+import type { Sticker } from "../domain/Sticker"
+import { addUsage, type TokenUsage } from "../domain/TokenUsage"
+import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
+
+export interface BuildResultInput {
+  readonly status: TurnStatus
+  /** Raw text of the terminating pass (continuation prefix included); trimmed here. */
+  readonly responseText: string
+  /** Hidden scene metadata (spec §2.9); no loopcord provider produces it today. */
+  readonly details?: string
+  readonly passes: ReadonlyArray<PassResult>
+  readonly toolCalls: ReadonlyArray<ToolCallRecord>
+  readonly toolResponseDelivered: boolean
+  readonly thoughtLog: ThoughtLogPayload | undefined
+  readonly stickerSelection: Sticker | null | undefined
+}
+
+/**
+ * The text of a result (spec §2.9): the trimmed response, then `[Scene Metadata]` and the
+ * details when there are any. Scenario 56 quirk, decided: the reference does not trim the
+ * combined string, so details alone give "\n\n[Scene Metadata]\n…"; we trim it, so an answer
+ * never starts with blank lines ("[Scene Metadata]\n…").
+ */
+export const resultText = (responseText: string, details: string | undefined): string => {
+  const text = responseText.trim()
+  const scene = details?.trim() ?? ""
+  return scene.length === 0 ? text : `${text}\n\n[Scene Metadata]\n${scene}`.trim()
+}
+
+/** Turn usage is the sum of the passes' usage (each pass reports its latest). */
+export const sumUsage = (passes: ReadonlyArray<PassResult>): TokenUsage | undefined =>
+  passes.reduce<TokenUsage | undefined>((total, pass) => addUsage(total, pass.usage), undefined)
+
+/** Assembles the AttemptResult runToolLoop returns (spec §2.9). */
+export const buildResult = (input: BuildResultInput): AttemptResult => ({
+  status: input.status,
+  text: resultText(input.responseText, input.details),
+  passes: input.passes,
+  toolCalls: input.toolCalls,
+  usage: sumUsage(input.passes),
+  toolResponseDelivered: input.toolResponseDelivered,
+  ...(input.thoughtLog === undefined ? {} : { thoughtLog: input.thoughtLog }),
+  ...(input.stickerSelection === undefined || input.stickerSelection === null ? {} : { stickerSelection: input.stickerSelection })
+})

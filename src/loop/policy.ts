@@ -1,0 +1,62 @@
+import type { Data } from "effect"
+import type { PassResult, StopReason, TurnStatus } from "../domain/PassResult"
+
+/**
+ * Pure termination predicates of the tool loop (spec §2.4, §2.5, §5). No effects here: the
+ * loop feeds them facts and acts on the answer.
+ */
+
+/** Tools whose success after visible pre-tool text ends the turn (memory updates are silent). */
+export const TOOLS_SUPPRESS_FOLLOWUP_AFTER_PRETOOL_TEXT: ReadonlySet<string> = new Set(["update_short_term_memory"])
+
+/**
+ * §2.4, for every provider loopcord has (the NovelAI branch does not apply): a successful
+ * `update_short_term_memory` after non-blank pre-tool text ends the turn with that text.
+ */
+export const shouldEndAfterPreToolText = (preToolText: string, functionName: string): boolean =>
+  preToolText.trim().length > 0 && TOOLS_SUPPRESS_FOLLOWUP_AFTER_PRETOOL_TEXT.has(functionName)
+
+type EmptyPass = Data.TaggedEnum.Value<PassResult, "EmptyResponse">
+
+/**
+ * §2.5 without the registry lookup: whether an empty follow-up pass may settle at all. A cut
+ * (`length`) or discarded answer never settles; otherwise the last tool decides
+ * (`!requiresFollowUp(lastToolName)`).
+ */
+export const mayTrySettle = (pass: EmptyPass, lastToolName: string | undefined): lastToolName is string =>
+  lastToolName !== undefined && pass.finishReason !== "length" && pass.emptyResponseReason === undefined
+
+/** The destination is gone: no fallback can deliver anything (spec §5). */
+export const isUnreachable = (stopReason: StopReason | undefined): boolean =>
+  stopReason === "channel_deleted" || stopReason === "missing_access"
+
+/** Statuses that reset the channel's consecutive follow-up count (spec §2.2). */
+export const resetsFollowUpCount = (status: TurnStatus): boolean =>
+  status === "completed" || status === "error" || status === "timeout" || status === "stopped_by_user"
+
+/**
+ * Why an attempt failed, as far as the outer tier cares:
+ * - `ProviderError`: the provider refused or broke (rotate the key, then the next model);
+ * - `StreamTimeout`: the stream stalled (next model, no key rotation);
+ * - `ModelError`: the model produced a malformed call (next model);
+ * - `Terminal`: anything else (answered, stopped, a loop cap): no fallback.
+ */
+export type AttemptFailure = "ProviderError" | "StreamTimeout" | "ModelError" | "Terminal"
+
+/**
+ * Classifies an attempt from its status and terminating pass. Only `error` and `timeout` are
+ * retryable (spec §5), and only when the provider caused them: a tool-error cap or the
+ * iteration cap would repeat with any model, so they end the turn.
+ */
+export const attemptFailure = (status: TurnStatus, last: PassResult | undefined): AttemptFailure => {
+  if (status !== "error" && status !== "timeout") return "Terminal"
+  if (last === undefined) return "Terminal"
+  if (isUnreachable(last.stopReason)) return "Terminal"
+  if (status === "error" && last._tag === "Error") return "ProviderError"
+  if (status === "timeout" && last._tag === "Timeout") return "StreamTimeout"
+  // A malformed call aborts with `error` right after its FunctionCall pass.
+  if (status === "error" && last._tag === "FunctionCall" && (last.call === undefined || last.call.name.trim() === "")) {
+    return "ModelError"
+  }
+  return "Terminal"
+}

@@ -1,0 +1,71 @@
+import { Data, Duration } from "effect"
+import type { FunctionCall, ToolArgs } from "../../domain/FunctionCall"
+import { ProviderError, type ProviderErrorReason } from "../../domain/ProviderError"
+import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
+import { TokenUsage } from "../../domain/TokenUsage"
+import type { GenerationRequest } from "../GenerationRequest"
+
+/**
+ * One step of a scripted pass: emit an event, wait on the Clock, fail the stream, or hang
+ * until interrupted (a provider that went silent).
+ */
+export type ScriptStep = Data.TaggedEnum<{
+  Emit: { readonly event: ProviderEvent }
+  Sleep: { readonly duration: Duration.Duration }
+  Fail: { readonly error: ProviderError }
+  Hang: {}
+}>
+
+export const ScriptStep = Data.taggedEnum<ScriptStep>()
+
+/** The steps of one `LanguageModel.stream` call, in order. */
+export type ScriptedPass = ReadonlyArray<ScriptStep>
+
+/** Which call this is (0-based, across the whole script) and what was asked. */
+export interface ScriptCall {
+  readonly index: number
+  readonly request: GenerationRequest
+}
+
+/**
+ * A whole script: a list of passes consumed one per stream call, or a function that picks the
+ * pass from the call (answer by model, by key, by history length...). `undefined` from the
+ * function, or running past the end of the list, fails the pass: the script is exhausted.
+ */
+export type Script = ReadonlyArray<ScriptedPass> | ((call: ScriptCall) => ScriptedPass | undefined)
+
+// Step constructors, so scripts read like the conversation they replay.
+
+export const text = (value: string): ScriptStep => ScriptStep.Emit({ event: ProviderEvent.TextDelta({ text: value }) })
+
+export const reasoning = (value: string): ScriptStep =>
+  ScriptStep.Emit({ event: ProviderEvent.ReasoningDelta({ text: value }) })
+
+export const toolCall = (name: string, args?: ToolArgs, extra: Omit<FunctionCall, "name" | "args"> = {}): ScriptStep =>
+  ScriptStep.Emit({ event: ProviderEvent.ToolCall({ call: { ...extra, name, args } }) })
+
+export const usage = (inputTokens: number, outputTokens: number): ScriptStep =>
+  ScriptStep.Emit({
+    event: ProviderEvent.Usage({ usage: TokenUsage({ inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }) })
+  })
+
+export const finish = (reason: FinishReason = "stop"): ScriptStep => ScriptStep.Emit({ event: ProviderEvent.Finish({ reason }) })
+
+export const keepAlive: ScriptStep = ScriptStep.Emit({ event: ProviderEvent.KeepAlive() })
+
+export const sleep = (duration: Duration.DurationInput): ScriptStep => ScriptStep.Sleep({ duration: Duration.decode(duration) })
+
+export const hang: ScriptStep = ScriptStep.Hang()
+
+export const fail = (
+  reason: ProviderErrorReason,
+  detail = `scripted ${reason}`,
+  extra: { readonly status?: number; readonly retryAfter?: Duration.Duration } = {}
+): ScriptStep => ScriptStep.Fail({ error: new ProviderError({ reason, provider: "scripted", detail, ...extra }) })
+
+/** A pass that streams `value` and finishes normally. */
+export const reply = (value: string): ScriptedPass => [text(value), finish("stop")]
+
+/** A pass that asks for one tool call. */
+export const callTool = (name: string, args: ToolArgs = {}, preText?: string): ScriptedPass =>
+  preText === undefined ? [toolCall(name, args), finish("tool_calls")] : [text(preText), toolCall(name, args), finish("tool_calls")]

@@ -1,0 +1,270 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Option, TestClock } from "effect"
+import { DeliveryError } from "../../src/chat/ResponseSink"
+import { UserNotice } from "../../src/chat/UserNotice"
+import { PassResult } from "../../src/domain/PassResult"
+import { streamOnce } from "../../src/loop/streamOnce"
+import * as S from "../../src/provider/scripted/Script"
+import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
+import { attempt, request, withPassHarness } from "./harness"
+
+const run = (overrides: Parameters<typeof request>[0] = {}, info: Parameters<typeof attempt>[0] = {}) =>
+  streamOnce({ request: request(overrides), attempt: attempt(info) })
+
+describe("streamOnce (spec §4)", () => {
+  it.effect("[4] forwards text deltas to the sink and completes with exactly what was delivered", () =>
+    withPassHarness({ script: [[S.text("Hel"), S.text("lo"), S.usage(3, 2), S.finish()]] }, ({ collected }) =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.deepStrictEqual(pass, PassResult.Completed({ accumulatedText: "Hello", usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } }))
+        assert.strictEqual(yield* collected.delivered, "Hello")
+        const probe = yield* ScriptedProbe
+        assert.strictEqual((yield* probe.calls)[0]?.ending, "completed")
+      })))
+
+  it.effect("[4] ends on the first tool call after flushing buffered text; later events are never pulled", () =>
+    withPassHarness({
+      script: [[S.text("Let me "), S.text("check."), S.toolCall("web_search", { q: "x" }), S.text("ignored"), S.toolCall("second")]],
+      sink: { chunkSize: 1000 }
+    }, ({ collected }) =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.strictEqual(pass._tag, "FunctionCall")
+        if (pass._tag !== "FunctionCall") return
+        assert.strictEqual(pass.accumulatedText, "Let me check.")
+        assert.deepStrictEqual(pass.call, { name: "web_search", args: { q: "x" } })
+        assert.strictEqual(yield* collected.delivered, "Let me check.")
+        const probe = yield* ScriptedProbe
+        const call = (yield* probe.calls)[0]
+        assert.strictEqual(call?.emitted, 3)
+        assert.strictEqual(call?.ending, "abandoned")
+      })))
+
+  it.effect("[4] usage: the latest report of the pass wins", () =>
+    withPassHarness({ script: [[S.usage(1, 1), S.text("a"), S.usage(10, 4)]] }, () =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.deepStrictEqual(pass.usage, { inputTokens: 10, outputTokens: 4, totalTokens: 14 })
+      })))
+
+  it.effect("[4] completed without text or call becomes empty_response carrying the finish reason", () =>
+    withPassHarness({ script: [[S.usage(5, 0), S.finish("length")]] }, () =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.strictEqual(pass._tag, "EmptyResponse")
+        if (pass._tag === "EmptyResponse") assert.strictEqual(pass.finishReason, "length")
+      })))
+
+  it.effect("[4] reasoning goes to the thought log, never to the sink", () =>
+    withPassHarness({ script: [[S.reasoning("thinking..."), S.text("answer")]] }, ({ collected }) =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.deepStrictEqual(pass.thoughtLog, { raw: "thinking..." })
+        assert.strictEqual(yield* collected.delivered, "answer")
+      })))
+
+  it.effect("[63] a provider error becomes an Error pass (the provider never throws to the loop); text already shown stays", () =>
+    withPassHarness({ script: [[S.text("partial"), S.fail("Server", "upstream 502", { status: 502 })]] }, () =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.strictEqual(pass._tag, "Error")
+        if (pass._tag !== "Error") return
+        assert.strictEqual(pass.error.reason, "Server")
+        assert.strictEqual(pass.accumulatedText, "partial")
+      })))
+
+  it.effect("[63] a defect in the provider stream is not converted: it propagates", () =>
+    withPassHarness({ script: () => { throw new Error("bug in script") } }, () =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(run())
+        assert.isTrue(exit._tag === "Failure")
+      })))
+
+  it.effect("[58] no content for the first-token budget ⇒ timeout(first_token) with the first-token notice; not a moment earlier", () =>
+    withPassHarness({ script: [[S.keepAlive, S.sleep("200 seconds"), S.keepAlive, S.hang]] }, ({ collected }) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("299 seconds")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "keep-alives do not end the first-token budget early")
+        yield* TestClock.adjust("1 second")
+        const pass = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "", phase: "first_token", sawProgress: false }))
+        assert.deepStrictEqual(yield* collected.notices, [UserNotice.StreamTimeout({ provider: "scripted", phase: "first_token" })])
+        const probe = yield* ScriptedProbe
+        assert.strictEqual(yield* probe.awaitFinalized(0), "abandoned")
+      })))
+
+  it.effect("[58] the first-token budget follows LoopConfig.firstTokenTimeout", () =>
+    withPassHarness({ script: [[S.hang]], config: { firstTokenTimeout: Duration.seconds(400) } }, () =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("399 seconds")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual((yield* Fiber.join(fiber))._tag, "Timeout")
+      })))
+
+  it.effect("[59] content then silence for the inactivity budget ⇒ timeout(idle)", () =>
+    withPassHarness({ script: [[S.sleep("250 seconds"), S.text("Hi"), S.hang]] }, ({ collected }) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("250 seconds")
+        yield* TestClock.adjust("119 seconds")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        yield* TestClock.adjust("1 second")
+        const pass = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "Hi", phase: "idle", sawProgress: true }))
+        assert.deepStrictEqual(yield* collected.notices, [UserNotice.StreamTimeout({ provider: "scripted", phase: "idle" })])
+      })))
+
+  it.effect("[59] steady content never times out, however long the stream", () =>
+    withPassHarness({
+      script: [Array.from({ length: 20 }, (_, i) => [S.sleep("100 seconds"), S.text(`${i} `)]).flat()]
+    }, () =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("2000 seconds")
+        const pass = yield* Fiber.join(fiber)
+        assert.strictEqual(pass._tag, "Completed")
+        assert.strictEqual(pass.accumulatedText.split(" ").length, 21)
+      })))
+
+  it.effect("[59] keep-alives do not re-arm the inactivity budget", () =>
+    withPassHarness({
+      script: [[S.text("a"), ...Array.from({ length: 10 }, () => [S.sleep("30 seconds"), S.keepAlive]).flat(), S.hang]]
+    }, () =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("120 seconds")
+        const pass = yield* Fiber.join(fiber)
+        assert.strictEqual(pass._tag, "Timeout")
+        if (pass._tag === "Timeout") assert.strictEqual(pass.phase, "idle")
+      })))
+
+  it.effect("[60] errors suppressed for the attempt ⇒ no notice; the pass carries phase and sawProgress for the outer tier", () =>
+    withPassHarness({ script: [[S.text("x"), S.hang]] }, ({ collected }) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run({}, { suppressUserErrors: true }))
+        yield* TestClock.adjust("120 seconds")
+        const pass = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "x", phase: "idle", sawProgress: true }))
+        assert.deepStrictEqual(yield* collected.notices, [])
+      })))
+
+  it.effect("[4] a Stalled provider error is handled as a timeout", () =>
+    withPassHarness({ script: [[S.fail("Stalled")]] }, () =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.strictEqual(pass._tag, "Timeout")
+        if (pass._tag === "Timeout") assert.strictEqual(pass.phase, "first_token")
+      })))
+
+  it.effect("[61] /kill during streaming ⇒ stopped_by_user at once (no settle wait), provider stream interrupted, text kept", () =>
+    withPassHarness({ script: [[S.text("partial "), S.hang]], sink: { chunkSize: 1000 } }, ({ collected, signals }) =>
+      Effect.gen(function*() {
+        const probe = yield* ScriptedProbe
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("1 second")
+        yield* signals.kill({ requesterId: "u1" })
+        const pass = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(pass, PassResult.StoppedByUser({ accumulatedText: "partial ", stopReason: "user_request" }))
+        assert.strictEqual(yield* collected.delivered, "partial ", "a stop flushes the buffer")
+        assert.strictEqual((yield* probe.calls)[0]?.ending, "interrupted", "the request was aborted, not left running")
+      })))
+
+  it.effect("[61] a stop already registered before the pass ends it without calling the provider", () =>
+    withPassHarness({ script: [S.reply("never")] }, ({ signals }) =>
+      Effect.gen(function*() {
+        yield* signals.requestStop()
+        const pass = yield* run()
+        assert.strictEqual(pass._tag, "StoppedByUser")
+        assert.deepStrictEqual(yield* (yield* ScriptedProbe).calls, [])
+      })))
+
+  it.effect("[61] kill racing a timeout: the stop wins and no settle window is spent", () =>
+    withPassHarness({ script: [[S.text("a"), S.hang]], sink: { deliveryDelay: "200 seconds" } }, ({ signals }) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* signals.requestStop()
+        yield* TestClock.adjust("1 second")
+        const pass = yield* Fiber.join(fiber)
+        assert.strictEqual(pass._tag, "StoppedByUser")
+      })))
+
+  it.effect("[62] timeout while a delivery is in flight: waits for it (≤ settle window) and recovers text and usage", () =>
+    withPassHarness({
+      script: [[S.usage(7, 3), S.text("Hello"), S.hang]],
+      sink: { deliveryDelay: "14 seconds" },
+      config: { streamInactivityTimeout: Duration.seconds(10) }
+    }, ({ collected }) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("10 seconds")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "settling: the in-flight delivery may finish")
+        yield* TestClock.adjust("4 seconds")
+        const pass = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(pass, PassResult.Timeout({
+          accumulatedText: "Hello",
+          usage: { inputTokens: 7, outputTokens: 3, totalTokens: 10 },
+          phase: "idle",
+          sawProgress: true
+        }))
+        assert.strictEqual(yield* collected.delivered, "Hello")
+      })))
+
+  it.effect("[62] the settle window is bounded: a delivery slower than 5 s is abandoned", () =>
+    withPassHarness({
+      script: [[S.text("Hello"), S.hang]],
+      sink: { deliveryDelay: "60 seconds" },
+      config: { streamInactivityTimeout: Duration.seconds(10) }
+    }, () =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("14 seconds")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        yield* TestClock.adjust("1 second")
+        const pass = yield* Fiber.join(fiber)
+        assert.strictEqual(pass._tag, "Timeout")
+        assert.strictEqual(pass.accumulatedText, "")
+      })))
+
+  it.effect("[53] a follow-up request interrupts the pass and discards the buffered text", () =>
+    withPassHarness({ script: [[S.text("12345"), S.text("678"), S.hang]], sink: { chunkSize: 5 } }, ({ collected, signals }) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("1 second")
+        yield* signals.requestFollowUp
+        const pass = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(pass, PassResult.FollowUpInterrupt({ accumulatedText: "12345" }))
+        assert.strictEqual(yield* collected.delivered, "12345")
+        const ended = (yield* collected.events).find((event) => event._tag === "PassEnded")
+        assert.deepStrictEqual(ended, { _tag: "PassEnded", mode: "discard", text: "12345", discarded: "678" })
+        assert.strictEqual((yield* (yield* ScriptedProbe).calls)[0]?.ending, "interrupted")
+      })))
+
+  it.effect("[70] an unreachable destination ends the pass with its stop reason", () =>
+    withPassHarness({
+      script: [[S.text("a"), S.text("b"), S.hang]],
+      sink: { failFrom: { delivery: 1, error: new DeliveryError({ reason: "missing_access", detail: "403" }) } }
+    }, () =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.deepStrictEqual(pass, PassResult.Completed({ accumulatedText: "a", stopReason: "missing_access" }))
+        assert.strictEqual((yield* (yield* ScriptedProbe).calls)[0]?.ending, "abandoned", "the request is closed")
+      })))
+
+  it.effect("[decision 4] a continuation that repeats its prefill has the repeat dropped", () =>
+    withPassHarness({ script: [[S.text("The capital of France"), S.text(" is Paris, and it is big.")]] }, ({ collected }) =>
+      Effect.gen(function*() {
+        const pass = yield* run({ assistantPrefill: "The capital of France is Paris" })
+        assert.strictEqual(pass.accumulatedText, ", and it is big.")
+        assert.strictEqual(yield* collected.delivered, ", and it is big.")
+      })))
+
+  it.effect("[decision 4] a genuine continuation is delivered untouched", () =>
+    withPassHarness({ script: [[S.text(" is Paris"), S.text(".")]] }, ({ collected }) =>
+      Effect.gen(function*() {
+        yield* run({ assistantPrefill: "The capital of France" })
+        assert.strictEqual(yield* collected.delivered, " is Paris.")
+      })))
+})
