@@ -1,0 +1,136 @@
+import { Deferred, Duration, Effect, Layer, Ref, Runtime, Schedule } from "effect"
+import { type GlobalMcpServerConfig, McpConfig } from "../config/McpConfig"
+import type { ToolArgs } from "../domain/FunctionCall"
+import { ToolContext } from "../tools/ToolContext"
+import { ToolError } from "../tools/ToolError"
+import { ToolRegistry, type ToolRegistryShape } from "../tools/ToolRegistry"
+import { callMcpTool } from "./callMcpTool"
+import { connectInOrder, type PlannedAttempt } from "./connectInOrder"
+import type { McpAttemptFailure } from "./McpErrors"
+import { toToolResult } from "./mcpResult"
+import type { McpSession, McpToolInfo } from "./McpSession"
+import { makeMcpTool } from "./mcpTool"
+import { isLegacyHint, sseAttempt, stdioAttempt, streamableHttpAttempt } from "./mcpTransports"
+import { abortableFetch } from "./requestSignal"
+
+/** A stdio server may be installed on first start (npx): global connects get a generous deadline. */
+export const GLOBAL_CONNECT_TIMEOUT = Duration.seconds(60)
+/** Pause before reconnecting a server whose connection dropped. */
+const RECONNECT_PAUSE = Duration.seconds(1)
+/** Failed connects are retried with backoff 2 s, 4 s, 8 s … capped at 5 minutes. */
+const retrySchedule = Schedule.exponential(Duration.seconds(2)).pipe(Schedule.union(Schedule.spaced(Duration.minutes(5))))
+
+const never = (_failure: McpAttemptFailure) => false
+
+/** Operator-configured servers talk through plain fetch (they may live on the private network). */
+const plainFetch = abortableFetch((url, init) => fetch(url, init))
+
+export const globalTransportPlan = (server: GlobalMcpServerConfig): ReadonlyArray<PlannedAttempt> => {
+  if (server.transport === "stdio") {
+    return [{ attempt: stdioAttempt(server.command ?? "", server.args), continueAfter: never }]
+  }
+  const options = { url: new URL(server.url ?? ""), fetch: plainFetch, headers: {} }
+  if (server.transport === "sse") return [{ attempt: sseAttempt(options), continueAfter: never }]
+  return [
+    { attempt: streamableHttpAttempt(options), continueAfter: isLegacyHint },
+    { attempt: sseAttempt(options), continueAfter: never }
+  ]
+}
+
+const executeGlobal = (session: McpSession, info: McpToolInfo) =>
+  Effect.fn("GlobalMcpServers.execute")(function* (args: ToolArgs) {
+    const context = yield* ToolContext
+    // Bounded by the loop's tool timeout and kill race; the abort closes the HTTP request.
+    const output = yield* callMcpTool(session, info, args, { timeout: Duration.infinity, abortSignal: context.abortSignal }).pipe(
+      Effect.catchTag("McpCallError", (error) =>
+        error.reason === "session_expired"
+          ? // Closing makes the server's loop reconnect; the call already sent is not replayed.
+            Effect.zipRight(
+              session.close,
+              new ToolError({
+                tool: info.declaredName,
+                error: `The MCP server '${session.server}' had dropped its session; it is reconnecting and this call was not run. Call the tool again if it is still needed.`
+              })
+            )
+          : new ToolError({ tool: info.declaredName, error: error.message })
+      )
+    )
+    return toToolResult(info.mcpName, output)
+  })
+
+/**
+ * Registers the session's tools, recording each registered name in `registered` as it goes (so
+ * an interrupted registration is still cleaned up); a duplicate is skipped with a warning.
+ */
+const registerTools = (registry: ToolRegistryShape, session: McpSession, registered: Ref.Ref<ReadonlyArray<string>>) =>
+  Effect.forEach(
+    session.tools,
+    (info) =>
+      registry
+        .register(makeMcpTool({ info, scope: "global", server: session.server, execute: executeGlobal(session, info) }))
+        .pipe(
+          Effect.zipRight(Ref.update(registered, (names) => [...names, info.declaredName])),
+          Effect.catchAll((error) =>
+            Effect.logWarning(`Global MCP tool '${info.declaredName}' of '${session.server}' skipped: ${error.message}`)
+          )
+        ),
+    { discard: true }
+  )
+
+/**
+ * One server's life: connect (retrying with backoff), register its tools, and when the
+ * connection drops, unregister them and start over. Interruption (layer shutdown) unregisters
+ * the tools and closes the client.
+ */
+const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape) =>
+  Effect.gen(function* () {
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const connect = connectInOrder(server.name, globalTransportPlan(server), GLOBAL_CONNECT_TIMEOUT).pipe(
+      Effect.tapError((error) => Effect.logWarning(`${error.message}; retrying`)),
+      Effect.retry(retrySchedule)
+    )
+    /** Holds the session until its connection closes; tools registered meanwhile are tracked for cleanup. */
+    const holdSession = (session: McpSession, registered: Ref.Ref<ReadonlyArray<string>>) =>
+      Effect.gen(function* () {
+        const closed = yield* Deferred.make<void>()
+        session.client.onclose = () => {
+          runFork(Deferred.succeed(closed, undefined))
+        }
+        yield* registerTools(registry, session, registered)
+        const names = yield* Ref.get(registered)
+        yield* Effect.logInfo(`Global MCP server '${server.name}' connected over ${session.transport}: ${names.join(", ") || "no tools"}`)
+        yield* Deferred.await(closed)
+      })
+
+    const release = (session: McpSession, registered: Ref.Ref<ReadonlyArray<string>>) =>
+      Ref.get(registered).pipe(
+        Effect.flatMap((names) => Effect.forEach(names, (name) => registry.unregister(name), { discard: true })),
+        Effect.zipRight(session.close)
+      )
+
+    // The connect stays interruptible; once a session exists, its cleanup always runs.
+    const serveOnce = Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function* () {
+        const session = yield* restore(connect)
+        const registered = yield* Ref.make<ReadonlyArray<string>>([])
+        yield* restore(holdSession(session, registered)).pipe(Effect.ensuring(release(session, registered)))
+        yield* Effect.logWarning(`Global MCP server '${server.name}' disconnected; reconnecting`)
+      })
+    ).pipe(Effect.zipRight(Effect.sleep(RECONNECT_PAUSE)))
+    return yield* Effect.forever(serveOnce)
+  }).pipe(Effect.annotateLogs({ mcpServer: server.name }))
+
+/**
+ * Global MCP servers from `MCP_SERVERS` (spec §6.5): connected in the background at start-up
+ * (chat never waits for them), their tools registered in the ToolRegistry as
+ * `{ kind: "mcp", scope: "global" }` tools, clients closed when the layer's scope closes.
+ */
+export const GlobalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const settings = yield* McpConfig
+    const registry = yield* ToolRegistry
+    for (const server of settings.globalServers) {
+      yield* Effect.forkScoped(serveForever(server, registry))
+    }
+  })
+)

@@ -1,0 +1,113 @@
+import { Deferred, Effect, Layer, Ref } from "effect"
+import { McpConfig, type McpSettings } from "../../../src/config/McpConfig"
+import { AddressPolicy } from "../../../src/fetch/AddressPolicy"
+import { DnsResolver } from "../../../src/fetch/DnsResolver"
+import { GuildMcpAdmin } from "../../../src/mcp/GuildMcpAdmin"
+import { GuildMcpHttp } from "../../../src/mcp/GuildMcpHttp"
+import { GuildMcpPool } from "../../../src/mcp/GuildMcpPool"
+import type { GuildMcpServerConfig } from "../../../src/mcp/GuildMcpRegistry"
+import { GuildMcpTools } from "../../../src/mcp/GuildMcpTools"
+import { InMemoryGuildMcpRegistry } from "../../../src/mcp/InMemoryGuildMcpRegistry"
+import { ToolContext, type ToolContextShape } from "../../../src/tools/ToolContext"
+import { makeTurnState } from "../../../src/tools/TurnState"
+import { loopbackConnector } from "../fakeWeb/loopbackConnector"
+
+/** Starts a test server for the current scope; it is closed when the scope closes. */
+export const serve = <S extends { readonly close: () => Promise<void> }>(start: () => Promise<S>) =>
+  Effect.acquireRelease(Effect.promise(start), (server) => Effect.promise(() => server.close()))
+
+/** Waits in **real** time (the servers run outside the TestClock) until `condition` holds. */
+export const waitUntil = (condition: () => boolean, what: string, timeoutMs = 5_000) =>
+  Effect.promise(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const started = performance.now()
+        const check = () => {
+          if (condition()) return resolve()
+          if (performance.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`))
+          setTimeout(check, 5)
+        }
+        check()
+      })
+  )
+
+export const guildServer = (overrides: Partial<GuildMcpServerConfig> & { readonly url: string }): GuildMcpServerConfig => ({
+  guildId: "guild-1",
+  name: "tools",
+  type: "generic",
+  enabled: true,
+  headers: {},
+  addedBy: "admin-1",
+  addedAt: 0,
+  ...overrides
+})
+
+export interface GuildMcpTestOptions {
+  readonly settings?: Partial<McpSettings>
+  /** Fake DNS (names not listed fail like NXDOMAIN). */
+  readonly dns?: Readonly<Record<string, ReadonlyArray<string>>>
+  /** Pretend-public addresses the socket connector maps to loopback. */
+  readonly translate?: Readonly<Record<string, string>>
+  /** Production policy (private networks refused) when false. */
+  readonly allowPrivateNetwork?: boolean
+  readonly registrations?: ReadonlyArray<GuildMcpServerConfig>
+}
+
+/**
+ * The guild MCP stack on the real guarded fetch: address policy with a fake DNS, a socket
+ * connector that refuses anything but loopback, the pool, the tool source and the admin.
+ */
+export const guildMcpLayer = (options: GuildMcpTestOptions = {}) => {
+  const connector = loopbackConnector(options.translate)
+  const policy = AddressPolicy.make({ allowPrivateNetwork: options.allowPrivateNetwork ?? true }).pipe(
+    Layer.provide(DnsResolver.fromTable(options.dns ?? {}))
+  )
+  const config = McpConfig.make(options.settings)
+  const http = GuildMcpHttp.guarded.pipe(Layer.provide(Layer.mergeAll(policy, connector.layer, config)))
+  const pool = GuildMcpPool.Default.pipe(Layer.provide(Layer.merge(http, config)))
+  const registry = InMemoryGuildMcpRegistry.make(options.registrations ?? [])
+  const services = Layer.mergeAll(GuildMcpTools.Default, GuildMcpAdmin.Default).pipe(
+    Layer.provideMerge(Layer.mergeAll(pool, registry, policy, config))
+  )
+  return { layer: services, connector }
+}
+
+export interface TestToolContext {
+  readonly context: ToolContextShape
+  readonly progress: Ref.Ref<ReadonlyArray<string>>
+  readonly controller: AbortController
+}
+
+/** A ToolContext for calling tools directly (guild-1, channel-1); progress notices are recorded. */
+export const makeToolContext = (overrides: Partial<ToolContextShape> = {}) =>
+  Effect.gen(function* () {
+    const progress = yield* Ref.make<ReadonlyArray<string>>([])
+    const killed = yield* Deferred.make<void>()
+    const controller = new AbortController()
+    const context: ToolContextShape = {
+      channelId: "channel-1",
+      guildId: "guild-1",
+      userId: "user-1",
+      messageId: "message-1",
+      isDM: false,
+      provider: "openai-compatible",
+      model: "test-model",
+      locale: "en",
+      personaId: undefined,
+      personaName: "Loopcord",
+      personaAvatarUrl: undefined,
+      isUserImpersonation: false,
+      impersonatedUserId: undefined,
+      suppressProgressNotices: false,
+      showKillHint: false,
+      iteration: 0,
+      turnState: yield* makeTurnState(),
+      abortSignal: controller.signal,
+      killed: Deferred.await(killed),
+      progress: (text) => Ref.update(progress, (all) => [...all, text]),
+      ...overrides
+    }
+    return { context, progress, controller } satisfies TestToolContext
+  })
+
+export const provideToolContext = (context: ToolContextShape) => Effect.provideService(ToolContext, context)
