@@ -11,7 +11,7 @@ import { failureReason, toolFailure, type ToolResult } from "../domain/ToolResul
 import { StickerCatalog } from "../tools/StickerCatalog"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { ToolContext, type ToolContextShape } from "../tools/ToolContext"
-import { failureDetails } from "../tools/toolFailureDetails"
+import { failureDetails, safeJson } from "../tools/toolFailureDetails"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { setFlag } from "../tools/TurnState"
@@ -86,7 +86,7 @@ export const executeToolCall = Effect.fn("executeToolCall")(function*(
   const functionCall = pass.call
   if (typeof functionCall !== "object" || functionCall === null || typeof functionCall.name !== "string") {
     yield* Effect.logError("Malformed function call result: the call has no tool name").pipe(
-      Effect.annotateLogs({ call: typeof functionCall === "object" ? JSON.stringify(functionCall) : String(functionCall) })
+      Effect.annotateLogs({ call: safeJson(functionCall) })
     )
     return ToolCallOutcome.Abort({ status: "error" })
   }

@@ -80,8 +80,15 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
   const history = yield* Ref.make<ReadonlyArray<ToolExecutionRecord>>([])
 
   const resolveAlias = (registered: Registered, name: string) => registered.aliases.get(name) ?? name
+  // Spec §6.3 step 7: a broken guild source costs the guild its tools, never the turn.
   const guildTools = (guildId: string | undefined): Effect.Effect<GuildToolSet> =>
-    guildId === undefined ? Effect.succeed(emptyGuildToolSet) : guildSource.forGuild(guildId)
+    guildId === undefined
+      ? Effect.succeed(emptyGuildToolSet)
+      : Effect.suspend(() => guildSource.forGuild(guildId)).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.as(Effect.logWarning(`Guild tools of ${guildId} unavailable: ${describeDefect(defect)}`), emptyGuildToolSet)
+        )
+      )
 
   const register = Effect.fn("ToolRegistry.register")(function*(tool: Tool) {
     const invalid = invalidToolReason(tool)

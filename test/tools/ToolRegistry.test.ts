@@ -263,6 +263,14 @@ describe("ToolRegistry.toolsForTurn (spec §6.3)", () => {
       assert.include((yield* execute(h, "dice", {}, { guildId: undefined })).error, "not found")
     }))
 
+  it.effect("a guild source that crashes costs the guild its tools, never the turn", () =>
+    Effect.gen(function*() {
+      const h = yield* harness({ tools: builtins, guildTools: () => { throw new Error("pool exploded") } })
+      assert.deepStrictEqual(yield* h.logs.capture(turnTools(h.registry)), ["web_search", "fetch_url", "manage_message"])
+      assert.strictEqual((yield* h.logs.matching("pool exploded"))[0]?.level, "WARN")
+      assert.deepStrictEqual(yield* execute(h, "manage_message"), { success: true, data: { from: "builtin" } })
+    }))
+
   it.effect("requiresFollowUp: built-in flag, MCP always, alias resolved, unknown false", () =>
     Effect.gen(function*() {
       const h = yield* harness({
