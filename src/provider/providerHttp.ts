@@ -1,0 +1,98 @@
+import { Headers, type HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Clock, Effect, Stream } from "effect"
+import { ProviderError } from "../domain/ProviderError"
+import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
+import { decodeSse, type SseFrame } from "./sse/Sse"
+
+/** What a 2xx answer to a streaming request turned out to be. */
+export type ProviderBody =
+  | { readonly _tag: "Sse"; readonly frames: Stream.Stream<SseFrame, ProviderError> }
+  /** A server that ignored `stream: true` (or answered with a JSON error) sent one JSON document. */
+  | { readonly _tag: "Json"; readonly value: unknown }
+
+/** Error bodies are read up to this many characters; a JSON fallback body up to `maxJsonChars`. */
+const maxErrorBodyChars = 16_384
+const maxJsonChars = 8 * 1024 * 1024
+
+/** Header names kept out of spans and logs, beyond the platform's defaults. */
+const redactedHeaderNames = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key"]
+
+const readText = (response: HttpClientResponse.HttpClientResponse, maxChars: number): Effect.Effect<string> =>
+  response.stream.pipe(
+    Stream.decodeText(),
+    Stream.runFoldWhile("", (text) => text.length < maxChars, (text, piece) => text + piece),
+    Effect.catchAll(() => Effect.succeed(""))
+  )
+
+const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/**
+ * Sends a streaming request and classifies the answer: non-2xx ⇒ a typed `ProviderError`
+ * (with `Retry-After`), an event stream ⇒ its frames, JSON ⇒ the parsed document, anything
+ * else (an HTML error page behind a proxy) ⇒ `InvalidResponse`. Interrupting the returned
+ * effect or the frame stream aborts the request and closes the socket.
+ */
+export const sendStreaming = Effect.fnUntraced(function*(
+  client: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest,
+  provider: string
+) {
+  const response = yield* client.execute(request).pipe(
+    Effect.locally(Headers.currentRedactedNames, redactedHeaderNames),
+    Effect.mapError((error) => fromHttpClientError(provider, error))
+  )
+  if (response.status < 200 || response.status >= 300) {
+    const body = yield* readText(response, maxErrorBodyChars)
+    const nowMillis = yield* Clock.currentTimeMillis
+    return yield* fromStatus({ provider, status: response.status, headers: response.headers, body, nowMillis })
+  }
+  const contentType = (response.headers["content-type"] ?? "").toLowerCase()
+  if (contentType.length === 0 || contentType.includes("text/event-stream")) {
+    const frames = response.stream.pipe(
+      Stream.mapError((error) => fromHttpClientError(provider, error)),
+      Stream.decodeText(),
+      decodeSse(),
+      Stream.catchTag("SseError", (error) => Stream.fail(invalidResponse(provider, error.message)))
+    )
+    return { _tag: "Sse", frames } satisfies ProviderBody as ProviderBody
+  }
+  const text = yield* readText(response, contentType.includes("json") ? maxJsonChars : 600)
+  if (contentType.includes("json")) {
+    const parsed = parseJson(text)
+    if (parsed.ok) return { _tag: "Json", value: parsed.value } satisfies ProviderBody as ProviderBody
+    return yield* invalidResponse(provider, `a JSON response that does not parse: ${text.slice(0, 300)}`)
+  }
+  return yield* invalidResponse(
+    provider,
+    `expected an event stream but got ${contentType} (HTTP ${response.status}): ${text.slice(0, 300)}`
+  )
+})
+
+/** `base` + `path` with exactly one slash between them (`http://h/v1/` + `/chat/completions`). */
+export const joinUrl = (base: string, path: string): string => `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
+
+/** A JSON POST for a streaming endpoint; a body that cannot be encoded is a `BadRequest`. */
+export const jsonPost = (options: {
+  readonly provider: string
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+}): Effect.Effect<HttpClientRequest.HttpClientRequest, ProviderError> =>
+  HttpClientRequest.post(options.url).pipe(
+    HttpClientRequest.setHeaders({ accept: "text/event-stream", ...options.headers }),
+    HttpClientRequest.bodyJson(options.body),
+    Effect.mapError((error) =>
+      new ProviderError({
+        reason: "BadRequest",
+        provider: options.provider,
+        detail: `the request body could not be encoded as JSON: ${String(error.reason._tag)}`,
+        cause: error
+      })
+    )
+  )

@@ -1,0 +1,65 @@
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Chunk, Context, Effect, Either, Layer, Redacted, Stream } from "effect"
+import type { ChatMessage } from "../../src/domain/ChatMessage"
+import type { ProviderError } from "../../src/domain/ProviderError"
+import type { ProviderEvent } from "../../src/domain/ProviderEvent"
+import type { ToolDeclaration } from "../../src/domain/ToolDeclaration"
+import type { GenerationRequest } from "../../src/provider/GenerationRequest"
+import { LanguageModel } from "../../src/provider/LanguageModel"
+
+/** The real Node HTTP client, as main uses it. */
+export const HttpLive = NodeHttpClient.layerUndici
+
+export const userMessage = (content: string, name?: string): ChatMessage => ({
+  role: "user",
+  content,
+  ...(name === undefined ? {} : { name })
+})
+
+export const readFileTool: ToolDeclaration = {
+  name: "read_file",
+  description: "Read a media file",
+  parameters: { type: "object", properties: { media_id: { type: "string" } }, required: ["media_id"] }
+}
+
+export const request = (overrides: Partial<GenerationRequest> = {}): GenerationRequest => ({
+  model: "fake-model",
+  apiKey: Redacted.make("sk-test-key"),
+  system: "You are loopcord.",
+  messages: [userMessage("hello")],
+  tools: [],
+  functionHistory: [],
+  ...overrides
+})
+
+export interface Collected {
+  readonly events: ReadonlyArray<ProviderEvent>
+  readonly error: ProviderError | undefined
+  readonly text: string
+}
+
+/** Runs one pass to the end and collects its events and its failure, if any. */
+export const collect = (model: LanguageModel["Type"], req: GenerationRequest) =>
+  Effect.gen(function*() {
+    const events: Array<ProviderEvent> = []
+    const result = yield* model.stream(req).pipe(
+      Stream.runForEach((event) => Effect.sync(() => events.push(event))),
+      Effect.either
+    )
+    return {
+      events,
+      error: Either.isLeft(result) ? result.left : undefined,
+      text: events.flatMap((event) => (event._tag === "TextDelta" ? [event.text] : [])).join("")
+    } satisfies Collected
+  })
+
+export const withoutKeepAlives = (events: ReadonlyArray<ProviderEvent>) => events.filter((event) => event._tag !== "KeepAlive")
+
+/** Builds a model from a provider layer (over the real HTTP client), alive until the test's scope closes. */
+export const buildModel = <E>(layer: Layer.Layer<LanguageModel, E, HttpClient.HttpClient>) =>
+  Effect.map(Layer.build(Layer.provide(layer, HttpLive)), (context) => Context.get(context, LanguageModel))
+
+export const eventTags = (events: ReadonlyArray<ProviderEvent>) => events.map((event) => event._tag)
+
+export const runCollect = <A, E>(stream: Stream.Stream<A, E>) => Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
