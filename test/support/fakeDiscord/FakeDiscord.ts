@@ -827,7 +827,8 @@ const validateMessageBody = (body: JsonObject | undefined, creating: boolean): {
     const tooLong = embeds.some((embed: unknown) => typeof embed === "object" && embed !== null && String((embed as JsonObject)["description"] ?? "").length > 4096)
     if (embeds.length > 10 || tooLong) return { status: 400, body: { code: 50035, message: "Invalid Form Body (embeds)" } }
   }
-  const empty = (typeof content !== "string" || content.length === 0) && (!Array.isArray(embeds) || embeds.length === 0) &&
+  // Discord trims message text: whitespace alone is an empty message.
+  const empty = (typeof content !== "string" || content.trim().length === 0) && (!Array.isArray(embeds) || embeds.length === 0) &&
     !Array.isArray(body?.["sticker_ids"])
   if (creating && empty) return { status: 400, body: { code: 50006, message: "Cannot send an empty message" } }
   return undefined

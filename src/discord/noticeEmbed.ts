@@ -1,0 +1,42 @@
+import type { APIEmbed } from "discord.js"
+import { UserNotice } from "../chat/UserNotice"
+
+const Color = { info: 0x5865f2, warn: 0xf1c40f, error: 0xe74c3c } as const
+
+const TITLE_LIMIT = 256
+const DESCRIPTION_LIMIT = 4096
+
+const clip = (text: string, limit: number) => (text.length <= limit ? text : `${text.slice(0, limit - 1)}…`)
+
+const embed = (color: number, title: string, description: string): APIEmbed => ({
+  color,
+  title: clip(title, TITLE_LIMIT),
+  description: clip(description, DESCRIPTION_LIMIT)
+})
+
+/** How a notice beside the reply looks on Discord (pure). */
+export const noticeEmbed: (notice: UserNotice) => APIEmbed = UserNotice.$match({
+  StillWorking: ({ iteration }) =>
+    embed(Color.warn, "Still working…", `This is taking a while (${iteration} steps so far). Use /kill to stop it.`),
+  MaxIterations: ({ iterations }) =>
+    embed(Color.warn, `Stopped after ${iterations} steps`, "The reply reached the step limit before finishing. Ask again, perhaps more narrowly."),
+  ToolErrorLoop: ({ failures, lastTool }) =>
+    embed(Color.error, "Tools keep failing", `${failures} tool calls failed in a row (last: \`${lastTool}\`), so I stopped.`),
+  StreamTimeout: ({ phase, provider }) =>
+    embed(
+      Color.warn,
+      "The model stopped responding",
+      phase === "first_token"
+        ? `${provider} sent nothing before the first-token deadline. The service may be overloaded; try again.`
+        : `${provider} went quiet in the middle of the reply. Try again.`
+    ),
+  FallbackUsed: ({ failures, model }) =>
+    embed(
+      Color.info,
+      `Answered by fallback model ${model}`,
+      failures.map((failure) => `• ${failure.model}: ${clip(failure.detail.replace(/\s+/g, " "), 600)}`).join("\n") || "Earlier models failed."
+    ),
+  ProviderFailed: ({ detail }) => embed(Color.error, "The model could not answer", detail),
+  Stopped: () => embed(Color.info, "Stopped", "The reply was stopped with /kill."),
+  ToolProgress: ({ text, tool }) => ({ color: Color.info, description: clip(text.length > 0 ? text : tool, DESCRIPTION_LIMIT) })
+})
