@@ -35,7 +35,7 @@ const memoryTarget = (options: { readonly latency?: Duration.DurationInput; read
           if (options.failSendsWith !== undefined) return yield* Effect.fail(options.failSendsWith)
           const id = `m${yield* Ref.updateAndGet(counter, (n) => n + 1)}`
           const at = yield* Clock.currentTimeMillis
-          yield* Ref.update(requests, (all) => [...all, { kind: "send", id, message, at }])
+          yield* Ref.update(requests, (all): ReadonlyArray<Request> => [...all, { kind: "send", id, message, at }])
           yield* Ref.update(contents, (map) => new Map(map).set(id, message))
           return id
         })),
@@ -43,7 +43,7 @@ const memoryTarget = (options: { readonly latency?: Duration.DurationInput; read
         request(Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
           const message: OutgoingMessage = { _tag: "Text", content }
-          yield* Ref.update(requests, (all) => [...all, { kind: "edit", id, message, at }])
+          yield* Ref.update(requests, (all): ReadonlyArray<Request> => [...all, { kind: "edit", id, message, at }])
           yield* Ref.update(contents, (map) => new Map(map).set(id, message))
           return id
         }))
