@@ -1,10 +1,13 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Ref } from "effect"
 import { type CollectingSink, type CollectingSinkOptions, makeCollectingSink } from "../../src/chat/CollectingSink"
 import { ResponseSink } from "../../src/chat/ResponseSink"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import type { AttemptInfo } from "../../src/loop/AttemptInfo"
-import { makeTurnSignals, TurnSignals, type TurnSignalsShape } from "../../src/loop/TurnSignals"
+import { StopResponses } from "../../src/loop/StopResponses"
+import { makeTurnSignals, type StopContext, TurnSignals, type TurnSignalsShape } from "../../src/loop/TurnSignals"
+import { ToolRegistry, type ToolRegistryShape } from "../../src/tools/ToolRegistry"
+import { makeToolCallHarness, type ToolCallHarness, type ToolCallHarnessOptions } from "../support/tools/toolCallHarness"
 import type { Script } from "../../src/provider/scripted/Script"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 
@@ -53,4 +56,52 @@ export const withPassHarness = <A, E, R>(
         LoopConfig.make(options.config)
       ))
     )
+  })
+
+export interface LoopHarness {
+  readonly tools: ToolCallHarness
+  readonly collected: CollectingSink
+  readonly signals: TurnSignalsShape
+  /** Stop responses the loop queued (what ChannelQueue would put at the front). */
+  readonly stopResponses: Effect.Effect<ReadonlyArray<StopContext>>
+  /** How often the loop or executeToolCall asked the registry whether a tool requires a follow-up. */
+  readonly followUpLookups: Effect.Effect<ReadonlyArray<string>>
+}
+
+/**
+ * The tool-call harness (real registry, executeToolCall services) plus a scripted model, a
+ * collecting sink and a recording StopResponses: everything runToolLoop and runGenerationTurn need.
+ */
+export const withLoopHarness = <A, E, R>(
+  options: ToolCallHarnessOptions & {
+    readonly script: Script
+    readonly sink?: CollectingSinkOptions
+  },
+  body: (harness: LoopHarness) => Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const tools = yield* makeToolCallHarness(options)
+    const collected = yield* makeCollectingSink(options.sink)
+    const stops = yield* Ref.make<ReadonlyArray<StopContext>>([])
+    const lookups = yield* Ref.make<ReadonlyArray<string>>([])
+    const registry: ToolRegistryShape = {
+      ...tools.registry,
+      requiresFollowUp: (name, provider, guildId) =>
+        Effect.zipRight(Ref.update(lookups, (all) => [...all, name]), tools.registry.requiresFollowUp(name, provider, guildId))
+    }
+    const harness: LoopHarness = {
+      tools,
+      collected,
+      signals: tools.signals,
+      stopResponses: Ref.get(stops),
+      followUpLookups: Ref.get(lookups)
+    }
+    return yield* tools.run(body(harness).pipe(
+      Effect.provide(Layer.mergeAll(
+        Scripted.layer({ script: options.script }),
+        Layer.succeed(ResponseSink, collected.sink),
+        Layer.succeed(ToolRegistry, registry),
+        Layer.succeed(StopResponses, { queue: (stop) => Ref.update(stops, (all) => [...all, stop]) })
+      ))
+    ))
   })

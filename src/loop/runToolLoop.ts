@@ -1,0 +1,283 @@
+import { Effect, Option, type Redacted, Ref } from "effect"
+import { ResponseSink } from "../chat/ResponseSink"
+import { ToolActivity } from "../chat/ToolActivity"
+import { UserNotice } from "../chat/UserNotice"
+import { LoopConfig } from "../config/LoopConfig"
+import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
+import type { Sticker } from "../domain/Sticker"
+import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
+import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
+import type { GenerationRequest } from "../provider/GenerationRequest"
+import type { LanguageModel } from "../provider/LanguageModel"
+import { toDeclaration } from "../tools/Tool"
+import { ToolRegistry } from "../tools/ToolRegistry"
+import type { AttemptInfo } from "./AttemptInfo"
+import { buildResult } from "./buildResult"
+import { CurrentTurn } from "./CurrentTurn"
+import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall"
+import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
+import { mayTrySettle, shouldEndAfterPreToolText } from "./policy"
+import { StopResponses } from "./StopResponses"
+import { streamOnce } from "./streamOnce"
+import { TurnSignals } from "./TurnSignals"
+
+export interface ToolLoopInput {
+  readonly attempt: AttemptInfo
+  readonly apiKey: Redacted.Redacted<string> | undefined
+  /** Tool history of earlier, failed attempts of this turn: those tools never run twice. */
+  readonly functionHistory?: ReadonlyArray<ToolHistoryEntry>
+  /**
+   * Reply text an earlier attempt already delivered after its last tool call (design §2
+   * decision 4): the model is given it as the start of its answer and continues it.
+   */
+  readonly prefill?: string
+  /** An earlier attempt of this turn already delivered a tool response (spec §2.1). */
+  readonly toolResponseDelivered?: boolean
+  /** The sticker chosen by an earlier attempt (`null`: chosen then cleared). */
+  readonly stickerSelection?: Sticker | null
+}
+
+/** runToolLoop's result plus what the outer tier needs to continue after a failed attempt. */
+export interface ToolLoopOutcome {
+  readonly result: AttemptResult
+  /** Raw text delivered after the last tool history entry: the prefill of a replacement attempt. */
+  readonly unansweredText: string
+  /** Every history entry, inherited ones first. */
+  readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
+  readonly stickerSelection: Sticker | null | undefined
+}
+
+export type ToolLoopServices = ExecuteToolCallServices | LanguageModel | StopResponses
+
+/** The loop state of spec §2.1 (text accounting adapted to fallback continuation). */
+interface LoopState {
+  readonly passes: ReadonlyArray<PassResult>
+  readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
+  readonly toolCalls: ReadonlyArray<ToolCallRecord>
+  /**
+   * Text delivered since the last history entry that the model must continue from: the
+   * fallback prefill, plus pre-tool text of a pass whose call restarted the context (that text
+   * is on no history entry, so it stays the start of the answer, like the reference's
+   * accumulated model parts).
+   */
+  readonly carried: string
+  /** `carried` came from an earlier attempt and no tool ran since. */
+  readonly carriedFromFallback: boolean
+  /** Latest non-blank text the user saw (what an empty follow-up settles on). */
+  readonly lastDelivered: string | undefined
+  readonly consecutiveToolErrors: number
+  readonly lastToolName: string | undefined
+  readonly toolResponseDelivered: boolean
+  readonly thoughtLog: ThoughtLogPayload | undefined
+  readonly stickerSelection: Sticker | null | undefined
+}
+
+const isBlank = (text: string) => text.trim().length === 0
+
+/**
+ * The inner tier (spec §2): one generation attempt (one model × one key). Streams a pass,
+ * dispatches its tool call, and goes round until the model answers, a stop or follow-up
+ * arrives, a provider fails, or a guard (iteration cap, consecutive tool errors) ends it.
+ */
+export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
+  input: ToolLoopInput
+): Effect.fn.Return<ToolLoopOutcome, ImpersonationAbortedError, ToolLoopServices> {
+  const config = yield* LoopConfig
+  const turn = yield* CurrentTurn
+  const registry = yield* ToolRegistry
+  const sink = yield* ResponseSink
+  const signals = yield* TurnSignals
+  const stopResponses = yield* StopResponses
+  const { attempt } = input
+
+  const prefill = input.prefill ?? ""
+  const state = yield* Ref.make<LoopState>({
+    passes: [],
+    functionHistory: input.functionHistory ?? [],
+    toolCalls: [],
+    carried: prefill,
+    carriedFromFallback: !isBlank(prefill),
+    lastDelivered: isBlank(prefill) ? undefined : prefill,
+    consecutiveToolErrors: 0,
+    lastToolName: undefined,
+    toolResponseDelivered: input.toolResponseDelivered ?? false,
+    thoughtLog: undefined,
+    stickerSelection: input.stickerSelection
+  })
+
+  const finish = (status: TurnStatus, responseText: string) =>
+    Effect.map(Ref.get(state), (s): ToolLoopOutcome => ({
+      result: buildResult({
+        status,
+        responseText,
+        passes: s.passes,
+        toolCalls: s.toolCalls,
+        toolResponseDelivered: s.toolResponseDelivered,
+        thoughtLog: s.thoughtLog,
+        stickerSelection: s.stickerSelection
+      }),
+      unansweredText: s.carried,
+      functionHistory: s.functionHistory,
+      stickerSelection: s.stickerSelection
+    }))
+
+  /** Spec §2.8: a stop that carries a context gets its answer queued first; otherwise it is cleared. */
+  const queueStopResponseIfPresent = Effect.flatMap(signals.takeStopContext, (stop) =>
+    Option.match(stop, { onNone: () => signals.clearStop, onSome: stopResponses.queue }))
+
+  const buildRequest = Effect.gen(function*() {
+    const s = yield* Ref.get(state)
+    const flags = yield* Ref.get(turn.state.flags)
+    const tools = yield* registry.toolsForTurn({
+      provider: attempt.provider,
+      model: attempt.model,
+      guildId: turn.guildId,
+      channelId: turn.channelId,
+      flags
+    })
+    const request: GenerationRequest = {
+      model: attempt.model,
+      apiKey: input.apiKey,
+      system: turn.persona.systemPrompt,
+      messages: yield* Ref.get(turn.state.contextItems),
+      tools: tools.map(toDeclaration),
+      functionHistory: s.functionHistory,
+      ...(isBlank(s.carried) ? {} : { assistantPrefill: s.carried })
+    }
+    return request
+  })
+
+  for (let iteration = 0; iteration < config.maxIterations; iteration++) {
+    if (iteration === config.softWarnIteration && turn.shouldSurfaceUserErrors) {
+      yield* sink.notice(UserNotice.StillWorking({ iteration }))
+    }
+
+    const pass = yield* streamOnce({ request: yield* buildRequest, attempt })
+    const before = yield* Ref.updateAndGet(state, (s) => ({
+      ...s,
+      passes: [...s.passes, pass],
+      thoughtLog: pass.thoughtLog ?? s.thoughtLog
+    }))
+    // Everything the user saw since the last history entry, this pass included.
+    const passText = before.carried + pass.accumulatedText
+    if (!isBlank(pass.accumulatedText)) yield* Ref.update(state, (s) => ({ ...s, lastDelivered: passText }))
+
+    switch (pass._tag) {
+      case "Completed":
+        return yield* finish("completed", passText)
+
+      case "Error":
+      case "Timeout":
+        // Retryable for the outer tier; the text shown so far is where a replacement continues.
+        yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
+        return yield* finish(pass._tag === "Error" ? "error" : "timeout", passText)
+
+      case "StoppedByUser":
+        yield* queueStopResponseIfPresent
+        yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
+        return yield* finish("stopped_by_user", passText)
+
+      case "FollowUpInterrupt":
+        yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
+        return yield* finish("follow_up_interrupt", passText)
+
+      case "EmptyResponse": {
+        const s = yield* Ref.get(state)
+        const delivered = s.lastDelivered
+        if ((delivered !== undefined || s.toolResponseDelivered) && mayTrySettle(pass, s.lastToolName)) {
+          const needsFollowUp = yield* registry.requiresFollowUp(s.lastToolName, attempt.provider, turn.guildId)
+          if (!needsFollowUp) return yield* finish("completed", delivered ?? "")
+        }
+        // A replacement attempt with nothing to add: the reply it continued is complete.
+        if (s.carriedFromFallback && pass.finishReason !== "length" && pass.emptyResponseReason === undefined) {
+          return yield* finish("completed", s.carried)
+        }
+        return yield* finish("empty_response", "")
+      }
+
+      case "FunctionCall": {
+        const name = pass.call?.name.trim() ?? ""
+        const notify = sink.toolActivity ?? (() => Effect.void)
+        if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
+        // The model continued `carried` and then called: the whole text precedes the call.
+        const outcome = yield* executeToolCall({ pass: { ...pass, accumulatedText: passText }, iteration, attempt })
+
+        if (outcome._tag === "Restart") {
+          yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: true, durationMs: outcome.durationMs }))
+          yield* Ref.update(state, (s) => ({
+            ...s,
+            carried: passText,
+            carriedFromFallback: false,
+            consecutiveToolErrors: 0,
+            toolCalls: [...s.toolCalls, {
+              name: outcome.functionName,
+              args: pass.call?.args,
+              success: true,
+              response: null,
+              durationMs: outcome.durationMs
+            }]
+          }))
+          continue
+        }
+
+        if (outcome._tag === "Abort") {
+          if (name.length > 0) yield* notify(ToolActivity.Aborted({ name }))
+          if (outcome.status === "stopped_by_user") yield* queueStopResponseIfPresent
+          yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
+          return yield* finish(outcome.status, passText)
+        }
+
+        // History: the pre-tool text now lives on the entry, so nothing is carried any more.
+        yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: outcome.success, durationMs: outcome.durationMs }))
+        const after = yield* Ref.updateAndGet(state, (s) => ({
+          ...s,
+          functionHistory: [...s.functionHistory, outcome.historyEntry],
+          toolCalls: [...s.toolCalls, {
+            name: outcome.functionName,
+            args: outcome.historyEntry.functionCall.args,
+            success: outcome.success,
+            response: outcome.historyEntry.functionResponse.response.result,
+            durationMs: outcome.durationMs
+          }],
+          carried: "",
+          carriedFromFallback: false,
+          lastToolName: outcome.functionName,
+          toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
+          stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
+          consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1
+        }))
+
+        // The error cap is checked before endTurn (spec §2.3 step 6).
+        if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
+          yield* Effect.logWarning(`${after.consecutiveToolErrors} consecutive tool failures: ending the turn`).pipe(
+            Effect.annotateLogs({ lastTool: outcome.functionName, channelId: turn.channelId })
+          )
+          if (turn.isUserImpersonation) {
+            return yield* new ImpersonationAbortedError({ failures: after.consecutiveToolErrors, lastTool: outcome.functionName })
+          }
+          if (turn.shouldSurfaceUserErrors) {
+            yield* sink.notice(UserNotice.ToolErrorLoop({ failures: after.consecutiveToolErrors, lastTool: outcome.functionName }))
+          }
+          return yield* finish("error", "")
+        }
+        if (outcome.endTurn) return yield* finish("completed", passText)
+        if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
+          return yield* finish("completed", passText)
+        }
+        continue
+      }
+    }
+  }
+
+  // The iteration cap: never a silent empty answer.
+  yield* Effect.logWarning(`tool loop reached ${config.maxIterations} iterations: ending the turn`).pipe(
+    Effect.annotateLogs({ channelId: turn.channelId, model: attempt.model })
+  )
+  if (turn.shouldSurfaceUserErrors) yield* sink.notice(UserNotice.MaxIterations({ iterations: config.maxIterations }))
+  // A reply that never came must not carry the sticker chosen on the way.
+  yield* Ref.update(state, (s) => ({ ...s, stickerSelection: s.stickerSelection === undefined ? undefined : null }))
+  return yield* finish("timeout", "")
+})
+
+/** runToolLoop as the contract shows it: one attempt's AttemptResult. */
+export const runToolLoop = (input: ToolLoopInput) => Effect.map(runToolLoopDetailed(input), (outcome) => outcome.result)
