@@ -1,0 +1,104 @@
+import { cleanContent, type Message } from "discord.js"
+import type { ChatMessage, ImageRef } from "../domain/ChatMessage"
+import { STOPPED_MARKER } from "./DiscordReplySink"
+
+/** How many earlier channel messages a turn sees. */
+export const HISTORY_LIMIT = 20
+/** Characters of a replied-to message quoted in the reply annotation. */
+const EXCERPT_LENGTH = 120
+
+/** The message a history entry replies to, as far as the cache knows it. */
+export interface ReplyReference {
+  readonly messageId: string
+  readonly authorId: string
+  readonly authorName: string
+  readonly excerpt: string
+}
+
+/** One channel message, reduced to what the model's context needs (plus the author id for blocks). */
+export interface HistoryEntry {
+  readonly messageId: string
+  readonly authorId: string
+  readonly authorName: string
+  /** Written by this bot or one of its persona webhooks. */
+  readonly fromSelf: boolean
+  readonly text: string
+  /** ISO 8601. */
+  readonly createdAt: string
+  readonly images: ReadonlyArray<ImageRef>
+  readonly replyTo: ReplyReference | undefined
+}
+
+/** Who "self" is when reading history. */
+export interface SelfIdentity {
+  readonly botId: string
+  /** A webhook the bot posts personas through. */
+  readonly isOwnWebhook: (webhookId: string) => boolean
+}
+
+const singleLine = (text: string) => text.replace(/\s+/g, " ").trim()
+
+const excerptOf = (text: string) => {
+  const line = singleLine(text)
+  return line.length <= EXCERPT_LENGTH ? line : `${line.slice(0, EXCERPT_LENGTH - 1)}…`
+}
+
+export const isFromSelf = (message: Message, self: SelfIdentity): boolean =>
+  message.author.id === self.botId || (message.webhookId !== null && self.isOwnWebhook(message.webhookId))
+
+const authorName = (message: Message): string => message.member?.displayName ?? message.author.displayName
+
+/**
+ * The text of a message for the model: a leading mention of the bot is dropped (it is how the
+ * user addressed it), other mentions become `@name`; the bot's own stopped marker is removed.
+ */
+export const messageText = (message: Message, self: SelfIdentity): string => {
+  if (isFromSelf(message, self)) {
+    return message.content.endsWith(STOPPED_MARKER) ? message.content.slice(0, -STOPPED_MARKER.length) : message.content
+  }
+  const withoutAddress = message.content.replace(new RegExp(`^\\s*<@!?${self.botId}>\\s*`), "")
+  return cleanContent(withoutAddress, message.channel)
+}
+
+/** Image attachments (and image embeds) a vision model can look at. */
+const imagesOf = (message: Message): ReadonlyArray<ImageRef> => {
+  const attachments = [...message.attachments.values()]
+    .filter((attachment) => attachment.contentType?.startsWith("image/") === true)
+    .map((attachment): ImageRef => ({ url: attachment.url, ...(attachment.contentType === null ? {} : { mimeType: attachment.contentType }) }))
+  const embedded = message.embeds.flatMap((embed) => (embed.image === null ? [] : [{ url: embed.image.url }]))
+  return [...attachments, ...embedded]
+}
+
+/** A discord.js message as a history entry; the replied-to message comes from the client's cache. */
+export const historyEntry = (message: Message, self: SelfIdentity): HistoryEntry => {
+  const referenceId = message.reference?.messageId
+  const referenced = referenceId === undefined ? undefined : message.channel.messages.cache.get(referenceId)
+  return {
+    messageId: message.id,
+    authorId: message.author.id,
+    authorName: authorName(message),
+    fromSelf: isFromSelf(message, self),
+    text: messageText(message, self),
+    createdAt: message.createdAt.toISOString(),
+    images: imagesOf(message),
+    replyTo: referenced === undefined
+      ? undefined
+      : { messageId: referenced.id, authorId: referenced.author.id, authorName: authorName(referenced), excerpt: excerptOf(messageText(referenced, self)) }
+  }
+}
+
+/** A history entry as conversation context: the reply it answers is quoted inline (pure). */
+export const toChatMessage = (entry: HistoryEntry): ChatMessage => {
+  const annotation = entry.replyTo === undefined ? "" : `[replying to ${entry.replyTo.authorName}: "${entry.replyTo.excerpt}"]\n`
+  return {
+    role: entry.fromSelf ? "assistant" : "user",
+    content: `${annotation}${entry.text}`,
+    name: entry.authorName,
+    messageId: entry.messageId,
+    createdAt: entry.createdAt,
+    ...(entry.images.length === 0 ? {} : { images: entry.images })
+  }
+}
+
+/** Entries with nothing to say (notice embeds, empty messages) are left out. */
+export const hasContent = (entry: HistoryEntry): boolean => entry.text.trim().length > 0 || entry.images.length > 0
