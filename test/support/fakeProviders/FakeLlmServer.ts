@@ -5,7 +5,7 @@
  * - Each request is answered by the next queued `FakeResponse`, or by the `handler`.
  * - A response is a status, headers and a list of parts written one by one: `write` (one
  *   socket write each, so frames can be split across TCP writes), `delayMs`, `hang` (never end),
- *   `destroy` (drop the connection mid-stream).
+ *   `destroy` (drop the connection mid-stream); or `neverRespond` (not even a status line).
  * - `request.closed` resolves when the client's socket closed, which is how tests prove that
  *   interrupting a stream aborts the HTTP request.
  *
@@ -29,6 +29,8 @@ export interface FakeResponse {
   readonly parts: ReadonlyArray<FakePart>
   /** Milliseconds of silence between writes (0 = next event-loop turn), so writes stay separate TCP sends. */
   readonly gapMs?: number
+  /** Never send even the status line: a response that never starts. */
+  readonly neverRespond?: boolean
 }
 
 export interface RecordedRequest {
@@ -86,6 +88,10 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
   let handler = options.handler ?? noScript
 
   const play = async (response: FakeResponse, res: ServerResponse, socket: Socket): Promise<void> => {
+    if (response.neverRespond === true) {
+      await new Promise<void>((resolve) => socket.once("close", () => resolve()))
+      return
+    }
     res.writeHead(response.status ?? 200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",

@@ -1,0 +1,88 @@
+import { HttpClient } from "@effect/platform"
+import { Effect, Layer, Redacted, Stream } from "effect"
+import type { ProviderError } from "../../domain/ProviderError"
+import type { ProviderEvent } from "../../domain/ProviderEvent"
+import { decodeWith } from "../decodeWith"
+import type { GenerationRequest } from "../GenerationRequest"
+import { defaultJsonRepairMaxChars } from "../jsonRepair"
+import { LanguageModel } from "../LanguageModel"
+import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
+import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
+import { joinUrl, jsonPost, sendStreaming } from "../providerHttp"
+import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
+import { makeMessagesDecoder } from "./messagesDecoder"
+import { messagesBody } from "./messagesRequest"
+
+/** Anthropic Messages API: `POST {baseUrl}/v1/messages` with `stream: true`, decoded from SSE. */
+
+export const providerName = "anthropic"
+export const defaultBaseUrl = "https://api.anthropic.com"
+export const defaultAnthropicVersion = "2023-06-01"
+/** `ANTHROPIC_MAX_OUTPUT_TOKENS` of the reference (spec §10); the API requires `max_tokens`. */
+export const defaultMaxTokens = 8192
+
+export interface AnthropicOptions {
+  /** `https://api.anthropic.com` (a trailing `/v1` is accepted too). */
+  readonly baseUrl?: string | undefined
+  readonly toolCalling?: ToolCallingMode | undefined
+  readonly anthropicVersion?: string | undefined
+  /** `anthropic-beta` header value, when a beta feature is wanted. */
+  readonly anthropicBeta?: string | undefined
+  readonly defaultMaxTokens?: number | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** Merged into every request body (e.g. `thinking: {type: "enabled", budget_tokens}`). */
+  readonly extraBody?: Readonly<Record<string, unknown>> | undefined
+  readonly jsonRepairMaxChars?: number | undefined
+  readonly verbatimMaxBufferChars?: number | undefined
+}
+
+const messagesUrl = (baseUrl: string): string =>
+  /\/v1\/?$/.test(baseUrl) ? joinUrl(baseUrl, "messages") : joinUrl(baseUrl, "v1/messages")
+
+export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) {
+  const client = yield* HttpClient.HttpClient
+  const url = messagesUrl(options.baseUrl ?? defaultBaseUrl)
+  const decoderOptions = { provider: providerName, maxRepairChars: options.jsonRepairMaxChars ?? defaultJsonRepairMaxChars }
+  const bodyOptions = { defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens, extraBody: options.extraBody }
+
+  const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const httpRequest = yield* jsonPost({
+        provider: providerName,
+        url,
+        headers: {
+          "anthropic-version": options.anthropicVersion ?? defaultAnthropicVersion,
+          ...(options.anthropicBeta === undefined ? {} : { "anthropic-beta": options.anthropicBeta }),
+          ...options.headers,
+          ...(request.apiKey === undefined ? {} : { "x-api-key": Redacted.value(request.apiKey) })
+        },
+        body: messagesBody(request, bodyOptions)
+      })
+      const body = yield* sendStreaming(client, httpRequest, providerName)
+      if (body._tag === "Sse") return body.frames.pipe(decodeWith(() => makeMessagesDecoder(decoderOptions)))
+      // A JSON body to a streaming request is an error envelope, or a server that cannot stream.
+      const value = body.value
+      return yield* typeof value === "object" && value !== null && "error" in value
+        ? fromStreamErrorPayload(providerName, value)
+        : invalidResponse(providerName, "expected an event stream but got a JSON document")
+    })).pipe(Stream.withSpan("Anthropic.stream", { attributes: { model: request.model } }))
+
+  const model = LanguageModel.of({ name: providerName, stream })
+  return options.toolCalling === "verbatim"
+    ? withVerbatimToolCalling(model, { maxBufferChars: options.verbatimMaxBufferChars })
+    : model
+})
+
+export const layer = (options: AnthropicOptions = {}): Layer.Layer<LanguageModel, never, HttpClient.HttpClient> =>
+  Layer.effect(LanguageModel, make(options))
+
+/** Reads `LLM_BASE_URL`, `LLM_TOOL_CALLING`, `BOT_JSON_REPAIR_MAX_CHARS`, `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS`. */
+export const layerConfig = (options: Omit<AnthropicOptions, "baseUrl" | "toolCalling"> = {}) =>
+  Layer.unwrapEffect(Effect.map(httpProviderSettings, (settings) =>
+    layer({
+      ...options,
+      baseUrl: settings.baseUrl,
+      toolCalling: settings.toolCalling,
+      jsonRepairMaxChars: settings.jsonRepairMaxChars,
+      verbatimMaxBufferChars: settings.verbatimMaxBufferChars
+    })))

@@ -1,0 +1,279 @@
+import { Effect, Either, Schema } from "effect"
+import type { FunctionCall } from "../../domain/FunctionCall"
+import type { ProviderError } from "../../domain/ProviderError"
+import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
+import { TokenUsage } from "../../domain/TokenUsage"
+import type { Decoder, DecodeStep } from "../decodeWith"
+import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
+import type { SseFrame } from "../sse/Sse"
+import { finalizeArguments } from "../toolArguments"
+
+const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
+const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
+
+const UsageFields = Schema.Struct({
+  input_tokens: OptionalNumber,
+  output_tokens: OptionalNumber,
+  cache_creation_input_tokens: OptionalNumber,
+  cache_read_input_tokens: OptionalNumber
+})
+
+/** One Messages stream event; lenient, since Anthropic adds event and block types over time. */
+const MessagesEvent = Schema.Struct({
+  type: Schema.String,
+  index: OptionalNumber,
+  message: Schema.optional(Schema.NullOr(Schema.Struct({ usage: Schema.optional(Schema.NullOr(UsageFields)) }))),
+  content_block: Schema.optional(Schema.NullOr(Schema.Struct({
+    type: Schema.String,
+    id: OptionalString,
+    name: OptionalString,
+    input: Schema.optional(Schema.Unknown),
+    text: OptionalString,
+    thinking: OptionalString,
+    signature: OptionalString,
+    data: OptionalString
+  }))),
+  delta: Schema.optional(Schema.NullOr(Schema.Struct({
+    type: OptionalString,
+    text: OptionalString,
+    partial_json: OptionalString,
+    thinking: OptionalString,
+    signature: OptionalString,
+    stop_reason: OptionalString
+  }))),
+  usage: Schema.optional(Schema.NullOr(UsageFields)),
+  error: Schema.optional(Schema.Unknown)
+})
+type MessagesEvent = typeof MessagesEvent.Type
+
+const decodeEvent = Schema.decodeUnknownEither(MessagesEvent)
+
+export const stopReasonOf = (raw: string): FinishReason => {
+  switch (raw) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length"
+    case "tool_use":
+      return "tool_calls"
+    case "refusal":
+      return "content_filter"
+    default:
+      return "other"
+  }
+}
+
+interface ToolBlock {
+  readonly id: string | undefined
+  readonly name: string
+  readonly startInput: unknown
+  readonly json: Array<string>
+}
+
+interface ThinkingBlock {
+  readonly type: "thinking" | "redacted_thinking"
+  thinking: string
+  signature: string | undefined
+  data: string | undefined
+}
+
+const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/**
+ * Decodes Messages SSE events: text and thinking deltas as they come; the first `tool_use`
+ * block's `input_json_delta` pieces accumulated and emitted as one `ToolCall` once the stop
+ * reason is known (`message_delta`), so a `max_tokens` cut is recognized; thinking blocks with
+ * their signatures are kept on the call for replay; `ping` is a keep-alive; `error` fails.
+ * A stream that closes before `message_stop` and without a stop reason is a `Network` error.
+ */
+export const makeMessagesDecoder = (options: {
+  readonly provider: string
+  readonly maxRepairChars: number
+}): Decoder<SseFrame, ProviderEvent, ProviderError> => {
+  const tools = new Map<number, ToolBlock>()
+  let firstTool: ToolBlock | undefined
+  const thinking = new Map<number, ThinkingBlock>()
+  let inputTokens = 0
+  let callEmitted = false
+  let finished = false
+  let done = false
+  let sawFrames = false
+  const keepAlive = ProviderEvent.KeepAlive()
+
+  const finalizeCall = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
+    const block = firstTool
+    firstTool = undefined
+    tools.clear()
+    if (block === undefined || callEmitted) return undefined
+    callEmitted = true
+    const raw = block.json.length > 0 ? block.json.join("") : startInputJson(block.startInput)
+    const { log, result } = finalizeArguments(raw, {
+      adapter: options.provider,
+      toolName: block.name,
+      maxRepairChars: options.maxRepairChars,
+      outputCut
+    })
+    const replay = [...thinking.values()].map((entry) =>
+      entry.type === "thinking"
+        ? { type: "thinking", thinking: entry.thinking, ...(entry.signature === undefined ? {} : { signature: entry.signature }) }
+        : { type: "redacted_thinking", data: entry.data ?? "" }
+    )
+    const call: FunctionCall = {
+      name: block.name,
+      args: result.args,
+      ...(result.truncated ? { argumentsTruncated: true } : {}),
+      ...(block.id === undefined ? {} : { id: block.id }),
+      ...(replay.length === 0 ? {} : { reasoningDetails: replay })
+    }
+    out.push(ProviderEvent.ToolCall({ call }))
+    return log
+  }
+
+  const finish = (out: Array<ProviderEvent>, reason: FinishReason): Effect.Effect<void> | undefined => {
+    if (finished) return undefined
+    finished = true
+    const log = finalizeCall(out, reason === "length" || reason === "content_filter")
+    out.push(ProviderEvent.Finish({ reason: reason === "stop" && callEmitted ? "tool_calls" : reason }))
+    return log
+  }
+
+  const apply = (event: MessagesEvent, out: Array<ProviderEvent>): Effect.Effect<void, ProviderError> | undefined => {
+    switch (event.type) {
+      case "ping":
+        out.push(keepAlive)
+        return undefined
+      case "error":
+        done = true
+        return Effect.fail(fromStreamErrorPayload(options.provider, { error: event.error }))
+      case "message_start": {
+        const usage = event.message?.usage
+        if (usage) {
+          inputTokens = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) +
+            (usage.cache_read_input_tokens ?? 0)
+        }
+        return undefined
+      }
+      case "content_block_start": {
+        const block = event.content_block
+        const index = event.index ?? 0
+        if (!block) return undefined
+        if (block.type === "tool_use" && block.name) {
+          const tool: ToolBlock = { id: block.id ?? undefined, name: block.name, startInput: block.input, json: [] }
+          tools.set(index, tool)
+          if (firstTool === undefined && !callEmitted) firstTool = tool
+        } else if (block.type === "thinking" || block.type === "redacted_thinking") {
+          thinking.set(index, {
+            type: block.type,
+            thinking: block.thinking ?? "",
+            signature: block.signature ?? undefined,
+            data: block.data ?? undefined
+          })
+          if (block.thinking) out.push(ProviderEvent.ReasoningDelta({ text: block.thinking }))
+        } else if (block.type === "text" && block.text) {
+          out.push(ProviderEvent.TextDelta({ text: block.text }))
+        }
+        return undefined
+      }
+      case "content_block_delta": {
+        const delta = event.delta
+        const index = event.index ?? 0
+        if (!delta) return undefined
+        switch (delta.type) {
+          case "text_delta":
+            if (delta.text) out.push(ProviderEvent.TextDelta({ text: delta.text }))
+            return undefined
+          case "input_json_delta":
+            if (delta.partial_json) tools.get(index)?.json.push(delta.partial_json)
+            return undefined
+          case "thinking_delta": {
+            if (!delta.thinking) return undefined
+            const block = thinking.get(index)
+            if (block) block.thinking += delta.thinking
+            out.push(ProviderEvent.ReasoningDelta({ text: delta.thinking }))
+            return undefined
+          }
+          case "signature_delta": {
+            const block = thinking.get(index)
+            if (block && delta.signature) block.signature = (block.signature ?? "") + delta.signature
+            return undefined
+          }
+          default:
+            return undefined
+        }
+      }
+      case "message_delta": {
+        let after: Effect.Effect<void> | undefined
+        if (event.delta?.stop_reason) after = finish(out, stopReasonOf(event.delta.stop_reason))
+        const usage = event.usage
+        if (usage) {
+          if (typeof usage.input_tokens === "number") {
+            inputTokens = usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0)
+          }
+          const outputTokens = usage.output_tokens ?? 0
+          out.push(ProviderEvent.Usage({
+            usage: TokenUsage({ inputTokens, outputTokens, totalTokens: inputTokens + outputTokens })
+          }))
+        }
+        return after
+      }
+      case "message_stop": {
+        done = true
+        return finish(out, firstTool !== undefined ? "tool_calls" : "stop")
+      }
+      default:
+        // content_block_stop and event types added later carry nothing we act on.
+        return undefined
+    }
+  }
+
+  const push = (frames: Iterable<SseFrame>): DecodeStep<ProviderEvent, ProviderError> => {
+    const out: Array<ProviderEvent> = []
+    const effects: Array<Effect.Effect<void, ProviderError>> = []
+    for (const frame of frames) {
+      sawFrames = true
+      if (frame._tag === "Comment") {
+        out.push(keepAlive)
+        continue
+      }
+      const parsed = parseJson(frame.data)
+      if (!parsed.ok) {
+        effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`)))
+        done = true
+        break
+      }
+      const decoded = decodeEvent(parsed.value)
+      if (Either.isLeft(decoded)) {
+        effects.push(Effect.fail(invalidResponse(options.provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`)))
+        done = true
+        break
+      }
+      const after = apply(decoded.right, out)
+      if (after) effects.push(after)
+      if (done) break
+    }
+    return {
+      out,
+      then: effects.length === 0 ? undefined : effects.length === 1 ? effects[0] : Effect.all(effects, { discard: true }),
+      done
+    }
+  }
+
+  return {
+    push,
+    end: () => (done || finished ? { out: [] } : { out: [], then: Effect.fail(endedEarly(options.provider, sawFrames)) })
+  }
+}
+
+/** The `input` of `content_block_start` when no JSON deltas followed (a tool without parameters). */
+const startInputJson = (input: unknown): string =>
+  typeof input === "object" && input !== null && !Array.isArray(input) && Object.keys(input).length > 0
+    ? JSON.stringify(input)
+    : ""

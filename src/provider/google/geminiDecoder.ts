@@ -1,0 +1,161 @@
+import { Effect, Either, Schema } from "effect"
+import type { FunctionCall } from "../../domain/FunctionCall"
+import type { ProviderError } from "../../domain/ProviderError"
+import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
+import { TokenUsage } from "../../domain/TokenUsage"
+import type { Decoder, DecodeStep } from "../decodeWith"
+import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
+import type { SseFrame } from "../sse/Sse"
+
+const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
+const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
+
+const Part = Schema.Struct({
+  text: OptionalString,
+  thought: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  thoughtSignature: OptionalString,
+  functionCall: Schema.optional(Schema.NullOr(Schema.Struct({
+    name: Schema.String,
+    args: Schema.optional(Schema.Unknown),
+    id: OptionalString
+  })))
+})
+
+/** One `GenerateContentResponse` chunk (lenient: unknown part kinds are ignored). */
+const GeminiChunk = Schema.Struct({
+  candidates: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+    content: Schema.optional(Schema.NullOr(Schema.Struct({ parts: Schema.optional(Schema.NullOr(Schema.Array(Part))) }))),
+    finishReason: OptionalString
+  })))),
+  promptFeedback: Schema.optional(Schema.NullOr(Schema.Struct({ blockReason: OptionalString }))),
+  usageMetadata: Schema.optional(Schema.NullOr(Schema.Struct({
+    promptTokenCount: OptionalNumber,
+    candidatesTokenCount: OptionalNumber,
+    thoughtsTokenCount: OptionalNumber,
+    totalTokenCount: OptionalNumber
+  }))),
+  error: Schema.optional(Schema.Unknown)
+})
+type GeminiChunk = typeof GeminiChunk.Type
+
+const decodeChunk = Schema.decodeUnknownEither(GeminiChunk)
+
+export const geminiFinishReasonOf = (raw: string): FinishReason => {
+  switch (raw) {
+    case "STOP":
+      return "stop"
+    case "MAX_TOKENS":
+      return "length"
+    case "SAFETY":
+    case "RECITATION":
+    case "BLOCKLIST":
+    case "PROHIBITED_CONTENT":
+    case "SPII":
+    case "IMAGE_SAFETY":
+      return "content_filter"
+    default:
+      return "other"
+  }
+}
+
+const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Decodes Gemini SSE chunks: text parts as text, `thought: true` parts as reasoning, the first
+ * `functionCall` part as a `ToolCall` with its `thoughtSignature` (Gemini sends arguments whole,
+ * so there is nothing to repair), usage with the finish, `finishReason` mapped (MAX_TOKENS ⇒
+ * length, SAFETY and friends ⇒ content_filter). Gemini has no end marker: a body that closes
+ * without a finish reason is a `Network` error.
+ */
+export const makeGeminiDecoder = (options: { readonly provider: string }): Decoder<SseFrame, ProviderEvent, ProviderError> => {
+  let callEmitted = false
+  let finished = false
+  let sawFrames = false
+  let done = false
+  const keepAlive = ProviderEvent.KeepAlive()
+
+  const apply = (chunk: GeminiChunk, out: Array<ProviderEvent>): Effect.Effect<void, ProviderError> | undefined => {
+    if (chunk.error !== undefined && chunk.error !== null) {
+      done = true
+      return Effect.fail(fromStreamErrorPayload(options.provider, chunk))
+    }
+    const candidate = chunk.candidates?.[0]
+    for (const part of candidate?.content?.parts ?? []) {
+      if (part.functionCall) {
+        if (callEmitted) continue
+        callEmitted = true
+        const fn = part.functionCall
+        const call: FunctionCall = {
+          name: fn.name,
+          args: isRecord(fn.args) ? fn.args : {},
+          ...(fn.id ? { id: fn.id } : {}),
+          ...(part.thoughtSignature ? { thoughtSignature: part.thoughtSignature } : {})
+        }
+        out.push(ProviderEvent.ToolCall({ call }))
+      } else if (part.text) {
+        out.push(part.thought ? ProviderEvent.ReasoningDelta({ text: part.text }) : ProviderEvent.TextDelta({ text: part.text }))
+      }
+    }
+    const blocked = chunk.promptFeedback?.blockReason
+    const reason = candidate?.finishReason
+      ? geminiFinishReasonOf(candidate.finishReason)
+      : blocked
+      ? "content_filter"
+      : undefined
+    const usage = chunk.usageMetadata
+    // Usage is cumulative on every chunk: report it with the finish (and any correction after).
+    if (usage && (reason !== undefined || finished)) {
+      const inputTokens = usage.promptTokenCount ?? 0
+      const outputTokens = (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0)
+      out.push(ProviderEvent.Usage({
+        usage: TokenUsage({ inputTokens, outputTokens, totalTokens: usage.totalTokenCount ?? inputTokens + outputTokens })
+      }))
+    }
+    if (reason !== undefined && !finished) {
+      finished = true
+      out.push(ProviderEvent.Finish({ reason: reason === "stop" && callEmitted ? "tool_calls" : reason }))
+    }
+    return undefined
+  }
+
+  const push = (frames: Iterable<SseFrame>): DecodeStep<ProviderEvent, ProviderError> => {
+    const out: Array<ProviderEvent> = []
+    let then: Effect.Effect<void, ProviderError> | undefined
+    for (const frame of frames) {
+      sawFrames = true
+      if (frame._tag === "Comment") {
+        out.push(keepAlive)
+        continue
+      }
+      const parsed = parseJson(frame.data)
+      if (!parsed.ok) {
+        then = Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`))
+        done = true
+        break
+      }
+      const decoded = decodeChunk(parsed.value)
+      if (Either.isLeft(decoded)) {
+        then = Effect.fail(invalidResponse(options.provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`))
+        done = true
+        break
+      }
+      then = apply(decoded.right, out)
+      if (done) break
+    }
+    return { out, then, done }
+  }
+
+  return {
+    push,
+    end: () => (done || finished ? { out: [] } : { out: [], then: Effect.fail(endedEarly(options.provider, sawFrames)) })
+  }
+}
