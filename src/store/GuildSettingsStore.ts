@@ -1,4 +1,6 @@
-import { Context, type Effect } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { DbFlag, flagValue, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
 
 /**
@@ -32,7 +34,54 @@ export interface GuildSettingsStoreShape {
   ) => Effect.Effect<void, StoreError>
 }
 
+const STORE = "GuildSettingsStore"
+
+// Unknown names (a capability a newer version wrote) are read as plain strings and skipped.
+const CapabilityRow = Schema.Struct({ capability: Schema.String, enabled: DbFlag })
+
+const make: Effect.Effect<GuildSettingsStoreShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const get = Effect.fn("GuildSettingsStore.get")(
+    function* (guildId: string) {
+      const rows = yield* sql`SELECT capability, enabled FROM guild_capabilities WHERE guild_id = ${guildId}`
+      const decoded = yield* Schema.decodeUnknown(Schema.Array(CapabilityRow))(rows)
+      const settings: Record<GuildCapability, boolean> = { ...defaultGuildSettings }
+      for (const row of decoded) {
+        if (isGuildCapability(row.capability)) settings[row.capability] = row.enabled
+      }
+      return settings
+    },
+    Effect.mapError(storeFailure(STORE, "get"))
+  )
+
+  const isEnabled = Effect.fn("GuildSettingsStore.isEnabled")(
+    function* (guildId: string, capability: GuildCapability) {
+      const rows = yield* sql`SELECT capability, enabled FROM guild_capabilities
+        WHERE guild_id = ${guildId} AND capability = ${capability}`
+      const decoded = yield* Schema.decodeUnknown(Schema.Array(CapabilityRow))(rows)
+      return decoded[0]?.enabled ?? defaultGuildSettings[capability]
+    },
+    Effect.mapError(storeFailure(STORE, "isEnabled"))
+  )
+
+  const setCapability = Effect.fn("GuildSettingsStore.setCapability")(
+    function* (guildId: string, capability: GuildCapability, enabled: boolean) {
+      const now = yield* Clock.currentTimeMillis
+      yield* sql`INSERT INTO guild_capabilities (guild_id, capability, enabled, updated_at)
+        VALUES (${guildId}, ${capability}, ${flagValue(enabled)}, ${now})
+        ON CONFLICT (guild_id, capability) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at`
+    },
+    Effect.mapError(storeFailure(STORE, "setCapability"))
+  )
+
+  return { get, isEnabled, setCapability }
+})
+
 export class GuildSettingsStore extends Context.Tag("loopcord/store/GuildSettingsStore")<
   GuildSettingsStore,
   GuildSettingsStoreShape
->() {}
+>() {
+  /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
+  static readonly layer = Layer.effect(this, make)
+}

@@ -1,4 +1,6 @@
-import { Context, type Effect } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { personaKey, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
 
 /**
@@ -27,7 +29,54 @@ export interface ShortTermMemoryStoreShape {
   ) => Effect.Effect<void, StoreError>
 }
 
+
+const STORE = "ShortTermMemoryStore"
+
+const scopeKey = (scope: MemoryScope): string => (scope.kind === "guild" ? `guild:${scope.guildId}` : `dm:${scope.userId}`)
+
+const MemoryRow = Schema.Struct({
+  memory: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
+})
+
+const make: Effect.Effect<ShortTermMemoryStoreShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const get = Effect.fn("ShortTermMemoryStore.get")(
+    function* (scope: MemoryScope, personaId: string | undefined) {
+      const rows = yield* sql`SELECT memory FROM short_term_memory
+        WHERE scope_key = ${scopeKey(scope)} AND persona_key = ${personaKey(personaId)}`
+      const row = rows[0]
+      if (row === undefined) return {}
+      const decoded = yield* Schema.decodeUnknown(MemoryRow)(row)
+      return decoded.memory
+    },
+    Effect.mapError(storeFailure(STORE, "get"))
+  )
+
+  const replace = Effect.fn("ShortTermMemoryStore.replace")(
+    function* (scope: MemoryScope, personaId: string | undefined, memory: ShortTermMemory) {
+      const key = scopeKey(scope)
+      const persona = personaKey(personaId)
+      if (Object.keys(memory).length === 0) {
+        yield* sql`DELETE FROM short_term_memory WHERE scope_key = ${key} AND persona_key = ${persona}`
+        return
+      }
+      const now = yield* Clock.currentTimeMillis
+      yield* sql`INSERT INTO short_term_memory (scope_key, persona_key, memory, updated_at)
+        VALUES (${key}, ${persona}, ${JSON.stringify(memory)}, ${now})
+        ON CONFLICT (scope_key, persona_key)
+        DO UPDATE SET memory = excluded.memory, updated_at = excluded.updated_at`
+    },
+    Effect.mapError(storeFailure(STORE, "replace"))
+  )
+
+  return { get, replace }
+})
+
 export class ShortTermMemoryStore extends Context.Tag("loopcord/store/ShortTermMemoryStore")<
   ShortTermMemoryStore,
   ShortTermMemoryStoreShape
->() {}
+>() {
+  /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
+  static readonly layer = Layer.effect(this, make)
+}

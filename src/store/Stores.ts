@@ -1,0 +1,47 @@
+import type { SqlClient } from "@effect/sql"
+import { Layer } from "effect"
+import type { StoreConfig } from "../config/StoreConfig"
+import type { GuildMcpRegistry } from "../mcp/GuildMcpRegistry"
+import type { ToolUsageStats } from "../tools/ToolUsageStats"
+import * as Database from "./Database"
+import type { DatabaseTarget } from "./DatabaseUrl"
+import { EnabledChannelStore } from "./EnabledChannelStore"
+import * as GuildMcpRegistryStore from "./GuildMcpRegistryStore"
+import { GuildSettingsStore } from "./GuildSettingsStore"
+import { PersonaBlockStore } from "./PersonaBlockStore"
+import { ShortTermMemoryStore } from "./ShortTermMemoryStore"
+import { ToolUsageStore } from "./ToolUsageStore"
+
+/** Every service the store module provides. */
+export type Stores =
+  | ShortTermMemoryStore
+  | PersonaBlockStore
+  | EnabledChannelStore
+  | GuildSettingsStore
+  | GuildMcpRegistry
+  | ToolUsageStore
+  | ToolUsageStats
+
+/** All stores over one SqlClient (already migrated: see `Database.layer`). */
+export const layerWithoutDatabase: Layer.Layer<Stores, never, SqlClient.SqlClient> = Layer.mergeAll(
+  ShortTermMemoryStore.layer,
+  PersonaBlockStore.layer,
+  EnabledChannelStore.layer,
+  GuildSettingsStore.layer,
+  GuildMcpRegistryStore.layer(),
+  ToolUsageStore.statsLayer.pipe(Layer.provideMerge(ToolUsageStore.layer))
+)
+
+/** All stores over the database the target names (opened and migrated once, shared by all). */
+export const layer = (target: DatabaseTarget): Layer.Layer<Stores, Database.DatabaseError> =>
+  layerWithoutDatabase.pipe(Layer.provide(Database.layer(target)))
+
+/** All stores over `DATABASE_URL`: what `main.ts` provides. */
+export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfig> = layerWithoutDatabase.pipe(
+  Layer.provide(Database.layerConfig)
+)
+
+/** All stores over a fresh in-memory SQLite database (tests of other modules, the terminal demo). */
+export const layerMemory: Layer.Layer<Stores, Database.DatabaseError> = layerWithoutDatabase.pipe(
+  Layer.provide(Database.layerMemory)
+)
