@@ -1,0 +1,17 @@
+import { Context, Layer, Redacted } from "effect"
+
+/**
+ * Where a turn may be generated (spec §5 plan): the primary model, then the fallback chain, and
+ * the API keys every model rotates through. An empty key list means a keyless endpoint
+ * (Ollama, llama.cpp…): one attempt per model with no key.
+ */
+export interface RoutePlanShape {
+  readonly models: ReadonlyArray<string>
+  readonly keys: ReadonlyArray<Redacted.Redacted<string>>
+}
+
+export class RoutePlan extends Context.Tag("loopcord/loop/RoutePlan")<RoutePlan, RoutePlanShape>() {
+  /** A plan from plain values (tests, embedding). */
+  static readonly make = (models: ReadonlyArray<string>, keys: ReadonlyArray<string> = []) =>
+    Layer.succeed(RoutePlan, { models, keys: keys.map((key) => Redacted.make(key)) })
+}

@@ -1,0 +1,206 @@
+import { Cause, Effect, Option } from "effect"
+import { ResponseSink } from "../chat/ResponseSink"
+import { UserNotice } from "../chat/UserNotice"
+import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
+import { keyErrorKind } from "../domain/ProviderError"
+import type { Sticker } from "../domain/Sticker"
+import { addUsage, type TokenUsage } from "../domain/TokenUsage"
+import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
+import type { AttemptRecord, ToolCallRecord, TurnResult } from "../domain/TurnResult"
+import { LanguageModel } from "../provider/LanguageModel"
+import type { AttemptInfo } from "./AttemptInfo"
+import { CurrentTurn } from "./CurrentTurn"
+import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
+import { KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
+import { type AttemptFailure, attemptFailure } from "./policy"
+import { RoutePlan } from "./RoutePlan"
+import { runToolLoopDetailed, type ToolLoopOutcome, type ToolLoopServices } from "./runToolLoop"
+import { TurnSignals } from "./TurnSignals"
+
+export type GenerationTurnServices = ToolLoopServices | RoutePlan | KeyPool
+
+/** Failure details shown in the fallback notice are whitespace-collapsed and capped (spec §5). */
+const FAILURE_DETAIL_MAX = 600
+
+const collapse = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, FAILURE_DETAIL_MAX)
+
+/** What a replacement attempt inherits from the failed ones (design §2 decision 4). */
+interface Carry {
+  readonly prefill: string
+  readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
+  readonly toolResponseDelivered: boolean
+  readonly stickerSelection: Sticker | null | undefined
+}
+
+/** One finished attempt, for the report and the aggregate. */
+interface Finished {
+  readonly model: string
+  readonly keyIndex: number
+  readonly info: AttemptInfo
+  readonly outcome: ToolLoopOutcome
+}
+
+const lastPass = (outcome: ToolLoopOutcome): PassResult | undefined => outcome.result.passes[outcome.result.passes.length - 1]
+
+const failureDetail = (failure: AttemptFailure, last: PassResult | undefined): string => {
+  if (last?._tag === "Error") return collapse(last.error.message)
+  if (failure === "StreamTimeout" && last?._tag === "Timeout") {
+    return last.phase === "first_token" ? "no answer before the first-token timeout" : "the stream stalled"
+  }
+  return "the model produced a malformed tool call"
+}
+
+/**
+ * The outer tier (spec §5, design §2 decision 4): tries the primary model, then each fallback;
+ * per model up to 3 keys of the rotation pool. Only a provider `error` rotates the key (and
+ * rests it); a stream timeout or a malformed call goes to the next model. Text a failed attempt
+ * delivered stays: the next attempt continues it (prefill) with its tool history, so nothing
+ * the user saw is deleted, repeated or redone. Never fails except under user impersonation.
+ */
+export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Effect.fn.Return<
+  TurnResult,
+  ImpersonationAbortedError,
+  GenerationTurnServices
+> {
+  const plan = yield* RoutePlan
+  const pool = yield* KeyPool
+  const turn = yield* CurrentTurn
+  const signals = yield* TurnSignals
+  const sink = yield* ResponseSink
+  const provider = (yield* LanguageModel).name
+  const surfaced = turn.shouldSurfaceUserErrors && !turn.isUserImpersonation
+
+  const finished: Array<Finished> = []
+  const failures: Array<{ readonly model: string; readonly detail: string }> = []
+  let carry: Carry = { prefill: "", functionHistory: [], toolResponseDelivered: false, stickerSelection: undefined }
+  // The latest stream-timeout notice an attempt kept quiet because another attempt was pending.
+  let deferredTimeout: UserNotice | undefined
+
+  const report = (status: TurnStatus, extra: { readonly defect?: boolean } = {}): TurnResult => {
+    const outcomes = finished.map((attempt) => attempt.outcome)
+    const final = outcomes[outcomes.length - 1]
+    const thoughtLog = outcomes.reduce<ThoughtLogPayload | undefined>((latest, o) => o.result.thoughtLog ?? latest, undefined)
+    const sticker = final?.stickerSelection ?? carry.stickerSelection
+    const attempts: Array<AttemptRecord> = finished.map((attempt) => ({
+      model: attempt.model,
+      keyIndex: attempt.keyIndex,
+      status: attempt.outcome.result.status
+    }))
+    return {
+      status,
+      text: extra.defect === true ? "" : final?.result.text ?? "",
+      iterations: outcomes.reduce((total, o) => total + o.result.passes.length, 0),
+      attempts,
+      toolCalls: outcomes.flatMap((o): ReadonlyArray<ToolCallRecord> => o.result.toolCalls),
+      usage: outcomes.reduce<TokenUsage | undefined>((total, o) => addUsage(total, o.result.usage), undefined),
+      toolResponseDelivered: outcomes.some((o) => o.result.toolResponseDelivered),
+      ...(thoughtLog === undefined ? {} : { thoughtLog }),
+      ...(sticker === undefined || sticker === null ? {} : { stickerSelection: sticker })
+    }
+  }
+
+  for (const [modelIndex, model] of plan.models.entries()) {
+    const lastModel = modelIndex === plan.models.length - 1
+    const tried = new Set<number>()
+    let current: Finished | undefined
+    let failure: AttemptFailure = "Terminal"
+
+    while (true) {
+      const next = yield* pool.next(plan.keys.length, tried)
+      if (Option.isNone(next)) break
+      const keyIndex = next.value
+      tried.add(keyIndex)
+      const hasFallbackKey = tried.size < MAX_KEY_ATTEMPTS && (yield* pool.hasAnother(plan.keys.length, tried))
+      const info: AttemptInfo = {
+        provider,
+        model,
+        suppressUserErrors: hasFallbackKey || !lastModel || !turn.shouldSurfaceUserErrors
+      }
+
+      const run = yield* runToolLoopDetailed({
+        attempt: info,
+        apiKey: plan.keys[keyIndex],
+        functionHistory: carry.functionHistory,
+        prefill: carry.prefill,
+        toolResponseDelivered: carry.toolResponseDelivered,
+        ...(carry.stickerSelection === undefined ? {} : { stickerSelection: carry.stickerSelection })
+      }).pipe(
+        Effect.annotateLogs({ model, keyIndex }),
+        Effect.map((outcome) => ({ _tag: "Ran" as const, outcome })),
+        Effect.catchAllDefect((defect) => Effect.succeed({ _tag: "Defect" as const, defect }))
+      )
+      if (run._tag === "Defect") {
+        // A bug inside an attempt: status `error`, and no further fallback (spec §5).
+        yield* Effect.logError("generation attempt failed with a defect", Cause.die(run.defect))
+        finished.push({
+          model,
+          keyIndex,
+          info,
+          outcome: {
+            result: { status: "error", text: "", passes: [], toolCalls: [], usage: undefined, toolResponseDelivered: false },
+            unansweredText: carry.prefill,
+            functionHistory: carry.functionHistory,
+            stickerSelection: carry.stickerSelection
+          }
+        })
+        // Under impersonation the failure belongs to the front that impersonated.
+        if (turn.isUserImpersonation) return yield* Effect.die(run.defect)
+        if (surfaced) yield* sink.notice(UserNotice.ProviderFailed({ detail: "an internal error ended the reply" }))
+        return report("error", { defect: true })
+      }
+
+      current = { model, keyIndex, info, outcome: run.outcome }
+      finished.push(current)
+      const last = lastPass(run.outcome)
+      failure = attemptFailure(run.outcome.result.status, last)
+      if (failure !== "Terminal") {
+        carry = {
+          prefill: run.outcome.unansweredText,
+          functionHistory: run.outcome.functionHistory,
+          toolResponseDelivered: carry.toolResponseDelivered || run.outcome.result.toolResponseDelivered,
+          stickerSelection: run.outcome.stickerSelection
+        }
+      }
+      if (last?._tag === "Timeout" && info.suppressUserErrors) {
+        deferredTimeout = UserNotice.StreamTimeout({ provider, phase: last.phase })
+      }
+      if (failure === "ProviderError" && last?._tag === "Error") {
+        yield* pool.recordError(keyIndex, keyErrorKind(last.error))
+        if (hasFallbackKey) continue
+      } else if (run.outcome.result.status !== "timeout") {
+        yield* pool.recordSuccess(keyIndex)
+      }
+      break
+    }
+
+    if (current === undefined) continue
+    const last = lastPass(current.outcome)
+    if (failure !== "Terminal" && !lastModel) {
+      failures.push({ model, detail: failureDetail(failure, last) })
+      continue
+    }
+
+    // Finalize: the answer (or the last failure) of this attempt is the turn's.
+    const status = current.outcome.result.status
+    if (status === "completed" && modelIndex > 0) {
+      const pending = yield* signals.current
+      if (Option.isSome(pending)) {
+        // The user already moved on (stop / new message): no fallback notice, the request is spent.
+        yield* pending.value._tag === "Stop" ? signals.clearStop : signals.clearFollowUp
+      } else if (surfaced) {
+        yield* sink.notice(UserNotice.FallbackUsed({ model, failures }))
+      }
+    }
+    if (surfaced && (status === "timeout" || status === "error") && deferredTimeout !== undefined) {
+      const shownByFinal = last?._tag === "Timeout" && !current.info.suppressUserErrors
+      if (!shownByFinal) yield* sink.notice(deferredTimeout)
+    }
+    if (surfaced && status === "error" && last?._tag === "Error") {
+      yield* sink.notice(UserNotice.ProviderFailed({ detail: collapse(last.error.message) }))
+    }
+    return report(status)
+  }
+
+  // No model to try at all (an empty plan): defensive, as in the reference.
+  return report("skipped")
+})
