@@ -81,6 +81,10 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
         }).pipe(
           Effect.ensuring(pool.touch(config, session)),
           Effect.catchTag("McpCallError", (error) => {
+            if (error.reason === "transport") {
+              // The connection is gone (closed, broken stream): the next use must reconnect.
+              return Effect.zipRight(pool.invalidate(config, session), new ToolError({ tool: declaredName, error: error.message }))
+            }
             if (error.reason !== "session_expired") return new ToolError({ tool: declaredName, error: error.message })
             // Re-establish once; the call already sent is not replayed (it may have side effects).
             return pool.invalidate(config, session).pipe(

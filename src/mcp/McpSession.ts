@@ -1,5 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import type { Effect } from "effect"
+import type { Effect, Option, Ref } from "effect"
 import type { JsonSchemaObject } from "../domain/ToolDeclaration"
 import type { McpTransportKind } from "./McpErrors"
 
@@ -21,6 +21,8 @@ export interface McpSession {
   readonly tools: ReadonlyArray<McpToolInfo>
   /** Closes the client and its transport; never fails, safe to run twice. */
   readonly close: Effect.Effect<void>
+  /** Why the connection was closed because a response stream broke (cap reached, server gone). */
+  readonly streamFailure: Ref.Ref<Option.Option<string>>
 }
 
 /** Provider tool names must match `^[A-Za-z0-9_-]{1,64}$` (OpenAI, Anthropic, Gemini all agree on this subset). */

@@ -1,6 +1,6 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Option, Ref } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { McpCallError } from "./McpErrors"
 import type { McpCallOutput } from "./mcpResult"
@@ -53,6 +53,11 @@ export const callMcpTool = (
     },
     catch: (cause) => classifyCallFailure(session, tool, cause)
   }).pipe(
+    Effect.catchAll((error) =>
+      Effect.flatMap(Ref.get(session.streamFailure), (reason) =>
+        Effect.fail(Option.isSome(reason) && error.reason === "transport" ? new McpCallError({ server: error.server, tool: error.tool, reason: error.reason, detail: reason.value }) : error)
+      )
+    ),
     Effect.timeoutFail({
       duration: options.timeout,
       onTimeout: () =>

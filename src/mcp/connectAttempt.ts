@@ -3,7 +3,7 @@ import { SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Duration, Effect, Exit } from "effect"
+import { Duration, Effect, Exit, Option, Ref, Runtime } from "effect"
 import type { McpAttemptFailure, McpTransportKind } from "./McpErrors"
 import { type McpSession, type McpToolInfo, normalizeInputSchema, providerSafeName } from "./McpSession"
 
@@ -38,6 +38,14 @@ export const classifyAttemptFailure = (transport: McpTransportKind, cause: unkno
   const code = errorCode(cause)
   return { transport, reason: "network", detail: shortText(code === undefined ? message : `${message} (${code})`) }
 }
+
+/**
+ * A response stream that broke mid-way (the SDK reports it only through `onerror`). A stream we
+ * aborted ourselves (a killed or timed-out call) is not broken: the session stays usable.
+ */
+const isBrokenStream = (error: Error): boolean =>
+  /exceeds the maximum allowed size/.test(error.message) ||
+  (/SSE stream disconnected/.test(error.message) && !/AbortError|aborted/i.test(error.message))
 
 /** Closes client and transport, swallowing errors: cleanup must never fail or block the caller's exit. */
 export const closeQuietly = (client: Client, transport: Transport): Effect.Effect<void> =>
@@ -85,15 +93,35 @@ export const runAttempt = (
     const transport = yield* attempt.open
     const client = new Client(CLIENT_INFO, { capabilities: {} })
     const close = closeQuietly(client, transport)
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const streamFailure = yield* Ref.make(Option.none<string>())
+    client.onerror = (error) => {
+      // The SDK leaves a request pending forever when the stream carrying its answer breaks
+      // (cut off at the response cap, server gone): closing rejects every pending request now,
+      // and the pool drops the session, so the next use reconnects.
+      if (!isBrokenStream(error)) return
+      const reason = shortText(error.message)
+      runFork(
+        Ref.set(streamFailure, Option.some(reason)).pipe(
+          Effect.zipRight(Effect.logWarning(`MCP server '${server}': ${reason}; closing the connection`)),
+          Effect.zipRight(close)
+        )
+      )
+    }
     const tools = yield* Effect.tryPromise({
       // The SDK timer is a backstop only; the Effect deadline below is the one that counts.
       try: (signal) => client.connect(transport, { signal, timeout: Math.max(timeoutMs, 1) * 2 }),
       catch: (cause) => classifyAttemptFailure(attempt.kind, cause)
     }).pipe(
       Effect.zipRight(listAllTools(client, attempt.kind)),
+      Effect.catchAll((failure) =>
+        Effect.flatMap(Ref.get(streamFailure), (reason) =>
+          Effect.fail(Option.isSome(reason) ? { transport: attempt.kind, reason: "network" as const, detail: reason.value } : failure)
+        )
+      ),
       Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : close))
     )
-    const session: McpSession = { server, transport: attempt.kind, client, tools, close }
+    const session: McpSession = { server, transport: attempt.kind, client, tools, close, streamFailure }
     return session
   })
   return connectAndDiscover.pipe(

@@ -229,3 +229,14 @@ export const deadPortUrl = async (): Promise<string> => {
   await closeServer(server)
   return `http://127.0.0.1:${port}/mcp`
 }
+
+/** Answers every request with a redirect to `location` (the guarded fetch must not follow it). */
+export const startRedirectServer = async (location: string, status = 307): Promise<TestHttpServer> => {
+  const log = newServerLog()
+  const server = createServer((req, res) => {
+    record(log, req, res)
+    res.writeHead(status, { location }).end()
+  })
+  const port = await listen(server)
+  return { url: `http://127.0.0.1:${port}/mcp`, port, log, close: () => closeServer(server) }
+}

@@ -8,8 +8,10 @@ import { GuildMcpPool } from "../../../src/mcp/GuildMcpPool"
 import type { GuildMcpServerConfig } from "../../../src/mcp/GuildMcpRegistry"
 import { GuildMcpTools } from "../../../src/mcp/GuildMcpTools"
 import { InMemoryGuildMcpRegistry } from "../../../src/mcp/InMemoryGuildMcpRegistry"
+import type { AvailabilityContext } from "../../../src/tools/Tool"
 import { ToolContext, type ToolContextShape } from "../../../src/tools/ToolContext"
-import { makeTurnState } from "../../../src/tools/TurnState"
+import { ToolRegistry } from "../../../src/tools/ToolRegistry"
+import { initialTurnFlags, makeTurnState } from "../../../src/tools/TurnState"
 import { loopbackConnector } from "../fakeWeb/loopbackConnector"
 
 /** Starts a test server for the current scope; it is closed when the scope closes. */
@@ -111,3 +113,21 @@ export const makeToolContext = (overrides: Partial<ToolContextShape> = {}) =>
   })
 
 export const provideToolContext = (context: ToolContextShape) => Effect.provideService(ToolContext, context)
+
+/** The real ToolRegistry fed by the guild MCP tool source, plus the guild MCP stack. */
+export const registryWithGuildMcp = (options: GuildMcpTestOptions = {}) => {
+  const guild = guildMcpLayer(options)
+  return {
+    layer: ToolRegistry.layer.pipe(Layer.provide(GuildMcpTools.toolSource), Layer.provideMerge(guild.layer)),
+    connector: guild.connector
+  }
+}
+
+/** A turn in guild-1 for `toolsForTurn`. */
+export const guildTurn: AvailabilityContext = {
+  provider: "openai-compatible",
+  model: "test-model",
+  guildId: "guild-1",
+  channelId: "channel-1",
+  flags: initialTurnFlags
+}
