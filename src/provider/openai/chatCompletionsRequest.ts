@@ -19,7 +19,7 @@ type ContentPart =
 /** OpenAI allows `name` only as `^[a-zA-Z0-9_-]{1,64}$`; Discord display names are freer. */
 export const sanitizeName = (name: string | undefined): string | undefined => {
   if (name === undefined) return undefined
-  const cleaned = name.normalize("NFKD").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64)
+  const cleaned = name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64)
   return cleaned.length > 0 ? cleaned : undefined
 }
 
