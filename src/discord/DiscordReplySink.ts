@@ -28,8 +28,8 @@ const MAX_HELD_CHARACTERS = 200
 
 export interface DiscordReplySinkOptions {
   readonly minEditInterval?: Duration.DurationInput
-  /** Waits while the channel's rate-limit bucket is empty (so the latest text is sent when it refills). */
-  readonly awaitBucket?: (channelId: string) => Effect.Effect<void>
+  /** Waits while one of these rate-limit buckets is empty (so the latest text is sent when it refills). */
+  readonly awaitBucket?: (keys: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 export interface DiscordReplySink {
@@ -105,7 +105,7 @@ export const makeDiscordReplySink = (
         const slot = current.layout.slots[step.index]
         if (slot === undefined) return
         yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: true }))
-        yield* awaitBucket(target.channelId)
+        yield* awaitBucket(yield* target.rateLimitKeys)
         // Read again after waiting: the latest text is what gets sent.
         const latest = (yield* SubscriptionRef.get(state)).layout.slots[step.index] ?? slot
         const content = latest.desired._tag === "Text" ? latest.desired.content : undefined

@@ -95,9 +95,10 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         const identity = { username: webhookUsername(persona.name), ...(persona.avatarUrl === undefined ? {} : { avatarURL: persona.avatarUrl }) }
         // Messages that went out as the bot are edited as the bot.
         const viaFallback = yield* Ref.make(new Set<string>())
+        const lastWebhookId = yield* Ref.make<string | undefined>(undefined)
 
         const execute = (webhook: ChannelWebhook, message: OutgoingMessage) =>
-          Effect.tryPromise({
+          Effect.zipRight(Ref.set(lastWebhookId, webhook.id), Effect.tryPromise({
             try: (): Promise<{ readonly id: string }> =>
               webhook.send({
                 ...(message._tag === "Text" ? { content: message.content } : { embeds: [message.embed] }),
@@ -106,7 +107,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
                 allowedMentions: NO_MENTIONS
               }),
             catch: (error) => error
-          })
+          }))
 
         /** Sends through the cached webhook; a deleted one is recreated and the send retried once. */
         const sendViaWebhook = (message: OutgoingMessage): Effect.Effect<Option.Option<string>, DeliveryError> =>
@@ -150,7 +151,8 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             return replacement
           })
 
-        return { channelId: channel.id, send, edit }
+        const rateLimitKeys = Effect.map(Ref.get(lastWebhookId), (webhookId) => (webhookId === undefined ? [channel.id] : [channel.id, webhookId]))
+        return { channelId: channel.id, rateLimitKeys, send, edit }
       })
 
     return { target, forget } as const

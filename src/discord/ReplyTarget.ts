@@ -14,8 +14,10 @@ export type OutgoingMessage =
  * webhook. Every call passes `allowedMentions` that ping nobody.
  */
 export interface ReplyTarget {
-  /** The channel written to (threads included), for the rate-limit gauge. */
+  /** The channel written to (threads included). */
   readonly channelId: string
+  /** The ids whose rate-limit buckets this target's requests use (channel, webhook). */
+  readonly rateLimitKeys: Effect.Effect<ReadonlyArray<string>>
   /** Posts a message and returns its id. */
   readonly send: (message: OutgoingMessage) => Effect.Effect<string, DeliveryError>
   /** Edits a message this target posted; returns the id now holding the content (a re-post gets a new one). */
@@ -32,6 +34,7 @@ const payload = (message: OutgoingMessage) =>
 export const channelReplyTarget = (channel: SendableChannels, replyTo: string | undefined): Effect.Effect<ReplyTarget> =>
   Effect.map(Ref.make(replyTo), (pendingReply): ReplyTarget => ({
     channelId: channel.id,
+    rateLimitKeys: Effect.succeed([channel.id]),
     send: (message) =>
       Effect.gen(function*() {
         const reference = yield* Ref.getAndSet(pendingReply, undefined)

@@ -30,6 +30,7 @@ const memoryTarget = (options: { readonly latency?: Duration.DurationInput; read
       }).pipe(Effect.ensuring(Ref.update(inFlight, (n) => n - 1)))
     const target: ReplyTarget = {
       channelId: "c1",
+      rateLimitKeys: Effect.succeed(["c1"]),
       send: (message) =>
         request(Effect.gen(function*() {
           if (options.failSendsWith !== undefined) return yield* Effect.fail(options.failSendsWith)

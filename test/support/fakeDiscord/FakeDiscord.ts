@@ -333,7 +333,7 @@ export class FakeDiscord {
     return this.requests.filter((request) => request.method === method && path.test(request.path))
   }
 
-  /** Resolves once `predicate` holds (checked after every request and dispatch). */
+  /** Resolves once `predicate` holds (checked after every request and dispatch, and every 10 ms for client-side state). */
   waitFor(predicate: () => boolean, timeoutMs = 5000, what = "condition"): Promise<void> {
     if (predicate()) return Promise.resolve()
     return new Promise((resolve, reject) => {
@@ -342,6 +342,7 @@ export class FakeDiscord {
         cleanup()
         resolve()
       }
+      const poll = setInterval(check, 10)
       const timer = setTimeout(() => {
         cleanup()
         const recent = this.requests.slice(-15).map((request) => `${request.method} ${request.path} → ${request.status}`).join("\n  ")
@@ -349,6 +350,7 @@ export class FakeDiscord {
       }, timeoutMs)
       const cleanup = () => {
         clearTimeout(timer)
+        clearInterval(poll)
         this.changes.off("change", check)
       }
       this.changes.on("change", check)

@@ -1,0 +1,98 @@
+import {
+  InteractionContextType,
+  PermissionFlagsBits,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  SlashCommandBuilder
+} from "discord.js"
+import { GUILD_CAPABILITIES } from "../../store/GuildSettingsStore"
+
+/** The slash commands the bot registers at start-up (bulk overwrite). */
+
+const kill = new SlashCommandBuilder()
+  .setName("kill")
+  .setDescription("Stop the bot's reply in this channel at once (queued replies are cancelled first)")
+  .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+
+const channel = new SlashCommandBuilder()
+  .setName("channel")
+  .setDescription("Choose whether the bot answers every message in this channel")
+  .setContexts(InteractionContextType.Guild)
+  .setDefaultMemberPermissions(PermissionFlagsBits.ManageChannels)
+  .addSubcommand((sub) => sub.setName("enable").setDescription("Answer every message in this channel, not only mentions and replies"))
+  .addSubcommand((sub) => sub.setName("disable").setDescription("Answer only mentions and replies in this channel"))
+
+const mcp = new SlashCommandBuilder()
+  .setName("mcp")
+  .setDescription("Manage this server's MCP tool servers")
+  .setContexts(InteractionContextType.Guild)
+  .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild)
+  .addSubcommand((sub) =>
+    sub
+      .setName("add")
+      .setDescription("Register an MCP server (Streamable HTTP or SSE)")
+      .addStringOption((option) => option.setName("name").setDescription("Short name: letters, digits, _ or -").setRequired(true).setMaxLength(32))
+      .addStringOption((option) => option.setName("url").setDescription("The server's http(s) URL").setRequired(true).setMaxLength(2000))
+      .addStringOption((option) =>
+        option
+          .setName("type")
+          .setDescription("What the server is for (default: generic)")
+          .addChoices(
+            { name: "generic", value: "generic" },
+            { name: "url_fetcher (replaces fetch_url)", value: "url_fetcher" },
+            { name: "web_search (replaces web_search)", value: "web_search" }
+          )
+      )
+      .addStringOption((option) => option.setName("header").setDescription("A request header, e.g. 'Authorization: Bearer …' (stored, never shown)").setMaxLength(4000))
+  )
+  .addSubcommand((sub) =>
+    sub
+      .setName("remove")
+      .setDescription("Remove an MCP server")
+      .addStringOption((option) => option.setName("name").setDescription("The server's name").setRequired(true).setMaxLength(32))
+  )
+  .addSubcommand((sub) => sub.setName("list").setDescription("List this server's MCP servers and their state"))
+  .addSubcommand((sub) =>
+    sub
+      .setName("enable")
+      .setDescription("Enable an MCP server")
+      .addStringOption((option) => option.setName("name").setDescription("The server's name").setRequired(true).setMaxLength(32))
+  )
+  .addSubcommand((sub) =>
+    sub
+      .setName("disable")
+      .setDescription("Disable an MCP server (its connection is closed)")
+      .addStringOption((option) => option.setName("name").setDescription("The server's name").setRequired(true).setMaxLength(32))
+  )
+
+const tools = new SlashCommandBuilder()
+  .setName("tools")
+  .setDescription("List the tools the model can use in this channel")
+  .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+
+const capabilities = new SlashCommandBuilder()
+  .setName("capabilities")
+  .setDescription("Show or change this server's opt-in capabilities")
+  .setContexts(InteractionContextType.Guild)
+  .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild)
+  .addSubcommand((sub) => sub.setName("show").setDescription("Show every capability and whether it is on"))
+  .addSubcommand((sub) =>
+    sub
+      .setName("manage")
+      .setDescription("Turn a capability on or off")
+      .addStringOption((option) =>
+        option
+          .setName("capability")
+          .setDescription("Which capability")
+          .setRequired(true)
+          .addChoices(...GUILD_CAPABILITIES.map((name) => ({ name, value: name })))
+      )
+      .addBooleanOption((option) => option.setName("enabled").setDescription("On or off").setRequired(true))
+  )
+
+export const commandDefinitions: ReadonlyArray<RESTPostAPIChatInputApplicationCommandsJSONBody> = [
+  kill.toJSON(),
+  channel.toJSON(),
+  mcp.toJSON(),
+  tools.toJSON(),
+  capabilities.toJSON()
+]

@@ -1,0 +1,188 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber } from "effect"
+import type { Persona } from "../../src/loop/CurrentTurn"
+import { keepTyping } from "../../src/discord/TypingIndicator"
+import { makeDiscordReplySink } from "../../src/discord/DiscordReplySink"
+import { splitMessage } from "../../src/discord/messageSplitter"
+import { channelReplyTarget } from "../../src/discord/ReplyTarget"
+import { Permission, botPermissions, waitUntil } from "../support/fakeDiscord"
+import { liveDiscord, sendableChannel } from "./liveDiscord"
+
+const persona: Persona = { id: "p1", name: "Nerine", avatarUrl: "https://cdn.example/nerine.png", systemPrompt: "" }
+
+const words = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size))
+
+/** Streams `text` into the sink in small deltas with real pauses. */
+const stream = (write: (delta: string) => Effect.Effect<void, unknown>, text: string, size = 40, pause: Duration.DurationInput = "2 millis") =>
+  Effect.forEach(words(text, size), (delta) => Effect.zipRight(write(delta), Effect.sleep(pause)), { discard: true })
+
+describe("Discord delivery against a fake Discord (real discord.js)", () => {
+  it.scopedLive("a 5000-character reply with a code block arrives as valid ≤2000-character messages, fences intact, replying to the trigger, pinging nobody", () =>
+    Effect.gen(function*() {
+      const { client, fake, gauge } = yield* liveDiscord()
+      const trigger = fake.userSays(fake.channel, "write me some code", { mentionBot: true })
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const target = yield* channelReplyTarget(channel, trigger.id)
+      const reply = yield* makeDiscordReplySink(target, { minEditInterval: "100 millis", awaitBucket: gauge.awaitReset })
+      const code = Array.from({ length: 130 }, (_, i) => `def step_${i}(x):\n    return x * ${i}  # @everyone`).join("\n")
+      const text = `Sure @everyone, here it is:\n\n\`\`\`python\n${code}\n\`\`\`\n\nDone.`
+      assert.isAbove(text.length, 5000)
+      yield* stream(reply.sink.write, text, 150)
+      assert.strictEqual(yield* reply.sink.endPass("flush"), text)
+      const posted = fake.botMessages(fake.channel.id)
+      assert.deepStrictEqual(posted.map((message) => message.content), [...splitMessage(text)])
+      for (const message of posted) assert.isAtMost(message.content.length, 2000)
+      assert.isTrue(posted.slice(1).some((message) => message.content.startsWith("```python\n")))
+      assert.strictEqual(posted[0]?.replyTo, trigger.id)
+      // Every write carried allowed_mentions that parse nothing.
+      const writes = fake.requests.filter((request) => /\/channels\/\d+\/messages/.test(request.path) && (request.method === "POST" || request.method === "PATCH"))
+      assert.isAbove(writes.length, 3)
+      for (const request of writes) assert.deepStrictEqual(request.body?.["allowed_mentions"], { parse: [], replied_user: false })
+      assert.isTrue(writes.every((request) => request.status === 200))
+    }))
+
+  it.scopedLive("a 429 on an edit is waited out (Retry-After honoured) and the latest text still lands", () =>
+    Effect.gen(function*() {
+      const { client, fake, gauge } = yield* liveDiscord()
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const target = yield* channelReplyTarget(channel, undefined)
+      const reply = yield* makeDiscordReplySink(target, { minEditInterval: "50 millis", awaitBucket: gauge.awaitReset })
+      fake.failNext({ method: "PATCH", path: /^\/channels\/\d+\/messages\/\d+$/, status: 429, retryAfter: 1 })
+      const started = Date.now()
+      const text = Array.from({ length: 60 }, (_, i) => `token${i} `).join("")
+      yield* stream(reply.sink.write, text, 8, "10 millis")
+      assert.strictEqual(yield* reply.sink.endPass("flush"), text)
+      const elapsed = Date.now() - started
+      const patches = fake.requestsTo("PATCH", /^\/channels\/\d+\/messages\/\d+$/)
+      assert.strictEqual(patches.filter((request) => request.status === 429).length, 1)
+      assert.isAtLeast(elapsed, 1000)
+      assert.strictEqual(fake.botMessages(fake.channel.id)[0]?.content, text)
+    }))
+
+  it.scopedLive("a small message bucket: edits follow the rate-limit headers, no 429, final text exact", () =>
+    Effect.gen(function*() {
+      const { client, fake, gauge } = yield* liveDiscord({ messageBucket: { limit: 3, windowMs: 600 } })
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const target = yield* channelReplyTarget(channel, undefined)
+      const reply = yield* makeDiscordReplySink(target, { minEditInterval: "20 millis", awaitBucket: gauge.awaitReset })
+      const text = Array.from({ length: 120 }, (_, i) => `w${i} `).join("")
+      yield* stream(reply.sink.write, text, 6, "15 millis")
+      assert.strictEqual(yield* reply.sink.endPass("flush"), text)
+      const writes = fake.requests.filter((request) => /^\/channels\/\d+\/messages/.test(request.path) && request.method !== "GET")
+      assert.strictEqual(writes.filter((request) => request.status === 429).length, 0)
+      // ≈ 2.4 s of streaming at 3 writes per 0.6 s: a dozen or so writes, not 120.
+      assert.isAtMost(writes.length, 20)
+      assert.strictEqual(fake.botMessages(fake.channel.id)[0]?.content, text)
+    }))
+
+  it.scopedLive("a persona speaks through a cached channel webhook; a deleted webhook (10015) is recreated", () =>
+    Effect.gen(function*() {
+      const { client, fake, webhooks } = yield* liveDiscord()
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const target = yield* webhooks.target(channel, persona, yield* channelReplyTarget(channel, undefined))
+      const first = yield* makeDiscordReplySink(target, { minEditInterval: "20 millis" })
+      yield* stream(first.sink.write, "Hello from the persona. ".repeat(5), 10)
+      yield* first.sink.endPass("flush")
+      const [webhook] = fake.webhooks(fake.channel.id)
+      assert.isDefined(webhook)
+      const [message] = fake.botMessages(fake.channel.id)
+      assert.strictEqual(message?.webhookId, webhook?.id)
+      assert.strictEqual(message?.author.username, "Nerine")
+      assert.strictEqual(message?.content, "Hello from the persona. ".repeat(5))
+      const execute = fake.requestsTo("POST", /^\/webhooks\/\d+\/[^/]+$/)[0]
+      assert.strictEqual(execute?.body?.["avatar_url"], persona.avatarUrl)
+      assert.deepStrictEqual(execute?.body?.["allowed_mentions"], { parse: [], replied_user: false })
+
+      fake.deleteWebhook(webhook?.id ?? "")
+      const second = yield* makeDiscordReplySink(target, { minEditInterval: "20 millis" })
+      yield* second.sink.write("After the webhook was deleted.")
+      yield* second.sink.endPass("flush")
+      assert.isTrue(fake.requestsTo("POST", /^\/webhooks\//).some((request) => request.status === 404))
+      const [recreated] = fake.webhooks(fake.channel.id)
+      assert.isDefined(recreated)
+      assert.notStrictEqual(recreated?.id, webhook?.id)
+      const last = fake.botMessages(fake.channel.id).at(-1)
+      assert.strictEqual(last?.content, "After the webhook was deleted.")
+      assert.strictEqual(last?.webhookId, recreated?.id)
+      // Cached: one webhook creation per (re)creation, not one per message.
+      assert.strictEqual(fake.requestsTo("POST", /^\/channels\/\d+\/webhooks$/).length, 2)
+    }))
+
+  it.scopedLive("in a thread the persona uses the parent channel's webhook with thread_id", () =>
+    Effect.gen(function*() {
+      const { client, fake, webhooks } = yield* liveDiscord()
+      const thread = fake.addThread(fake.channel, "a thread")
+      yield* waitUntil(fake, "thread cached", () => client.channels.cache.has(thread.id))
+      const channel = yield* sendableChannel(client, fake, thread.id)
+      const target = yield* webhooks.target(channel, persona, yield* channelReplyTarget(channel, undefined))
+      const reply = yield* makeDiscordReplySink(target, { minEditInterval: "20 millis" })
+      yield* stream(reply.sink.write, "Replying inside the thread, streamed in pieces. ".repeat(3), 12)
+      yield* reply.sink.endPass("flush")
+      assert.strictEqual(fake.webhooks(thread.id).length, 0)
+      assert.strictEqual(fake.webhooks(fake.channel.id).length, 1)
+      const executes = fake.requestsTo("POST", /^\/webhooks\//)
+      assert.isTrue(executes.length >= 1 && executes.every((request) => request.query.get("thread_id") === thread.id))
+      const edits = fake.requestsTo("PATCH", /^\/webhooks\//)
+      assert.isTrue(edits.every((request) => request.query.get("thread_id") === thread.id))
+      assert.strictEqual(fake.botMessages(thread.id)[0]?.content, "Replying inside the thread, streamed in pieces. ".repeat(3))
+    }))
+
+  it.scopedLive("without Manage Webhooks the persona falls back to plain bot messages", () =>
+    Effect.gen(function*() {
+      const { client, fake, webhooks } = yield* liveDiscord({ botPermissions: botPermissions & ~Permission.ManageWebhooks })
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const target = yield* webhooks.target(channel, persona, yield* channelReplyTarget(channel, undefined))
+      const reply = yield* makeDiscordReplySink(target)
+      yield* reply.sink.write("Plain bot message.")
+      yield* reply.sink.endPass("flush")
+      assert.strictEqual(fake.requestsTo("POST", /webhooks/).length, 0)
+      const [message] = fake.botMessages(fake.channel.id)
+      assert.strictEqual(message?.author.id, fake.bot.id)
+      assert.strictEqual(message?.content, "Plain bot message.")
+    }))
+
+  it.scopedLive("webhook creation refused at run time (50013) also falls back, and is not retried per message", () =>
+    Effect.gen(function*() {
+      const { client, fake, webhooks } = yield* liveDiscord()
+      fake.channel.noWebhooks = true
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      for (const text of ["One.", "Two."]) {
+        const target = yield* webhooks.target(channel, persona, yield* channelReplyTarget(channel, undefined))
+        const reply = yield* makeDiscordReplySink(target)
+        yield* reply.sink.write(text)
+        yield* reply.sink.endPass("flush")
+      }
+      assert.deepStrictEqual(fake.botMessages(fake.channel.id).map((message) => message.content), ["One.", "Two."])
+      assert.strictEqual(fake.requestsTo("POST", /^\/channels\/\d+\/webhooks$/).length, 1)
+    }))
+
+  it.scopedLive("[§5 70] a deleted channel (10003) surfaces as DeliveryError channel_deleted; missing access (50001) as missing_access", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* liveDiscord()
+      const other = fake.addChannel({ kind: "text", name: "other" })
+      fake.dispatch("CHANNEL_CREATE", { id: other.id, type: 0, guild_id: fake.guild.id, name: "other", position: 1, permission_overwrites: [] }, fake.guild.id)
+      yield* waitUntil(fake, "channel cached", () => client.channels.cache.has(other.id))
+      const gone = yield* sendableChannel(client, fake, fake.channel.id)
+      const locked = yield* sendableChannel(client, fake, other.id)
+      fake.channel.deleted = true
+      other.noAccess = true
+      for (const [channel, reason] of [[gone, "channel_deleted"], [locked, "missing_access"]] as const) {
+        const reply = yield* makeDiscordReplySink(yield* channelReplyTarget(channel, undefined))
+        yield* reply.sink.write("Hello")
+        const ended = yield* Effect.either(reply.sink.endPass("flush"))
+        assert.isTrue(ended._tag === "Left" && ended.left.reason === reason, JSON.stringify(ended))
+      }
+    }))
+
+  it.scopedLive("typing is sent while the turn runs and stops for good when its fiber ends", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* liveDiscord()
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const typing = yield* Effect.fork(keepTyping(Effect.tryPromise(() => channel.sendTyping()), Effect.succeed(0), "100 millis"))
+      yield* waitUntil(fake, "three typing requests", () => fake.requestsTo("POST", /\/typing$/).length >= 3)
+      yield* Fiber.interrupt(typing)
+      const count = fake.requestsTo("POST", /\/typing$/).length
+      yield* Effect.sleep(Duration.millis(350))
+      assert.strictEqual(fake.requestsTo("POST", /\/typing$/).length, count)
+    }))
+})
