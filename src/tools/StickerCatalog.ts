@@ -4,6 +4,11 @@ import type { Sticker } from "../domain/Sticker"
 /** The guild sticker cache `select_sticker_for_response` results are mapped through (seed step 11). */
 export class StickerCatalog extends Context.Tag("loopcord/tools/StickerCatalog")<StickerCatalog, {
   readonly lookup: (guildId: string | undefined, stickerId: string) => Effect.Effect<Option.Option<Sticker>>
+  /**
+   * Every sticker the guild has (what `select_sticker_for_response` offers the model). Optional:
+   * a catalog without it hides that tool.
+   */
+  readonly list?: (guildId: string) => Effect.Effect<ReadonlyArray<Sticker>>
 }>() {
   /** No stickers known (terminal front, tests that do not care). */
   static readonly none = Layer.succeed(StickerCatalog, { lookup: () => Effect.succeed(Option.none()) })
