@@ -10,6 +10,11 @@ export interface DeliberateToolMode {
   readonly triggerMatchByToolName: ReadonlyMap<string, { readonly trigger: string; readonly source: string }>
   /** Turns a successful tool stays exposed afterwards (affordance retention). */
   readonly contextTurns: number
+  /**
+   * Deliberate mode is on but the message asked for no tool: declare no tools this turn (fails
+   * closed, like TomoriBot's `disableAllTools`). Absent means false.
+   */
+  readonly disableAllTools?: boolean
 }
 
 export const deliberateModeOff: DeliberateToolMode = {
