@@ -1,0 +1,47 @@
+import type { Context, Effect, Scope } from "effect"
+import type { ChatMessage } from "../domain/ChatMessage"
+import type { TurnResult } from "../domain/TurnResult"
+import type { DeliberateToolMode, Persona } from "../loop/CurrentTurn"
+import type { StopContext } from "../loop/TurnSignals"
+import type { ResponseSink } from "./ResponseSink"
+
+/** Where one turn's reply goes, opened when the turn starts and closed (its scope) when it ends. */
+export interface TurnSink {
+  readonly sink: Context.Tag.Service<ResponseSink>
+  /** Runs after the turn, before the scope closes (drain pending edits, mark a stopped reply…). */
+  readonly finish?: (result: TurnResult) => Effect.Effect<void>
+}
+
+/**
+ * One message to answer, as a front hands it to the ChannelQueue: who, where, as which persona,
+ * the conversation, and where the reply goes. Front-agnostic (Discord, terminal, tests).
+ */
+export interface TurnInput {
+  readonly channelId: string
+  readonly guildId: string | undefined
+  readonly userId: string
+  /** Front id of the message being answered. */
+  readonly messageId: string | undefined
+  readonly isDM: boolean
+  readonly locale: string
+  readonly persona: Persona
+  /**
+   * The conversation, ending with the message to answer. Loaded when the turn starts, so a
+   * queued turn sees the replies that were given while it waited.
+   */
+  readonly loadContext: Effect.Effect<ReadonlyArray<ChatMessage>>
+  readonly shouldSurfaceUserErrors: boolean
+  readonly isUserImpersonation?: boolean
+  readonly impersonatedUserId?: string
+  readonly deliberate?: DeliberateToolMode
+  readonly openSink: Effect.Effect<TurnSink, never, Scope.Scope>
+  /**
+   * The turn answering a /kill that carried a stop context (queued at the front of the
+   * channel). Default: this input again, with a note that the user stopped the reply.
+   */
+  readonly stopResponse?: (stop: StopContext) => TurnInput
+}
+
+/** The note a default stop response adds to the conversation. */
+export const STOP_RESPONSE_NOTE =
+  "[The user stopped your previous reply with /kill. Acknowledge it in one short sentence and do not continue the stopped reply.]"

@@ -1,0 +1,66 @@
+import { Context, Effect, Layer } from "effect"
+import type { TurnResult } from "../domain/TurnResult"
+import { CurrentTurn, deliberateModeOff, type TurnContextShape } from "../loop/CurrentTurn"
+import { type GenerationTurnServices, runGenerationTurn } from "../loop/generationTurn"
+import type { ImpersonationAbortedError } from "../loop/ImpersonationAbortedError"
+import { StopResponses } from "../loop/StopResponses"
+import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
+import { makeTurnState } from "../tools/TurnState"
+import { ResponseSink } from "./ResponseSink"
+import type { TurnInput } from "./TurnInput"
+
+/** What the runner provides itself per turn; everything else comes from the app's layers. */
+type PerTurn = ResponseSink | CurrentTurn | TurnSignals | StopResponses
+
+export interface RunTurnOptions {
+  readonly signals: TurnSignalsShape
+  readonly stopResponses: Context.Tag.Service<StopResponses>
+  /** The turn waited behind another one in its channel. */
+  readonly isFromQueue: boolean
+}
+
+/**
+ * Runs one turn: opens its sink, builds the turn context and state, runs the generation turn,
+ * lets the front finish (drain, mark stopped), and closes the sink's scope on every path.
+ */
+export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/TurnRunner", {
+  effect: Effect.gen(function*() {
+    const services = yield* Effect.context<Exclude<GenerationTurnServices, PerTurn>>()
+
+    const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
+      const { sink, finish } = yield* input.openSink
+      const state = yield* makeTurnState(yield* input.loadContext)
+      const turn: TurnContextShape = {
+        channelId: input.channelId,
+        guildId: input.guildId,
+        userId: input.userId,
+        messageId: input.messageId,
+        isDM: input.isDM,
+        locale: input.locale,
+        persona: input.persona,
+        isUserImpersonation: input.isUserImpersonation ?? false,
+        impersonatedUserId: input.impersonatedUserId,
+        shouldSurfaceUserErrors: input.shouldSurfaceUserErrors,
+        isFromQueue: options.isFromQueue,
+        deliberate: input.deliberate ?? deliberateModeOff,
+        state
+      }
+      const result: TurnResult = yield* runGenerationTurn().pipe(
+        Effect.provide(Layer.mergeAll(
+          Layer.succeed(ResponseSink, sink),
+          Layer.succeed(CurrentTurn, turn),
+          Layer.succeed(TurnSignals, options.signals),
+          Layer.succeed(StopResponses, options.stopResponses)
+        )),
+        Effect.provide(services),
+        Effect.annotateLogs({ channelId: input.channelId })
+      )
+      if (finish !== undefined) yield* finish(result)
+      return result
+    }, Effect.scoped)
+
+    return {
+      run: (input: TurnInput, options: RunTurnOptions): Effect.Effect<TurnResult, ImpersonationAbortedError> => run(input, options)
+    } as const
+  })
+}) {}
