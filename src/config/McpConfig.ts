@@ -1,7 +1,9 @@
 import { Config, ConfigError, Context, Duration, Either, Layer, Option, ParseResult, type Redacted, Schema } from "effect"
 
 /** How a global MCP server is reached. */
-export const McpTransportName = Schema.Literal("streamable-http", "sse", "stdio")
+export const McpTransportName = Schema.Literal("streamable-http", "sse", "stdio").annotations({
+  message: () => ({ message: 'transport must be "streamable-http", "sse" or "stdio"', override: true })
+})
 export type McpTransportName = typeof McpTransportName.Type
 
 const ServerName = Schema.String.pipe(
@@ -50,9 +52,12 @@ const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry))
 export const parseMcpServers = (raw: string): Either.Either<ReadonlyArray<GlobalMcpServerConfig>, string> => {
   if (raw.trim() === "") return Either.right([])
   return Schema.decodeUnknownEither(GlobalMcpServerList)(raw).pipe(
-    Either.mapLeft(
-      (error) => `MCP_SERVERS is not a valid JSON array of servers: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-    )
+    Either.mapLeft((error) => {
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+        .slice(0, 3)
+        .map((issue) => (issue.path.length === 0 ? issue.message : `at ${issue.path.map((key) => `[${String(key)}]`).join("")}: ${issue.message}`))
+      return `MCP_SERVERS is not a valid JSON array of servers (${issues.join("; ")})`
+    })
   )
 }
 

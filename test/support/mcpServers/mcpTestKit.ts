@@ -131,3 +131,15 @@ export const guildTurn: AvailabilityContext = {
   channelId: "channel-1",
   flags: initialTurnFlags
 }
+
+/** Re-runs `effect` (waiting 10 ms of **real** time in between) until `accept` holds; 5 s at most. */
+export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, accept: (value: A) => boolean, what: string) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    for (;;) {
+      const value = yield* effect
+      if (accept(value)) return value
+      if (performance.now() - started > 5_000) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+    }
+  })

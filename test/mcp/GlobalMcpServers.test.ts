@@ -1,0 +1,125 @@
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Layer, TestClock } from "effect"
+import { type GlobalMcpServerConfig, McpConfig } from "../../src/config/McpConfig"
+import type { ToolResult } from "../../src/domain/ToolResult"
+import { GlobalMcpServersLive } from "../../src/mcp/GlobalMcpServers"
+import { GuildToolSource } from "../../src/tools/GuildToolSource"
+import type { Tool } from "../../src/tools/Tool"
+import { ToolRegistry } from "../../src/tools/ToolRegistry"
+import { startDroppingServer, startHangingServer, startStreamableServer } from "../support/mcpServers/httpServers"
+import { eventually, guildTurn, makeToolContext, provideToolContext, serve, waitUntil } from "../support/mcpServers/mcpTestKit"
+import { text } from "../support/mcpServers/testTools"
+
+const registryLayer = ToolRegistry.layer.pipe(Layer.provide(GuildToolSource.none))
+
+/** The global servers layer on top of a registry that outlives it (so unregistration is observable). */
+const globals = (servers: ReadonlyArray<GlobalMcpServerConfig>) =>
+  GlobalMcpServersLive.pipe(Layer.provide(McpConfig.make({ globalServers: servers })))
+
+const http = (name: string, url: string): GlobalMcpServerConfig => ({ name, url, transport: "streamable-http", args: [] })
+
+const mcpTools = Effect.map(
+  Effect.flatMap(ToolRegistry, (registry) => registry.all),
+  (tools) => tools.filter((tool) => tool.source.kind === "mcp")
+)
+const toolNames = (tools: ReadonlyArray<Tool>) => tools.map((tool) => tool.name).sort()
+
+const call = (name: string, args: Record<string, unknown>): Effect.Effect<ToolResult, never, ToolRegistry> =>
+  Effect.gen(function* () {
+    const { context } = yield* makeToolContext()
+    return yield* Effect.flatMap(ToolRegistry, (registry) => registry.execute(name, args)).pipe(provideToolContext(context))
+  })
+
+describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
+  it.scoped("connects in the background: start-up never waits for a hanging server; the healthy one's tools get registered", () =>
+    Effect.gen(function* () {
+      const hanging = yield* serve(() => startHangingServer())
+      const healthy = yield* serve(() => startStreamableServer())
+      // Building the layer returns at once although `slow` will not answer for 60 s of (test) time.
+      yield* Layer.build(globals([http("slow", hanging.url), http("main", healthy.url)]))
+      const tools = yield* eventually(mcpTools, (found) => found.length === 5, "the healthy server's tools")
+      assert.deepStrictEqual(toolNames(tools), ["add_numbers", "echo", "explode", "slow", "structured"])
+      const echo = tools.find((tool) => tool.name === "echo")
+      assert.deepStrictEqual(echo?.source, { kind: "mcp", scope: "global", server: "main" })
+      assert.isTrue(echo?.requiresFollowUp)
+      assert.deepStrictEqual((yield* call("add_numbers", { a: 2, b: 3 })).data, { summary: "The sum of 2 and 3 is 5." })
+      assert.strictEqual(hanging.log.requests.length, 1, "the hanging server is still being waited for")
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("[84] global engine names web-search / iask-search / monica-search never reach the declarations", () =>
+    Effect.gen(function* () {
+      const engines = ["web-search", "iask-search", "monica-search"].map((name) => ({ name, run: async () => text(name) }))
+      const server = yield* serve(() => startStreamableServer({ tools: [...engines, { name: "lookup", run: async () => text("ok") }] }))
+      yield* Layer.build(globals([http("engines", server.url)]))
+      yield* eventually(mcpTools, (found) => found.length === 4, "registration")
+      const declared = yield* Effect.flatMap(ToolRegistry, (registry) => registry.toolsForTurn(guildTurn))
+      assert.deepStrictEqual(toolNames(declared), ["lookup"])
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("closing the layer's scope unregisters the tools and closes the client", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(() => startStreamableServer())
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* Layer.build(globals([http("main", server.url)]))
+          yield* eventually(mcpTools, (found) => found.length === 5, "registration")
+          yield* waitUntil(() => server.log.requests.some((request) => request.method === "GET"), "the standalone stream")
+        })
+      )
+      assert.deepStrictEqual(yield* mcpTools, [])
+      yield* waitUntil(() => server.log.abandonedRequests >= 1, "the client to close its stream")
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("an expired session: the call is not replayed, the server reconnects and its tools come back", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(() => startStreamableServer())
+      yield* Layer.build(globals([http("main", server.url)]))
+      yield* eventually(mcpTools, (found) => found.length === 5, "registration")
+      assert.isTrue((yield* call("echo", { text: "one" })).success)
+      yield* Effect.promise(() => server.forgetSessions())
+      const expired = yield* call("echo", { text: "two" })
+      assert.isFalse(expired.success)
+      assert.include(expired.error ?? "", "this call was not run")
+      yield* TestClock.adjust(Duration.seconds(1))
+      yield* waitUntil(() => server.log.initializes === 2, "the reconnect")
+      yield* eventually(mcpTools, (found) => found.length === 5, "re-registration")
+      assert.deepStrictEqual((yield* call("echo", { text: "three" })).data, { summary: "echo: three" })
+      assert.deepStrictEqual(server.log.toolCalls.map((entry) => entry.args["text"]), ["one", "three"])
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("a server that is down is retried with backoff (2 s, 4 s, 8 s …) in the background", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(startDroppingServer)
+      yield* Layer.build(globals([http("down", server.url)]))
+      yield* waitUntil(() => server.connections() === 1, "the first attempt")
+      yield* TestClock.adjust(Duration.millis(1_999))
+      assert.strictEqual(server.connections(), 1)
+      yield* TestClock.adjust(Duration.millis(1))
+      yield* waitUntil(() => server.connections() === 2, "the retry after 2 s")
+      yield* TestClock.adjust(Duration.seconds(4))
+      yield* waitUntil(() => server.connections() === 3, "the retry after 4 more s")
+      assert.deepStrictEqual(yield* mcpTools, [])
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("a stdio server (operator-configured command) is spawned, used and stopped with the layer", () =>
+    Effect.gen(function* () {
+      const script = fileURLToPath(new URL("../support/mcpServers/stdioServer.ts", import.meta.url))
+      const stdio: GlobalMcpServerConfig = { name: "local", transport: "stdio", command: process.execPath, args: ["--import", "tsx", script] }
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* Layer.build(globals([stdio]))
+          const tools = yield* eventually(mcpTools, (found) => found.length === 5, "the stdio server's tools")
+          assert.strictEqual(tools[0]?.source.kind === "mcp" && tools[0].source.server, "local")
+          assert.deepStrictEqual((yield* call("echo", { text: "over stdio" })).data, { summary: "echo: over stdio" })
+        })
+      )
+      assert.deepStrictEqual(yield* mcpTools, [])
+    }).pipe(Effect.provide(registryLayer))
+  )
+})

@@ -1,0 +1,110 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { McpConfig } from "../../src/config/McpConfig"
+
+const load = (env: Record<string, string>) =>
+  Effect.either(
+    McpConfig.pipe(
+      Effect.provide(McpConfig.layer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))))
+    )
+  )
+
+describe("McpConfig (design §5.2, spec §10)", () => {
+  it.effect("defaults: no global servers, 15 s / 30 s / 5 min / 10 min, no Smithery", () =>
+    Effect.gen(function* () {
+      const settings = yield* Effect.flatMap(load({}), Either.match({ onLeft: Effect.die, onRight: Effect.succeed }))
+      assert.deepStrictEqual(settings.globalServers, [])
+      assert.strictEqual(Duration.toMillis(settings.guildConnectTimeout), 15_000)
+      assert.strictEqual(Duration.toMillis(settings.guildExecutionTimeout), 30_000)
+      assert.strictEqual(Duration.toMillis(settings.guildFailureCooldown), 300_000)
+      assert.strictEqual(Duration.toMillis(settings.guildConnectionTtl), 600_000)
+      assert.strictEqual(settings.maxGuildServers, 10)
+      assert.strictEqual(settings.guildResponseCapBytes, 8 * 1024 * 1024)
+      assert.isTrue(Option.isNone(settings.smithery))
+    })
+  )
+
+  it.effect("MCP_SERVERS: entries decoded, transport defaults to streamable-http", () =>
+    Effect.gen(function* () {
+      const result = yield* load({
+        MCP_SERVERS: JSON.stringify([
+          { name: "search", url: "https://mcp.example/mcp" },
+          { name: "legacy", url: "http://10.0.0.5:3000/sse", transport: "sse" },
+          { name: "files", transport: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] }
+        ])
+      })
+      assert.isTrue(Either.isRight(result))
+      if (Either.isRight(result)) {
+        assert.deepStrictEqual(result.right.globalServers, [
+          { name: "search", url: "https://mcp.example/mcp", transport: "streamable-http", args: [] },
+          { name: "legacy", url: "http://10.0.0.5:3000/sse", transport: "sse", args: [] },
+          { name: "files", transport: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] }
+        ])
+      }
+    })
+  )
+
+  it.effect("bad MCP_SERVERS values fail at start-up with an error naming the variable", () =>
+    Effect.gen(function* () {
+      const cases = [
+        "[{name: 'x'}",
+        JSON.stringify({ name: "not-an-array", url: "http://a/" }),
+        JSON.stringify([{ name: "nourl" }]),
+        JSON.stringify([{ name: "cmdless", transport: "stdio" }]),
+        JSON.stringify([{ name: "ftp", url: "ftp://a/" }]),
+        JSON.stringify([{ name: "bad name!", url: "http://a/" }]),
+        JSON.stringify([{ name: "twice", url: "http://a/" }, { name: "twice", url: "http://b/" }]),
+        JSON.stringify([{ name: "t", url: "http://a/", transport: "websocket" }])
+      ]
+      const messages: Array<string> = []
+      for (const raw of cases) {
+        const result = yield* load({ MCP_SERVERS: raw })
+        assert.isTrue(Either.isLeft(result), raw)
+        if (Either.isLeft(result)) {
+          assert.include(String(result.left), "MCP_SERVERS is not a valid JSON array of servers", raw)
+          messages.push(String(result.left))
+        }
+      }
+      // The reason is short and points at the offending entry.
+      assert.include(messages[2] ?? "", "needs a url")
+      assert.include(messages[6] ?? "", "duplicate server name 'twice'")
+    })
+  )
+
+  it.effect("guild knobs follow `Number(env) || default`", () =>
+    Effect.gen(function* () {
+      const result = yield* load({
+        GUILD_MCP_CONNECT_TIMEOUT_MS: "2500",
+        GUILD_MCP_EXECUTION_TIMEOUT_MS: "0",
+        GUILD_MCP_FAILURE_COOLDOWN_MS: "soon",
+        GUILD_MCP_CONNECTION_TTL_MINUTES: "1.5"
+      })
+      if (Either.isLeft(result)) return assert.fail(String(result.left))
+      assert.strictEqual(Duration.toMillis(result.right.guildConnectTimeout), 2_500)
+      assert.strictEqual(Duration.toMillis(result.right.guildExecutionTimeout), 30_000)
+      assert.strictEqual(Duration.toMillis(result.right.guildFailureCooldown), 300_000)
+      assert.strictEqual(Duration.toMillis(result.right.guildConnectionTtl), 90_000)
+    })
+  )
+
+  it.effect("SMITHERY_API_KEY enables Smithery Connect; the base URL and namespace can be overridden", () =>
+    Effect.gen(function* () {
+      const defaults = yield* load({ SMITHERY_API_KEY: "sk-1" })
+      if (Either.isLeft(defaults)) return assert.fail(String(defaults.left))
+      const smithery = Option.getOrThrow(defaults.right.smithery)
+      assert.strictEqual(Redacted.value(smithery.apiKey), "sk-1")
+      assert.strictEqual(smithery.baseUrl, "https://api.smithery.ai")
+      assert.isTrue(Option.isNone(smithery.namespace))
+      assert.notInclude(String(smithery.apiKey), "sk-1")
+
+      const custom = yield* load({ SMITHERY_API_KEY: "sk-1", SMITHERY_API_BASE_URL: "http://127.0.0.1:4010/", SMITHERY_NAMESPACE: "team" })
+      if (Either.isLeft(custom)) return assert.fail(String(custom.left))
+      const overridden = Option.getOrThrow(custom.right.smithery)
+      assert.strictEqual(overridden.baseUrl, "http://127.0.0.1:4010")
+      assert.deepStrictEqual(overridden.namespace, Option.some("team"))
+
+      const bad = yield* load({ SMITHERY_API_KEY: "sk-1", SMITHERY_API_BASE_URL: "not a url" })
+      assert.isTrue(Either.isLeft(bad) && String(bad.left).includes("SMITHERY_API_BASE_URL"))
+    })
+  )
+})
