@@ -1,0 +1,59 @@
+import { Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
+
+export type LogFormat = "pretty" | "json"
+
+export interface LoggingSettings {
+  readonly level: LogLevel.LogLevel
+  readonly format: LogFormat
+}
+
+const LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+/** `LOG_LEVEL` (default `info`) and `LOG_FORMAT` (`pretty` default, or `json`). */
+export const loggingSettings: Config.Config<LoggingSettings> = Config.all({
+  level: Config.string("LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.mapOrFail((raw) => {
+      const level = LEVELS[raw.trim().toLowerCase()]
+      return level === undefined
+        ? Either.left(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of trace, debug, info, warn, error, fatal, none (got "${raw}")`))
+        : Either.right(level)
+    })
+  ),
+  format: Config.string("LOG_FORMAT").pipe(
+    Config.withDefault("pretty"),
+    Config.mapOrFail((raw) => {
+      const value = raw.trim().toLowerCase()
+      return value === "pretty" || value === "json"
+        ? Either.right<LogFormat>(value)
+        : Either.left(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw}")`))
+    })
+  )
+})
+
+/**
+ * Logs go to **stderr** in every format, so stdout carries only what the front prints (the
+ * `--once --json` report is exactly one line).
+ */
+export const loggerLayer = (settings: LoggingSettings): Layer.Layer<never> =>
+  Layer.merge(
+    Logger.replace(
+      Logger.defaultLogger,
+      settings.format === "json" ? Logger.withConsoleError(Logger.jsonLogger) : Logger.prettyLogger({ stderr: true })
+    ),
+    Logger.minimumLogLevel(settings.level)
+  )
+
+export const loggingLayer: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
+  Effect.map(loggingSettings, loggerLayer)
+)
