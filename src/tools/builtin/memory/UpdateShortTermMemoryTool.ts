@@ -1,0 +1,119 @@
+import { Effect, Ref, Schema } from "effect"
+import { toolFailure, toolSuccess } from "../../../domain/ToolResult"
+import { memoryScopeOf, type ShortTermMemory, ShortTermMemoryStore } from "../../../store/ShortTermMemoryStore"
+import { makeTool, type Tool } from "../../Tool"
+import { ToolContext } from "../../ToolContext"
+import { ToolError } from "../../ToolError"
+
+export const UPDATE_SHORT_TERM_MEMORY = "update_short_term_memory"
+
+/** One slot of the short-term memory: a parameter of the tool and a line of the rendered memory. */
+export interface ShortTermMemoryCategory {
+  /** Parameter name: lowercase letters, digits and `_`, starting with a letter. */
+  readonly name: string
+  /** What belongs in it (shown to the model as the parameter description). */
+  readonly description: string
+}
+
+export const defaultShortTermMemoryCategories: ReadonlyArray<ShortTermMemoryCategory> = [
+  {
+    name: "summary",
+    description:
+      "The key points of the ongoing conversation or story so far: topics, decisions, what people asked for. " +
+      "Enough detail to continue naturally later."
+  },
+  {
+    name: "scene_state",
+    description: "Where things stand right now: place, who is present, moods, what is happening at this moment."
+  }
+]
+
+/** Each category is cut to this many characters, so a memory never crowds out the conversation. */
+export const MAX_CATEGORY_CHARS = 2000
+
+const CATEGORY_NAME = /^[a-z][a-z0-9_]{0,63}$/
+
+const DESCRIPTION =
+  "Update your short-term working memory for this conversation: context you may need in the next messages " +
+  "but that does not need to be stored permanently. The call replaces the whole memory: include every " +
+  "category you want to keep, with its complete new text. It works silently (the user is not notified) and " +
+  "only once per reply. Do not use it when the user asks you to remember something for future conversations."
+
+const ALREADY_UPDATED = "Short-term memory was already updated this turn; it can be updated only once per reply."
+
+/**
+ * `update_short_term_memory` (seed step 10, spec §2.4): replaces the scope's category map.
+ * One-shot per turn: hidden once `disableShortTermMemoryUpdate` is set (executeToolCall sets it
+ * after a success) and refused at execution for a call that slips through.
+ */
+export const makeUpdateShortTermMemoryTool = (
+  categories: ReadonlyArray<ShortTermMemoryCategory> = defaultShortTermMemoryCategories
+): Effect.Effect<Tool, never, ShortTermMemoryStore> =>
+  Effect.gen(function* () {
+    const invalid = categories.find((category) => !CATEGORY_NAME.test(category.name))
+    if (categories.length === 0 || invalid !== undefined) {
+      return yield* Effect.dieMessage(
+        `update_short_term_memory needs at least one category named like "scene_state" (got ${JSON.stringify(invalid?.name ?? "none")})`
+      )
+    }
+    const store = yield* ShortTermMemoryStore
+    const parameters = Schema.Struct(
+      Object.fromEntries(
+        categories.map((category) => [category.name, Schema.optional(Schema.String.annotations({ description: category.description }))])
+      )
+    )
+
+    return makeTool({
+      name: UPDATE_SHORT_TERM_MEMORY,
+      description: DESCRIPTION,
+      category: "memory",
+      parameters,
+      // A memory write needs no follow-up: the loop ends the turn after pre-tool text (spec §2.4).
+      requiresFollowUp: false,
+      // NovelAI's small token budget is better spent on the conversation (TomoriBot does the same).
+      isAvailableFor: (provider) => provider !== "novelai",
+      isAvailableForContext: (context) => !context.flags.disableShortTermMemoryUpdate,
+      execute: (args) =>
+        Effect.gen(function* () {
+          const context = yield* ToolContext
+          if ((yield* Ref.get(context.turnState.flags)).disableShortTermMemoryUpdate) {
+            return toolFailure(ALREADY_UPDATED)
+          }
+          const memory: Record<string, string> = {}
+          const truncated: Array<string> = []
+          for (const category of categories) {
+            const text = args[category.name]?.trim()
+            if (text === undefined || text.length === 0) continue
+            if (text.length > MAX_CATEGORY_CHARS) truncated.push(category.name)
+            memory[category.name] = text.slice(0, MAX_CATEGORY_CHARS)
+          }
+          const written = Object.keys(memory)
+          if (written.length === 0) {
+            return toolFailure(
+              `Provide the new text of at least one category (${categories.map((category) => category.name).join(", ")}).`
+            )
+          }
+          const scope = memoryScopeOf({ guildId: context.guildId, userId: context.userId })
+          yield* store.replace(scope, context.personaId, memory satisfies ShortTermMemory).pipe(
+            Effect.mapError(
+              (error) =>
+                new ToolError({
+                  tool: UPDATE_SHORT_TERM_MEMORY,
+                  error: error.message,
+                  userMessage: "Short-term memory could not be saved right now; continue without it.",
+                  cause: error
+                })
+            )
+          )
+          yield* Effect.logInfo(`Short-term memory replaced: ${written.join(", ")}`)
+          return toolSuccess(
+            {
+              status: "short_term_memory_updated",
+              categories: written,
+              ...(truncated.length === 0 ? {} : { truncated_to_chars: MAX_CATEGORY_CHARS, truncated })
+            },
+            { message: "Short-term memory updated (the user is not notified)." }
+          )
+        })
+    })
+  })
