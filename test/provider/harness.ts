@@ -57,8 +57,13 @@ export const collect = (model: LanguageModel["Type"], req: GenerationRequest) =>
 export const withoutKeepAlives = (events: ReadonlyArray<ProviderEvent>) => events.filter((event) => event._tag !== "KeepAlive")
 
 /** Builds a model from a provider layer (over the real HTTP client), alive until the test's scope closes. */
-export const buildModel = <E>(layer: Layer.Layer<LanguageModel, E, HttpClient.HttpClient>) =>
-  Effect.map(Layer.build(Layer.provide(layer, HttpLive)), (context) => Context.get(context, LanguageModel))
+export const buildModel = <E>(
+  layer: Layer.Layer<LanguageModel, E, HttpClient.HttpClient>,
+  http: Layer.Layer<HttpClient.HttpClient> = HttpLive
+) => Effect.map(Layer.build(Layer.provide(layer, http)), (context) => Context.get(context, LanguageModel))
+
+/** Both Node clients main may pick: undici (the default) and node:http. */
+export const httpClients = [["undici", NodeHttpClient.layerUndici], ["node:http", NodeHttpClient.layer]] as const
 
 export const eventTags = (events: ReadonlyArray<ProviderEvent>) => events.map((event) => event._tag)
 

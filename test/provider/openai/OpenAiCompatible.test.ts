@@ -13,7 +13,7 @@ import {
   toolCallChunk,
   usageChunk
 } from "../../support/fakeProviders/openAiCompatible"
-import { buildModel, collect, eventTags, HttpLive, readFileTool, request, userMessage, withoutKeepAlives } from "../harness"
+import { buildModel, collect, eventTags, HttpLive, httpClients, readFileTool, request, userMessage, withoutKeepAlives } from "../harness"
 
 const setup = (options: OpenAiCompatible.OpenAiCompatibleOptions = {}) =>
   Effect.gen(function*() {
@@ -487,14 +487,25 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
     }))
 })
 
-describe("OpenAiCompatible: interruption aborts the HTTP request", () => {
+describe.each(httpClients)("OpenAiCompatible: interruption aborts the HTTP request (%s client)", (_, http) => {
+  const setupWith = Effect.gen(function*() {
+    const server = yield* fakeLlmServer()
+    const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1` }), http)
+    return { server, model }
+  })
+
   it.scopedLive("killing the stream mid-answer closes the socket on the server", () =>
     Effect.gen(function*() {
-      const { model, server } = yield* setup()
+      const { model, server } = yield* setupWith
       server.enqueue(openAiStream([textChunk("first words")], { omitDone: true, after: "hang" }))
-      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.fork)
+      const seen: Array<string> = []
+      const fiber = yield* model.stream(request()).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event._tag))),
+        Effect.fork
+      )
       const sent = yield* within(server.request(0), 5000, "the request")
       yield* Effect.sleep(Duration.millis(50))
+      assert.deepStrictEqual(seen, ["TextDelta"])
       assert.isFalse(sent.isClosed())
       yield* Fiber.interrupt(fiber)
       yield* within(sent.closed, 2000, "the socket to close")
@@ -503,7 +514,7 @@ describe("OpenAiCompatible: interruption aborts the HTTP request", () => {
 
   it.scopedLive("a response that never starts can be interrupted, and the socket closes", () =>
     Effect.gen(function*() {
-      const { model, server } = yield* setup()
+      const { model, server } = yield* setupWith
       server.enqueue({ neverRespond: true, parts: [] })
       const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.fork)
       const sent = yield* within(server.request(0), 5000, "the request")

@@ -84,12 +84,18 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
   const queue: Array<FakeResponse> = []
   const requests: Array<RecordedRequest> = []
   const waiters: Array<{ readonly index: number; readonly resolve: (request: RecordedRequest) => void }> = []
-  const sockets = new Set<Socket>()
+  // One close listener per socket (keep-alive sockets serve many requests): it settles every
+  // waiter registered on that socket.
+  const closeWaiters = new Map<Socket, Array<() => void>>()
+  const onClose = (socket: Socket): Promise<void> =>
+    socket.destroyed || !closeWaiters.has(socket)
+      ? Promise.resolve()
+      : new Promise((resolve) => closeWaiters.get(socket)!.push(resolve))
   let handler = options.handler ?? noScript
 
   const play = async (response: FakeResponse, res: ServerResponse, socket: Socket): Promise<void> => {
     if (response.neverRespond === true) {
-      await new Promise<void>((resolve) => socket.once("close", () => resolve()))
+      await onClose(socket)
       return
     }
     res.writeHead(response.status ?? 200, {
@@ -106,7 +112,7 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
       } else if ("delayMs" in part) {
         await sleep(part.delayMs)
       } else if ("hang" in part) {
-        await new Promise<void>((resolve) => socket.once("close", () => resolve()))
+        await onClose(socket)
         return
       } else {
         socket.destroy()
@@ -122,16 +128,8 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
     req.on("data", (piece: Buffer) => pieces.push(piece))
     req.on("end", () => {
       let closed = false
-      const closedPromise = new Promise<void>((resolve) => {
-        if (socket.destroyed) {
-          closed = true
-          resolve()
-        } else {
-          socket.once("close", () => {
-            closed = true
-            resolve()
-          })
-        }
+      const closedPromise = onClose(socket).then(() => {
+        closed = true
       })
       const body = Buffer.concat(pieces).toString("utf8")
       let markFinished = () => {}
@@ -158,8 +156,12 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
     })
   })
   server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
+    closeWaiters.set(socket, [])
+    socket.once("close", () => {
+      const waiters = closeWaiters.get(socket) ?? []
+      closeWaiters.delete(socket)
+      for (const wake of waiters) wake()
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as AddressInfo).port
@@ -179,7 +181,7 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
         : new Promise((resolve) => waiters.push({ index, resolve })),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
+        for (const socket of closeWaiters.keys()) socket.destroy()
         server.close(() => resolve())
       })
   }
