@@ -210,8 +210,7 @@ export const makeMessagesDecoder = (options: {
         }
       }
       case "message_delta": {
-        let after: Effect.Effect<void> | undefined
-        if (event.delta?.stop_reason) after = finish(out, stopReasonOf(event.delta.stop_reason))
+        // Usage before the call: the loop may stop reading at the ToolCall.
         const usage = event.usage
         if (usage) {
           if (typeof usage.input_tokens === "number") {
@@ -222,7 +221,7 @@ export const makeMessagesDecoder = (options: {
             usage: TokenUsage({ inputTokens, outputTokens, totalTokens: inputTokens + outputTokens })
           }))
         }
-        return after
+        return event.delta?.stop_reason ? finish(out, stopReasonOf(event.delta.stop_reason)) : undefined
       }
       case "message_stop": {
         done = true

@@ -89,19 +89,18 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
       return Effect.fail(fromStreamErrorPayload(options.provider, chunk))
     }
     const candidate = chunk.candidates?.[0]
+    let call: FunctionCall | undefined
     for (const part of candidate?.content?.parts ?? []) {
       if (part.functionCall) {
-        if (callEmitted) continue
-        callEmitted = true
+        if (callEmitted || call !== undefined) continue
         const fn = part.functionCall
-        const call: FunctionCall = {
+        call = {
           name: fn.name,
           args: isRecord(fn.args) ? fn.args : {},
           ...(fn.id ? { id: fn.id } : {}),
           ...(part.thoughtSignature ? { thoughtSignature: part.thoughtSignature } : {})
         }
-        out.push(ProviderEvent.ToolCall({ call }))
-      } else if (part.text) {
+      } else if (part.text && call === undefined) {
         out.push(part.thought ? ProviderEvent.ReasoningDelta({ text: part.text }) : ProviderEvent.TextDelta({ text: part.text }))
       }
     }
@@ -112,13 +111,18 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
       ? "content_filter"
       : undefined
     const usage = chunk.usageMetadata
-    // Usage is cumulative on every chunk: report it with the finish (and any correction after).
+    // Usage is cumulative on every chunk: report it with the finish (and any correction after),
+    // before the call, since the loop may stop reading at the ToolCall.
     if (usage && (reason !== undefined || finished)) {
       const inputTokens = usage.promptTokenCount ?? 0
       const outputTokens = (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0)
       out.push(ProviderEvent.Usage({
         usage: TokenUsage({ inputTokens, outputTokens, totalTokens: usage.totalTokenCount ?? inputTokens + outputTokens })
       }))
+    }
+    if (call !== undefined) {
+      callEmitted = true
+      out.push(ProviderEvent.ToolCall({ call }))
     }
     if (reason !== undefined && !finished) {
       finished = true

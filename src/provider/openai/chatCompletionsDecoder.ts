@@ -226,8 +226,8 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
         if (delta.content) out.push(ProviderEvent.TextDelta({ text: delta.content }))
         if (delta.tool_calls && !finished) absorbToolCalls(delta.tool_calls)
       }
-      if (choice.finish_reason) after = finish(out, finishReasonOf(choice.finish_reason))
     }
+    // Usage before the call: the loop may stop reading at the ToolCall (DeepSeek sends both in one chunk).
     const usage = chunk.usage
     if (usage) {
       const inputTokens = usage.prompt_tokens ?? 0
@@ -236,6 +236,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
         usage: TokenUsage({ inputTokens, outputTokens, totalTokens: usage.total_tokens ?? inputTokens + outputTokens })
       }))
     }
+    if (choice?.finish_reason) after = finish(out, finishReasonOf(choice.finish_reason))
     return after
   }
 

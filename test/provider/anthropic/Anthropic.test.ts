@@ -53,6 +53,8 @@ describe("Anthropic Messages over loopback SSE", () => {
         ProviderEvent.ReasoningDelta({ text: "the file." }),
         ProviderEvent.TextDelta({ text: "Let me " }),
         ProviderEvent.TextDelta({ text: "look." }),
+        // Usage first: the loop stops reading at the ToolCall.
+        ProviderEvent.Usage({ usage: { inputTokens: 25, outputTokens: 40, totalTokens: 65 } }),
         ProviderEvent.ToolCall({
           call: {
             name: "read_file",
@@ -61,8 +63,7 @@ describe("Anthropic Messages over loopback SSE", () => {
             reasoningDetails: [{ type: "thinking", thinking: "Need the file.", signature: "sig-123" }]
           }
         }),
-        ProviderEvent.Finish({ reason: "tool_calls" }),
-        ProviderEvent.Usage({ usage: { inputTokens: 25, outputTokens: 40, totalTokens: 65 } })
+        ProviderEvent.Finish({ reason: "tool_calls" })
       ])
       const sent = server.requests[0]!
       assert.strictEqual(sent.path, "/v1/messages")
@@ -158,7 +159,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       ]))
       const result = yield* collect(model, request())
       assert.isUndefined(result.error)
-      assert.deepStrictEqual(eventTags(withoutKeepAlives(result.events)), ["TextDelta", "Finish", "Usage"])
+      assert.deepStrictEqual(eventTags(withoutKeepAlives(result.events)), ["TextDelta", "Usage", "Finish"])
     }))
 
   it.scopedLive("interrupting the stream closes the socket on the server", () =>

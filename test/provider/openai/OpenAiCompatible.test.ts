@@ -143,9 +143,20 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.isUndefined(result.error)
       assert.deepStrictEqual(result.events, [
         ProviderEvent.TextDelta({ text: "whole answer" }),
-        ProviderEvent.Finish({ reason: "stop" }),
-        ProviderEvent.Usage({ usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } })
+        ProviderEvent.Usage({ usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } }),
+        ProviderEvent.Finish({ reason: "stop" })
       ])
+    }))
+
+  it.scopedLive("usage sent in the finishing chunk (DeepSeek) comes before the ToolCall, where the loop stops reading", () =>
+    Effect.gen(function*() {
+      const { model, server } = yield* setup()
+      server.enqueue(openAiStream([
+        toolCallChunk({ index: 0, id: "call_u", name: "ping", arguments: "{}" }),
+        { ...finishChunk("tool_calls"), usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5 } }
+      ]))
+      const result = yield* collect(model, request())
+      assert.deepStrictEqual(eventTags(result.events), ["Usage", "ToolCall", "Finish"])
     }))
 
   it.scopedLive("[DONE] without a finish reason ends cleanly with a synthesized stop", () =>

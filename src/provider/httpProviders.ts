@@ -1,0 +1,28 @@
+import type { HttpClient } from "@effect/platform"
+import type { ConfigError, Layer } from "effect"
+import * as Anthropic from "./anthropic/Anthropic"
+import * as Gemini from "./google/Gemini"
+import type { LanguageModel } from "./LanguageModel"
+import * as OpenAiCompatible from "./openai/OpenAiCompatible"
+
+/** The providers that talk HTTP (`LLM_PROVIDER` values other than `scripted`). */
+export type HttpProviderKind = "openai-compatible" | "anthropic" | "google"
+
+/**
+ * The provider Layer for `LLM_PROVIDER`, configured from the environment (`LLM_BASE_URL`,
+ * `LLM_TOOL_CALLING`, `BOT_JSON_REPAIR_MAX_CHARS`, `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS`).
+ * API keys are not read here: they arrive per request, because the outer tier rotates them.
+ * Provide an `HttpClient` (main: `NodeHttpClient.layerUndici`).
+ */
+export const layerConfigFor = (
+  kind: HttpProviderKind
+): Layer.Layer<LanguageModel, ConfigError.ConfigError, HttpClient.HttpClient> => {
+  switch (kind) {
+    case "openai-compatible":
+      return OpenAiCompatible.layerConfig()
+    case "anthropic":
+      return Anthropic.layerConfig()
+    case "google":
+      return Gemini.layerConfig()
+  }
+}
