@@ -60,12 +60,16 @@ export const sendStreaming = Effect.fnUntraced(function*(
       decodeSse(),
       Stream.catchTag("SseError", (error) => Stream.fail(invalidResponse(provider, error.message)))
     )
-    return { _tag: "Sse", frames } satisfies ProviderBody as ProviderBody
+    const sse: ProviderBody = { _tag: "Sse", frames }
+    return sse
   }
   const text = yield* readText(response, contentType.includes("json") ? maxJsonChars : 600)
   if (contentType.includes("json")) {
     const parsed = parseJson(text)
-    if (parsed.ok) return { _tag: "Json", value: parsed.value } satisfies ProviderBody as ProviderBody
+    if (parsed.ok) {
+      const json: ProviderBody = { _tag: "Json", value: parsed.value }
+      return json
+    }
     return yield* invalidResponse(provider, `a JSON response that does not parse: ${text.slice(0, 300)}`)
   }
   return yield* invalidResponse(

@@ -21,7 +21,7 @@ import { benchText } from "../support/fakeProviders/serveOpenAiText"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const sizes = [1_000, 10_000, 50_000] as const
-const warmups = 3
+const warmups = 5
 const repetitions: Record<number, number> = { 1_000: 15, 10_000: 7, 50_000: 5 }
 
 interface Sample {
