@@ -30,6 +30,10 @@ describe("GuildMcpPool", () => {
       assert.strictEqual(server.log.initializes, 1)
       const status = yield* pool.status("guild-1", "tools")
       assert.strictEqual(status._tag, "Connected")
+      // [88] the connect deadline does not outlive the connect: 15 s later the session is untouched.
+      yield* TestClock.adjust(Duration.seconds(15))
+      assert.strictEqual(yield* pool.session(config), first)
+      assert.strictEqual(server.log.abandonedRequests, 0)
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
