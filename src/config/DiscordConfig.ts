@@ -1,4 +1,6 @@
 import { Config, Context, Layer, Option, Redacted } from "effect"
+import type { Persona } from "../loop/CurrentTurn"
+import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
 
 /** Settings of the Discord front (design §5.2). */
 export interface DiscordSettings {
@@ -9,39 +11,43 @@ export interface DiscordSettings {
   readonly thoughtLogChannelId: string | undefined
   /** Register slash commands in this guild only (instant, for development) instead of globally. */
   readonly commandGuildId: string | undefined
+  /** `BOT_PERSONA_NAME` / `BOT_SYSTEM_PROMPT` (PersonaConfig), with `BOT_PERSONA_AVATAR_URL`. */
+  readonly persona: Persona
+  /**
+   * Replies come as the persona (its name and avatar) through a channel webhook: on when
+   * `BOT_PERSONA_NAME` is set; otherwise the bot answers as its own account.
+   */
+  readonly personaWebhooks: boolean
 }
 
-const optionalString = (name: string) =>
-  Config.option(Config.nonEmptyString(name)).pipe(Config.map(Option.getOrUndefined))
-
-const snowflake = (name: string) =>
+const trimmedOption = (name: string) =>
   Config.option(Config.string(name)).pipe(
-    Config.validate({
-      message: "must be a Discord id (digits only)",
-      validation: (value) => Option.match(value, { onNone: () => true, onSome: (id) => /^\d{5,22}$/.test(id.trim()) })
-    }),
-    Config.map((value) => Option.getOrUndefined(Option.map(value, (id) => id.trim())))
+    Config.map((value) => Option.filter(Option.map(value, (text) => text.trim()), (text) => text.length > 0))
   )
 
-const apiBase = Config.option(Config.string("DISCORD_API_BASE_URL")).pipe(
-  Config.validate({
-    message: "must be an http(s) URL such as https://discord.com/api",
-    validation: (value) => Option.match(value, { onNone: () => true, onSome: (url) => /^https?:\/\/[^\s]+$/.test(url.trim()) })
-  }),
-  // discord.js appends `/v10/...` itself.
-  Config.map((value) => Option.getOrUndefined(Option.map(value, (url) => url.trim().replace(/\/+$/, ""))))
+const validated = (name: string, message: string, test: (value: string) => boolean) =>
+  trimmedOption(name).pipe(
+    Config.validate({ message, validation: (value) => Option.match(value, { onNone: () => true, onSome: test }) }),
+    Config.map(Option.getOrUndefined)
+  )
+
+const snowflake = (name: string) => validated(name, "must be a Discord id (digits only)", (id) => /^\d{5,22}$/.test(id))
+
+// discord.js appends `/v10/...` itself.
+const apiBase = validated("DISCORD_API_BASE_URL", "must be an http(s) URL such as https://discord.com/api", (url) => /^https?:\/\/\S+$/.test(url)).pipe(
+  Config.map((url) => url?.replace(/\/+$/, ""))
 )
 
 const fromEnv: Config.Config<DiscordSettings> = Config.all({
   token: Config.redacted(Config.nonEmptyString("DISCORD_TOKEN")),
   apiBaseUrl: apiBase,
   thoughtLogChannelId: snowflake("THOUGHT_LOG_CHANNEL_ID"),
-  commandGuildId: snowflake("DISCORD_COMMAND_GUILD_ID")
-})
-
-/** Whether the environment asks for the Discord front (`DISCORD_TOKEN` set and non-empty). */
-export const discordTokenPresent: Config.Config<boolean> = optionalString("DISCORD_TOKEN").pipe(
-  Config.map((token) => token !== undefined && token.trim().length > 0)
+  commandGuildId: snowflake("DISCORD_COMMAND_GUILD_ID"),
+  persona: personaSetting,
+  avatarUrl: validated("BOT_PERSONA_AVATAR_URL", "must be an https URL of an image", (url) => /^https:\/\/\S+$/.test(url)),
+  personaWebhooks: Config.map(trimmedOption("BOT_PERSONA_NAME"), Option.isSome)
+}).pipe(
+  Config.map(({ avatarUrl, persona, ...rest }) => ({ ...rest, persona: { ...persona, avatarUrl } }))
 )
 
 export class DiscordConfig extends Context.Tag("loopcord/config/DiscordConfig")<DiscordConfig, DiscordSettings>() {
@@ -52,6 +58,8 @@ export class DiscordConfig extends Context.Tag("loopcord/config/DiscordConfig")<
       apiBaseUrl: undefined,
       thoughtLogChannelId: undefined,
       commandGuildId: undefined,
+      persona: { id: undefined, name: DEFAULT_PERSONA_NAME, avatarUrl: undefined, systemPrompt: DEFAULT_SYSTEM_PROMPT },
+      personaWebhooks: false,
       ...settings,
       token: Redacted.make(settings.token)
     })

@@ -11,6 +11,11 @@ export const GuildStickerCatalog = Layer.effect(
       Effect.sync(() => {
         const sticker = guildId === undefined ? undefined : client.guilds.cache.get(guildId)?.stickers.cache.get(stickerId)
         return sticker === undefined ? Option.none() : Option.some(Sticker({ id: sticker.id, name: sticker.name }))
-      })
+      }),
+    list: (guildId: string) =>
+      Effect.sync(() =>
+        [...(client.guilds.cache.get(guildId)?.stickers.cache.values() ?? [])]
+          .filter((sticker) => sticker.available !== false)
+          .map((sticker) => Sticker({ id: sticker.id, name: sticker.name })))
   }))
 )

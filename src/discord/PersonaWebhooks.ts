@@ -38,6 +38,8 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
     const client = yield* DiscordClient
     const cache = yield* Ref.make(new Map<string, ChannelWebhook>())
     const deniedUntil = yield* Ref.make(new Map<string, number>())
+    // Every webhook of ours seen since start (kept after a deletion: its messages stay ours).
+    const ownIds = yield* Ref.make(new Set<string>())
     // Two threads of one channel must not both create a webhook.
     const creating = yield* Effect.makeSemaphore(1)
 
@@ -79,7 +81,10 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             )
           })
         )
-        if (Option.isSome(webhook)) yield* Ref.update(cache, (map) => new Map(map).set(host.id, webhook.value))
+        if (Option.isSome(webhook)) {
+          yield* Ref.update(cache, (map) => new Map(map).set(host.id, webhook.value))
+          yield* Ref.update(ownIds, (ids) => new Set(ids).add(webhook.value.id))
+        }
         return webhook
       }).pipe(creating.withPermits(1))
 
@@ -155,6 +160,22 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         return { channelId: channel.id, rateLimitKeys, send, edit }
       })
 
-    return { target, forget } as const
+    /**
+     * Whether `webhookId` is one the bot posts personas through (a reply to a persona message
+     * is a reply to the bot). Unknown ids make it load the channel's webhook once.
+     */
+    const isOwnWebhook = (channel: SendableChannels, webhookId: string): Effect.Effect<boolean> =>
+      Effect.gen(function*() {
+        if ((yield* Ref.get(ownIds)).has(webhookId)) return true
+        const host = webhookHost(channel)
+        if (host === undefined) return false
+        yield* findOrCreate(host).pipe(Effect.ignore)
+        return (yield* Ref.get(ownIds)).has(webhookId)
+      })
+
+    /** Ids known so far, without asking Discord (history reading). */
+    const knownOwnIds = Ref.get(ownIds)
+
+    return { target, forget, isOwnWebhook, knownOwnIds } as const
   })
 }) {}

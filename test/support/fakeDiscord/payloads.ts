@@ -21,6 +21,7 @@ export const Permission = {
   EmbedLinks: 1n << 14n,
   AttachFiles: 1n << 15n,
   ReadMessageHistory: 1n << 16n,
+  ManageChannels: 1n << 4n,
   ManageGuild: 1n << 5n,
   Administrator: 1n << 3n,
   ManageWebhooks: 1n << 29n,

@@ -1,0 +1,190 @@
+import { type ChatInputCommandInteraction, Events, type Interaction, type Message } from "discord.js"
+import { type Cause, Effect, FiberSet, Layer, Option } from "effect"
+import { ChannelQueue } from "../chat/ChannelQueue"
+import { DiscordConfig } from "../config/DiscordConfig"
+import { RoutePlan } from "../loop/RoutePlan"
+import { GuildMcpAdmin } from "../mcp/GuildMcpAdmin"
+import { LanguageModel } from "../provider/LanguageModel"
+import { EnabledChannelStore } from "../store/EnabledChannelStore"
+import { GuildSettingsStore } from "../store/GuildSettingsStore"
+import { PersonaBlockStore } from "../store/PersonaBlockStore"
+import { DeliberateToolPlanner } from "../tools/deliberate/DeliberateToolPlanner"
+import { ToolRegistry } from "../tools/ToolRegistry"
+import { capabilitiesCommand } from "./commands/capabilitiesCommand"
+import { channelCommand } from "./commands/channelCommand"
+import { replyPrivately } from "./commands/commandReply"
+import { commandDefinitions } from "./commands/definitions"
+import { killCommand } from "./commands/killCommand"
+import { mcpCommand } from "./commands/mcpCommand"
+import { toolsCommand } from "./commands/toolsCommand"
+import { DiscordBlockTargetResolver } from "./DiscordBlockTargetResolver"
+import { DiscordClient } from "./DiscordClient"
+import { DiscordThoughtLog } from "./DiscordThoughtLog"
+import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, discordTurnInput } from "./DiscordTurnInput"
+import { GuildStickerCatalog } from "./GuildStickerCatalog"
+import { PersonaWebhooks } from "./PersonaWebhooks"
+import { RateLimitGauge } from "./RateLimitGauge"
+import { type TriggerFacts, triggerReason } from "./triggers"
+
+const logFailure = (what: string) => (cause: Cause.Cause<unknown>) => Effect.logError(`Discord: ${what} failed`, cause)
+
+/**
+ * The Discord front: answers mentions, DMs, replies to the bot and every message of enabled
+ * channels through the ChannelQueue (a message arriving while a reply streams interrupts it
+ * and is answered next; inside a tool chain it waits), and serves the slash commands. Every
+ * event runs in its own fiber of this layer's scope and ends in `logError`, so one bad event
+ * never stops the bot.
+ */
+const make = (options: DiscordFrontOptions) =>
+  Effect.gen(function*() {
+    const client = yield* DiscordClient
+    const config = yield* DiscordConfig
+    const queue = yield* ChannelQueue
+    const webhooks = yield* PersonaWebhooks
+    const gauge = yield* RateLimitGauge
+    const enabledChannels = yield* EnabledChannelStore
+    const blocks = yield* PersonaBlockStore
+    const planner = yield* DeliberateToolPlanner
+    const context = yield* Effect.context<
+      EnabledChannelStore | GuildSettingsStore | GuildMcpAdmin | ToolRegistry | PersonaBlockStore
+    >()
+    const route = { provider: (yield* LanguageModel).name, model: (yield* RoutePlan).models[0] ?? "(no model configured)" }
+
+    const persona = config.persona
+    const deps: DiscordTurnDeps = {
+      client,
+      webhooks,
+      gauge,
+      persona,
+      useWebhooks: config.personaWebhooks,
+      options,
+      contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries)
+    }
+
+    const isEnabledChannel = (message: Message<true>) =>
+      Effect.gen(function*() {
+        if (yield* enabledChannels.isEnabled(message.guildId, message.channelId)) return true
+        const parentId = message.channel.isThread() ? message.channel.parentId : null
+        return parentId === null ? false : yield* enabledChannels.isEnabled(message.guildId, parentId)
+      }).pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning(`enabled-channel lookup failed: ${error.message}`), false)))
+
+    const isMuted = (message: Message<true>) =>
+      blocks.activeBlock(message.guildId, persona.id, message.author.id).pipe(
+        Effect.map(Option.isSome),
+        Effect.catchAll((error) => Effect.as(Effect.logWarning(`block lookup failed: ${error.message}`), false))
+      )
+
+    const repliesToBot = (message: Message) =>
+      Effect.gen(function*() {
+        if (message.reference?.messageId === undefined) return false
+        if (message.mentions.repliedUser?.id === client.user.id) return true
+        const referenced = message.channel.messages.cache.get(message.reference.messageId)
+        const webhookId = referenced?.webhookId ?? null
+        return webhookId !== null && deps.useWebhooks && message.channel.isSendable()
+          ? yield* webhooks.isOwnWebhook(message.channel, webhookId)
+          : false
+      })
+
+    /** Trigger facts, the store looked up only when the cheaper facts do not decide. */
+    const triggerFacts = (message: Message) =>
+      Effect.gen(function*() {
+        const mentionsBot = message.mentions.users.has(client.user.id) ||
+          message.mentions.roles.some((role) => role.tags?.botId === client.user.id)
+        const base = {
+          fromBotOrWebhook: message.author.bot || message.webhookId !== null,
+          isSystem: message.system,
+          isDM: !message.inGuild(),
+          mentionsBot,
+          repliesToBot: false,
+          channelEnabled: false,
+          authorMuted: false
+        } satisfies TriggerFacts
+        if (base.fromBotOrWebhook || base.isSystem) return base
+        const replied = !base.isDM && !mentionsBot ? yield* repliesToBot(message) : false
+        if (!message.inGuild()) return { ...base, repliesToBot: replied }
+        const enabled = !mentionsBot && !replied ? yield* isEnabledChannel(message) : false
+        if (!mentionsBot && !replied && !enabled) return { ...base, repliesToBot: replied, channelEnabled: enabled }
+        return { ...base, repliesToBot: replied, channelEnabled: enabled, authorMuted: yield* isMuted(message) }
+      })
+
+    const onMessage = (message: Message) =>
+      Effect.gen(function*() {
+        const reason = triggerReason(yield* triggerFacts(message))
+        if (Option.isNone(reason)) return
+        const channel = message.channel
+        if (!channel.isSendable()) return
+        yield* Effect.logDebug(`trigger: ${reason.value}`).pipe(Effect.annotateLogs({ channelId: message.channelId, messageId: message.id }))
+        const deliberate = yield* planner.plan({ guildId: message.guildId ?? undefined, channelId: message.channelId, messageText: message.content })
+        yield* queue.submit(discordTurnInput(deps, message, channel, deliberate))
+      })
+
+    type CommandServices = EnabledChannelStore | GuildSettingsStore | GuildMcpAdmin | ToolRegistry
+    const onCommand = (interaction: ChatInputCommandInteraction): Effect.Effect<void, unknown, CommandServices> => {
+      switch (interaction.commandName) {
+        case "kill":
+          return killCommand(interaction, queue)
+        case "channel":
+          return replyPrivately(interaction, channelCommand(interaction))
+        case "capabilities":
+          return replyPrivately(interaction, capabilitiesCommand(interaction))
+        case "mcp":
+          return replyPrivately(interaction, mcpCommand(interaction))
+        case "tools":
+          return replyPrivately(interaction, toolsCommand(interaction, route))
+        default:
+          return replyPrivately(interaction, Effect.succeed(`Unknown command /${interaction.commandName}.`))
+      }
+    }
+
+    const onInteraction = (interaction: Interaction) =>
+      interaction.isChatInputCommand() ? Effect.provide(onCommand(interaction), context) : Effect.void
+
+    // Handlers run in fibers of this scope: interrupted when the bot stops, never run with runPromise.
+    const run = yield* FiberSet.makeRuntime<never>()
+    const messageListener = (message: Message) => {
+      run(onMessage(message).pipe(Effect.catchAllCause(logFailure("handling a message"))))
+    }
+    const interactionListener = (interaction: Interaction) => {
+      run(onInteraction(interaction).pipe(Effect.catchAllCause(logFailure("handling an interaction"))))
+    }
+    client.on(Events.MessageCreate, messageListener)
+    client.on(Events.InteractionCreate, interactionListener)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        client.off(Events.MessageCreate, messageListener)
+        client.off(Events.InteractionCreate, interactionListener)
+      })
+    )
+
+    const guildId = config.commandGuildId
+    yield* Effect.tryPromise(() =>
+      guildId === undefined ? client.application.commands.set([...commandDefinitions]) : client.application.commands.set([...commandDefinitions], guildId)
+    ).pipe(
+      Effect.tap((registered) => Effect.logInfo(`Discord: registered ${registered.size} slash commands${config.commandGuildId === undefined ? " (global)" : ` in guild ${config.commandGuildId}`}`)),
+      Effect.catchAll((error) =>
+        Effect.logWarning(`Discord: could not register slash commands (was the bot invited with the applications.commands scope?): ${error.message}`)
+      )
+    )
+    yield* Effect.logInfo(`Discord: answering as ${persona.name}${deps.useWebhooks ? " (persona webhooks)" : ""}`)
+  })
+
+/**
+ * The services the rest of the app takes from Discord: the logged-in client, the thought-log
+ * channel, the guild sticker catalog, the block-target resolver (guild members), persona
+ * webhooks and the rate-limit gauge. Build it once
+ * and share it between the turn services and `DiscordBot.layer`.
+ */
+export const DiscordServices = Layer.mergeAll(
+  DiscordThoughtLog,
+  GuildStickerCatalog,
+  DiscordBlockTargetResolver,
+  PersonaWebhooks.Default,
+  RateLimitGauge.Default
+).pipe(Layer.provideMerge(DiscordClient.layer))
+
+export const DiscordBot = {
+  /** The Discord front with default timings (what `main` launches when DISCORD_TOKEN is set). */
+  layer: Layer.scopedDiscard(make({})),
+  /** The front with other timings (tests). */
+  layerWith: (options: DiscordFrontOptions) => Layer.scopedDiscard(make(options))
+} as const

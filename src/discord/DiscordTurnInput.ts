@@ -1,0 +1,137 @@
+import type { Client, Message, SendableChannels } from "discord.js"
+import { Clock, type Context, type Duration, Effect } from "effect"
+import type { TurnInput, TurnSink } from "../chat/TurnInput"
+import type { ChatMessage } from "../domain/ChatMessage"
+import type { TurnResult } from "../domain/TurnResult"
+import type { DeliberateToolMode, Persona } from "../loop/CurrentTurn"
+import type { PersonaBlockStore } from "../store/PersonaBlockStore"
+import { applyBlockedUserNotices, blockedMessageIds } from "../tools/builtin/blocking/blockedUserContext"
+import { NO_MENTIONS } from "./DiscordClient"
+import { type DiscordReplySink, makeDiscordReplySink } from "./DiscordReplySink"
+import { HISTORY_LIMIT, hasContent, type HistoryEntry, historyEntry, isFromSelf, type SelfIdentity, toChatMessage } from "./history"
+import type { PersonaWebhooks } from "./PersonaWebhooks"
+import type { RateLimitGauge } from "./RateLimitGauge"
+import { channelReplyTarget } from "./ReplyTarget"
+import { keepTyping, TYPING_REFRESH } from "./TypingIndicator"
+
+/** Knobs of the Discord front (tests shorten them). */
+export interface DiscordFrontOptions {
+  readonly minEditInterval?: Duration.DurationInput
+  readonly typingRefresh?: Duration.DurationInput
+  readonly historyLimit?: number
+}
+
+/** What building a turn needs from the running bot. */
+export interface DiscordTurnDeps {
+  readonly client: Client<true>
+  readonly webhooks: PersonaWebhooks
+  readonly gauge: RateLimitGauge
+  readonly persona: Persona
+  /** Replies go through a persona webhook (BOT_PERSONA_NAME is set). */
+  readonly useWebhooks: boolean
+  readonly options: DiscordFrontOptions
+  /** Turns the history into the model's context (the blocked-user notice is applied here). */
+  readonly contextFor: (trigger: Message, entries: ReadonlyArray<HistoryEntry>) => Effect.Effect<ReadonlyArray<ChatMessage>>
+}
+
+/**
+ * The channel's recent messages around a trigger, oldest first, ending with the trigger: earlier
+ * messages, plus the bot's own replies posted after it (a queued turn sees what was answered
+ * while it waited); other users' later messages are theirs to trigger.
+ */
+export const recentHistory = (trigger: Message, self: SelfIdentity, limit: number): Effect.Effect<ReadonlyArray<HistoryEntry>> =>
+  Effect.tryPromise(() => trigger.channel.messages.fetch({ limit })).pipe(
+    Effect.map((fetched) =>
+      [...fetched.values()]
+        .filter((message) => message.id !== trigger.id)
+        .filter((message) => BigInt(message.id) < BigInt(trigger.id) || isFromSelf(message, self))
+        .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+    ),
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logWarning(`Could not read channel history (is Read Message History granted?): ${error.message}`),
+        []
+      )
+    ),
+    Effect.map((earlier) => [...earlier, trigger].map((message) => historyEntry(message, self)).filter(hasContent))
+  )
+
+/** After the turn: show everything, mark a stopped reply, send the chosen sticker. */
+const finishReply = (reply: DiscordReplySink, channel: SendableChannels, result: TurnResult): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* reply.drain
+    if (result.status === "stopped_by_user") yield* reply.markStopped
+    const sticker = result.stickerSelection
+    if (sticker !== undefined && !channel.isDMBased()) {
+      // Webhooks cannot send guild stickers: the sticker comes from the bot itself.
+      yield* Effect.tryPromise(() => channel.send({ stickers: [sticker.id], allowedMentions: NO_MENTIONS }))
+    }
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("finishing the Discord reply failed", cause)))
+
+/** The sink of one turn: persona webhook or bot replies, streamed, with typing while it runs. */
+export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels, replyTo: string | undefined) =>
+  Effect.gen(function*() {
+    const fallback = yield* channelReplyTarget(channel, replyTo)
+    const target = deps.useWebhooks ? yield* deps.webhooks.target(channel, deps.persona, fallback) : fallback
+    const reply = yield* makeDiscordReplySink(target, {
+      awaitBucket: deps.gauge.awaitReset,
+      ...(deps.options.minEditInterval === undefined ? {} : { minEditInterval: deps.options.minEditInterval })
+    })
+    yield* Effect.forkScoped(keepTyping(Effect.tryPromise(() => channel.sendTyping()), reply.lastWriteAt, deps.options.typingRefresh ?? TYPING_REFRESH))
+    const sink: TurnSink = { sink: reply.sink, finish: (result) => finishReply(reply, channel, result) }
+    return sink
+  })
+
+/** The ChannelQueue input answering `trigger`. */
+export const discordTurnInput = (deps: DiscordTurnDeps, trigger: Message, channel: SendableChannels, deliberate: DeliberateToolMode): TurnInput => ({
+  channelId: trigger.channelId,
+  guildId: trigger.guildId ?? undefined,
+  userId: trigger.author.id,
+  messageId: trigger.id,
+  isDM: !trigger.inGuild(),
+  locale: trigger.guild?.preferredLocale ?? "en-US",
+  persona: deps.persona,
+  loadContext: Effect.gen(function*() {
+    const ownIds = yield* deps.webhooks.knownOwnIds
+    const self: SelfIdentity = { botId: deps.client.user.id, isOwnWebhook: (id) => ownIds.has(id) }
+    const entries = yield* recentHistory(trigger, self, deps.options.historyLimit ?? HISTORY_LIMIT)
+    return yield* deps.contextFor(trigger, entries)
+  }),
+  shouldSurfaceUserErrors: true,
+  deliberate,
+  openSink: openDiscordSink(deps, channel, trigger.id)
+})
+
+/**
+ * History entries as the model's context under the persona's blocks (seed 002): a blocked
+ * user's messages become one system notice per run, and no other message quotes them in its
+ * reply annotation. A failed block lookup leaves the context unblocked (and is logged).
+ */
+export const contextWithBlocks = (
+  store: Context.Tag.Service<PersonaBlockStore>,
+  persona: Persona,
+  guildId: string | undefined,
+  entries: ReadonlyArray<HistoryEntry>
+): Effect.Effect<ReadonlyArray<ChatMessage>> =>
+  Effect.gen(function*() {
+    const blocks = guildId === undefined
+      ? []
+      : yield* store.activeBlocks(guildId, persona.id).pipe(
+        Effect.catchAll((error) => Effect.as(Effect.logWarning(`block lookup failed; context left unblocked: ${error.message}`), []))
+      )
+    if (blocks.length === 0) return entries.map((entry) => toChatMessage(entry))
+    const now = yield* Clock.currentTimeMillis
+    const authorById = new Map<string, string>()
+    for (const entry of entries) {
+      authorById.set(entry.messageId, entry.authorId)
+      if (entry.replyTo !== undefined) authorById.set(entry.replyTo.messageId, entry.replyTo.authorId)
+    }
+    const options = { now, authorOf: (message: ChatMessage) => (message.messageId === undefined ? undefined : authorById.get(message.messageId)) }
+    // Replied-to messages may lie outside the window: they are checked as well.
+    const quoted = entries.flatMap((entry): ReadonlyArray<ChatMessage> =>
+      entry.replyTo === undefined ? [] : [{ role: "user", content: entry.replyTo.excerpt, messageId: entry.replyTo.messageId }])
+    const hidden = blockedMessageIds(quoted, blocks, options)
+    const messages = entries.map((entry) =>
+      toChatMessage(entry.replyTo !== undefined && hidden.has(entry.replyTo.messageId) ? { ...entry, replyTo: undefined } : entry))
+    return applyBlockedUserNotices(messages, blocks, options)
+  })

@@ -1,0 +1,85 @@
+import { Effect, Layer } from "effect"
+import { ChannelQueue } from "../../src/chat/ChannelQueue"
+import { TurnRunner } from "../../src/chat/TurnRunner"
+import { DiscordConfig } from "../../src/config/DiscordConfig"
+import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
+import { DiscordBot, DiscordServices } from "../../src/discord/DiscordBot"
+import type { DiscordFrontOptions } from "../../src/discord/DiscordTurnInput"
+import { KeyPool } from "../../src/loop/KeyPool"
+import { PendingContextStash } from "../../src/loop/PendingContextStash"
+import { RoutePlan } from "../../src/loop/RoutePlan"
+import type { Script } from "../../src/provider/scripted/Script"
+import * as Scripted from "../../src/provider/scripted/ScriptedModel"
+import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
+import * as Stores from "../../src/store/Stores"
+import { DeliberateToolPlanner } from "../../src/tools/deliberate/DeliberateToolPlanner"
+import { GuildToolSource } from "../../src/tools/GuildToolSource"
+import * as InMemoryToolAffordances from "../../src/tools/InMemoryToolAffordances"
+import type { Tool } from "../../src/tools/Tool"
+import { registerAll, ToolRegistry } from "../../src/tools/ToolRegistry"
+import { ToolUsageStats } from "../../src/tools/ToolUsageStats"
+import { guildMcpLayer } from "../support/mcpServers/mcpTestKit"
+import { fakeDiscord, type FakeDiscordOptions, waitUntil } from "../support/fakeDiscord"
+import type { FakeDiscord } from "../support/fakeDiscord"
+
+export interface BotHarnessOptions {
+  readonly script: Script
+  readonly tools?: ReadonlyArray<Tool>
+  readonly loop?: Partial<LoopSettings>
+  readonly fake?: FakeDiscordOptions
+  readonly personaName?: string
+  readonly front?: DiscordFrontOptions
+}
+
+/**
+ * The whole Discord bot as `main` wires it, against a fake Discord: a real discord.js client,
+ * the ChannelQueue and generation turn over a scripted model, stores in in-memory SQLite, guild
+ * MCP admin. Returns the fake, the scripted model's probe and the app's services.
+ */
+export const botHarness = (options: BotHarnessOptions) =>
+  Effect.gen(function*() {
+    const fake = yield* fakeDiscord(options.fake)
+    const config = DiscordConfig.make({
+      token: fake.token,
+      apiBaseUrl: fake.apiBase,
+      ...(options.personaName === undefined
+        ? {}
+        : { personaWebhooks: true, persona: { id: undefined, name: options.personaName, avatarUrl: undefined, systemPrompt: "You are a persona." } })
+    })
+    const discord = DiscordServices.pipe(Layer.provide(config))
+    const registry = Layer.effect(
+      ToolRegistry,
+      Effect.gen(function*() {
+        const made = yield* Effect.provide(ToolRegistry, ToolRegistry.layer)
+        yield* Effect.orDie(registerAll(made, options.tools ?? []))
+        return made
+      })
+    ).pipe(Layer.provide(GuildToolSource.none))
+    const core = Layer.mergeAll(
+      Scripted.layer({ script: options.script }),
+      registry,
+      LoopConfig.make(options.loop),
+      InMemoryToolAffordances.layer,
+      ToolUsageStats.none,
+      PendingContextStash.Default,
+      RoutePlan.make(["model-a"]),
+      KeyPool.Default
+    )
+    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.merge(core, discord)))
+    const stores = Stores.layerMemory
+    const mcp = guildMcpLayer().layer
+    const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
+    const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(
+      Layer.provide(Layer.mergeAll(queue, stores, mcp, core, discord, config, planner))
+    )
+    const context = yield* Layer.build(Layer.mergeAll(bot, core, discord, stores))
+    const probe = yield* Effect.provide(ScriptedProbe, context)
+    return { fake, probe, context }
+  })
+
+/** Resolves when the bot has posted `count` messages in the channel whose latest content satisfies `done`. */
+export const awaitBotMessages = (fake: FakeDiscord, channelId: string, count: number, what: string, done: (contents: ReadonlyArray<string>) => boolean = () => true, timeoutMs = 5000) =>
+  waitUntil(fake, what, () => {
+    const contents = fake.botMessages(channelId).map((message) => message.content)
+    return contents.length >= count && done(contents)
+  }, timeoutMs)
