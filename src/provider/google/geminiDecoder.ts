@@ -72,12 +72,13 @@ const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
 /**
  * Decodes Gemini SSE chunks: text parts as text, `thought: true` parts as reasoning, the first
  * `functionCall` part as a `ToolCall` with its `thoughtSignature` (Gemini sends arguments whole,
- * so there is nothing to repair), usage with the finish, `finishReason` mapped (MAX_TOKENS ⇒
+ * so there is nothing to repair) released with the finish after the usage, `finishReason` mapped (MAX_TOKENS ⇒
  * length, SAFETY and friends ⇒ content_filter). Gemini has no end marker: a body that closes
  * without a finish reason is a `Network` error.
  */
 export const makeGeminiDecoder = (options: { readonly provider: string }): Decoder<SseFrame, ProviderEvent, ProviderError> => {
-  let callEmitted = false
+  /** The first call, held until the finish chunk so the final usage comes before it (the loop stops at the call). */
+  let call: FunctionCall | undefined
   let finished = false
   let sawFrames = false
   let done = false
@@ -89,10 +90,9 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
       return Effect.fail(fromStreamErrorPayload(options.provider, chunk))
     }
     const candidate = chunk.candidates?.[0]
-    let call: FunctionCall | undefined
     for (const part of candidate?.content?.parts ?? []) {
       if (part.functionCall) {
-        if (callEmitted || call !== undefined) continue
+        if (call !== undefined) continue
         const fn = part.functionCall
         call = {
           name: fn.name,
@@ -120,13 +120,10 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
         usage: TokenUsage({ inputTokens, outputTokens, totalTokens: usage.totalTokenCount ?? inputTokens + outputTokens })
       }))
     }
-    if (call !== undefined) {
-      callEmitted = true
-      out.push(ProviderEvent.ToolCall({ call }))
-    }
     if (reason !== undefined && !finished) {
       finished = true
-      out.push(ProviderEvent.Finish({ reason: reason === "stop" && callEmitted ? "tool_calls" : reason }))
+      if (call !== undefined) out.push(ProviderEvent.ToolCall({ call }))
+      out.push(ProviderEvent.Finish({ reason: reason === "stop" && call !== undefined ? "tool_calls" : reason }))
     }
     return undefined
   }

@@ -28,6 +28,8 @@ export interface OpenAiCompatibleOptions {
   readonly headers?: Readonly<Record<string, string>> | undefined
   readonly maxTokensParameter?: "max_tokens" | "max_completion_tokens" | undefined
   readonly parallelToolCalls?: boolean | undefined
+  /** Ask for the final usage chunk (`stream_options.include_usage`, default true); some old servers reject it. */
+  readonly includeUsage?: boolean | undefined
   /** Merged into every request body (OpenRouter `provider` routing, `reasoning` options...). */
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
   /** `BOT_JSON_REPAIR_MAX_CHARS`. */
@@ -43,6 +45,7 @@ export const make = Effect.fnUntraced(function*(options: OpenAiCompatibleOptions
   const bodyOptions = {
     maxTokensParameter: options.maxTokensParameter ?? "max_tokens",
     parallelToolCalls: options.parallelToolCalls,
+    includeUsage: options.includeUsage ?? true,
     extraBody: options.extraBody
   } as const
 

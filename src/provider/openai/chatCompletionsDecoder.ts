@@ -120,8 +120,8 @@ export interface ChatCompletionsDecoder extends Decoder<SseFrame, ProviderEvent,
 /**
  * Decodes Chat Completions SSE frames into provider events: text and reasoning deltas as they
  * come, tool-call fragments (names too) accumulated by index and emitted as one `ToolCall` when
- * the choice finishes (only the first call of a pass, spec §1.1; the accumulator is cleared),
- * usage, and exactly one `Finish`.
+ * the choice finishes (only the first call of a pass, spec §1.1; the accumulator is cleared)
+ * and released with the `Finish` when the stream ends, after any usage; exactly one `Finish`.
  *
  * End of stream: `[DONE]` ends it (a missing finish reason is then `stop`, or `tool_calls` when
  * a call came); a body that closes after a finish reason but without `[DONE]` is accepted; one
@@ -171,12 +171,27 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
     return log
   }
 
+  /**
+   * A finished pass with a call holds the ToolCall and Finish until the stream ends (`[DONE]`
+   * or the body closes): the usage chunk comes after the finish, and the loop stops reading at
+   * the ToolCall. A text pass is read to the end anyway, so this adds no new way to hang.
+   */
+  let held: Array<ProviderEvent> = []
+
   const finish = (out: Array<ProviderEvent>, reason: FinishReason): Effect.Effect<void> | undefined => {
     if (finished) return undefined
     finished = true
-    const log = finalizeCall(out, reason === "length" || reason === "content_filter")
-    out.push(ProviderEvent.Finish({ reason: reason === "stop" && callEmitted ? "tool_calls" : reason }))
+    const tail: Array<ProviderEvent> = []
+    const log = finalizeCall(tail, reason === "length" || reason === "content_filter")
+    tail.push(ProviderEvent.Finish({ reason: reason === "stop" && callEmitted ? "tool_calls" : reason }))
+    if (callEmitted) held = tail
+    else out.push(...tail)
     return log
+  }
+
+  const release = (out: Array<ProviderEvent>) => {
+    out.push(...held)
+    held = []
   }
 
   const absorbToolCalls = (deltas: ReadonlyArray<typeof ToolCallDelta.Type>) => {
@@ -259,6 +274,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
       if (data === "[DONE]" || data.trim() === "[DONE]") {
         const log = finish(out, calls.length > 0 ? "tool_calls" : "stop")
         if (log) effects.push(log)
+        release(out)
         done = true
         break
       }
@@ -292,7 +308,11 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
       return step(out, effects)
     },
     end: () => {
-      if (done || finished) return { out: [] }
+      if (done || finished) {
+        const out: Array<ProviderEvent> = []
+        release(out)
+        return { out }
+      }
       return { out: [], then: Effect.fail(endedEarly(options.provider, sawFrames)) }
     }
   }

@@ -8,6 +8,7 @@ export interface ChatCompletionsBodyOptions {
   readonly maxTokensParameter: "max_tokens" | "max_completion_tokens"
   /** Sent only when set: some servers reject the field. Only the first call of a pass runs anyway. */
   readonly parallelToolCalls: boolean | undefined
+  readonly includeUsage: boolean
   /** Merged into the body last (OpenRouter `provider` routing, `reasoning` settings...). */
   readonly extraBody: Readonly<Record<string, unknown>> | undefined
 }
@@ -80,7 +81,7 @@ export const chatCompletionsBody = (request: GenerationRequest, options: ChatCom
     model: request.model,
     messages,
     stream: true,
-    stream_options: { include_usage: true },
+    ...(options.includeUsage ? { stream_options: { include_usage: true } } : {}),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.maxOutputTokens === undefined ? {} : { [options.maxTokensParameter]: request.maxOutputTokens }),
     ...(request.tools.length === 0 ? {} : {

@@ -41,8 +41,9 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
         ProviderEvent.ReasoningDelta({ text: "Thinking about it." }),
         ProviderEvent.TextDelta({ text: "Let me " }),
         ProviderEvent.TextDelta({ text: "look." }),
-        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" }, thoughtSignature: "c2lnbmF0dXJl" } }),
+        // The call is held until the finish chunk, so its usage comes first.
         ProviderEvent.Usage({ usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 } }),
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" }, thoughtSignature: "c2lnbmF0dXJl" } }),
         ProviderEvent.Finish({ reason: "tool_calls" })
       ])
       const sent = server.requests[0]!

@@ -51,9 +51,10 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(withoutKeepAlives(result.events), [
         ProviderEvent.TextDelta({ text: "Let me " }),
         ProviderEvent.TextDelta({ text: "look." }),
+        // The call waits for the end of the stream, so the usage chunk after the finish comes first.
+        ProviderEvent.Usage({ usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 } }),
         ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" }, id: "call_1" } }),
-        ProviderEvent.Finish({ reason: "tool_calls" }),
-        ProviderEvent.Usage({ usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 } })
+        ProviderEvent.Finish({ reason: "tool_calls" })
       ])
       const sent = server.requests[0]!
       assert.strictEqual(sent.path, "/v1/chat/completions")
@@ -157,6 +158,15 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       ]))
       const result = yield* collect(model, request())
       assert.deepStrictEqual(eventTags(result.events), ["Usage", "ToolCall", "Finish"])
+    }))
+
+  it.scopedLive("a held call is released when the body closes after the finish without [DONE]", () =>
+    Effect.gen(function*() {
+      const { model, server } = yield* setup()
+      server.enqueue(openAiStream([toolCallChunk({ index: 0, id: "call_z", name: "ping", arguments: "{}" }), finishChunk("tool_calls")], { omitDone: true }))
+      const result = yield* collect(model, request())
+      assert.isUndefined(result.error)
+      assert.deepStrictEqual(eventTags(result.events), ["ToolCall", "Finish"])
     }))
 
   it.scopedLive("[DONE] without a finish reason ends cleanly with a synthesized stop", () =>
