@@ -29,7 +29,6 @@ export interface ShortTermMemoryStoreShape {
   ) => Effect.Effect<void, StoreError>
 }
 
-
 const STORE = "ShortTermMemoryStore"
 
 const scopeKey = (scope: MemoryScope): string => (scope.kind === "guild" ? `guild:${scope.guildId}` : `dm:${scope.userId}`)

@@ -45,7 +45,9 @@ const pgRole = Effect.firstSuccessOf(PG_ROLES.map((role) => Effect.as(pgRun(role
     (error) =>
       new Database.DatabaseError({
         target: `PostgreSQL ${PG_HOST}/${PG_DATABASE}`,
-        detail: `the store tests need it (roles tried: ${PG_ROLES.join(", ")}; trust auth): ${error.message}`,
+        detail:
+          `the store tests need it (roles tried: ${PG_ROLES.join(", ")}; trust auth): ${error.message}` +
+          (error.cause instanceof Error ? ` (${error.cause.message})` : ""),
         cause: error
       })
   )
