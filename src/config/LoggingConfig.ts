@@ -19,27 +19,33 @@ const LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
   none: LogLevel.None
 }
 
-/** `LOG_LEVEL` (default `info`) and `LOG_FORMAT` (`pretty` default, or `json`). */
-export const loggingSettings: Config.Config<LoggingSettings> = Config.all({
-  level: Config.string("LOG_LEVEL").pipe(
-    Config.withDefault("info"),
-    Config.mapOrFail((raw) => {
-      const level = LEVELS[raw.trim().toLowerCase()]
-      return level === undefined
-        ? Either.left(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of trace, debug, info, warn, error, fatal, none (got "${raw}")`))
-        : Either.right(level)
-    })
-  ),
-  format: Config.string("LOG_FORMAT").pipe(
-    Config.withDefault("pretty"),
-    Config.mapOrFail((raw) => {
-      const value = raw.trim().toLowerCase()
-      return value === "pretty" || value === "json"
-        ? Either.right<LogFormat>(value)
-        : Either.left(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw}")`))
-    })
-  )
-})
+/**
+ * `LOG_LEVEL` (default `info`; the interactive chat passes `warn` so logs do not interleave with
+ * the conversation) and `LOG_FORMAT` (`pretty` default, or `json`).
+ */
+export const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Config<LoggingSettings> =>
+  Config.all({
+    level: Config.string("LOG_LEVEL").pipe(
+      Config.withDefault(defaultLevel),
+      Config.mapOrFail((raw) => {
+        const level = LEVELS[raw.trim().toLowerCase()]
+        return level === undefined
+          ? Either.left(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of trace, debug, info, warn, error, fatal, none (got "${raw}")`))
+          : Either.right(level)
+      })
+    ),
+    format: Config.string("LOG_FORMAT").pipe(
+      Config.withDefault("pretty"),
+      Config.mapOrFail((raw) => {
+        const value = raw.trim().toLowerCase()
+        return value === "pretty" || value === "json"
+          ? Either.right<LogFormat>(value)
+          : Either.left(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw}")`))
+      })
+    )
+  })
+
+export const loggingSettings: Config.Config<LoggingSettings> = loggingSettingsWith("info")
 
 /**
  * Logs go to **stderr** in every format, so stdout carries only what the front prints (the
@@ -54,6 +60,5 @@ export const loggerLayer = (settings: LoggingSettings): Layer.Layer<never> =>
     Logger.minimumLogLevel(settings.level)
   )
 
-export const loggingLayer: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
-  Effect.map(loggingSettings, loggerLayer)
-)
+export const loggingLayer = (defaultLevel: "info" | "warn" = "info"): Layer.Layer<never, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(loggingSettingsWith(defaultLevel), loggerLayer))

@@ -1,4 +1,11 @@
-import { Cause, ConfigError, Option } from "effect"
+import { Cause, ConfigError, Data, Option } from "effect"
+
+/** Start-up cannot go on (a usage error, a front that is not available); the message is one line. */
+export class StartupError extends Data.TaggedError("StartupError")<{ readonly detail: string }> {
+  override get message(): string {
+    return this.detail
+  }
+}
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 

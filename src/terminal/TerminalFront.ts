@@ -1,0 +1,186 @@
+import * as readline from "node:readline"
+import { Clock, Data, Effect, FiberSet, Queue, Ref, Runtime } from "effect"
+import { ChannelQueue, type TurnFailure } from "../chat/ChannelQueue"
+import { makeCollectingSink } from "../chat/CollectingSink"
+import type { TurnInput, TurnSink } from "../chat/TurnInput"
+import type { ChatMessage } from "../domain/ChatMessage"
+import type { TurnResult } from "../domain/TurnResult"
+import type { Persona } from "../loop/CurrentTurn"
+import { dim, renderNotice } from "./render"
+import { turnReportLine } from "./report"
+import { TerminalOutput } from "./TerminalOutput"
+import { makeTerminalSink } from "./TerminalSink"
+
+/** The terminal is one conversation: one channel. */
+export const TERMINAL_CHANNEL = "terminal"
+const TERMINAL_USER = "terminal-user"
+
+/** Two Ctrl-C within this window exit even while a killed turn is still winding down. */
+const DOUBLE_INTERRUPT_WINDOW_MS = 2_000
+
+const baseInput = (persona: Persona, loadContext: TurnInput["loadContext"], openSink: TurnInput["openSink"]): TurnInput => ({
+  channelId: TERMINAL_CHANNEL,
+  guildId: undefined,
+  userId: TERMINAL_USER,
+  messageId: undefined,
+  isDM: true,
+  locale: "en",
+  persona,
+  loadContext,
+  shouldSurfaceUserErrors: true,
+  openSink
+})
+
+/** A turn that could not run at all (cancelled before it started) reported like any other. */
+const failedTurn = (error: TurnFailure): TurnResult => ({
+  status: error._tag === "TurnCancelledError" ? "stopped_by_user" : "error",
+  text: "",
+  iterations: 0,
+  attempts: [],
+  toolCalls: [],
+  usage: undefined,
+  toolResponseDelivered: false
+})
+
+/**
+ * `--once TEXT [--json]`: exactly one turn. Without `--json` the reply streams to stdout and
+ * status lines go to stderr; with `--json` stdout carries exactly one line, the turn report.
+ * Returns the exit code: 0 iff the turn completed.
+ */
+export const runOnce = Effect.fn("TerminalFront.runOnce")(function*(options: {
+  readonly text: string
+  readonly json: boolean
+  readonly persona: Persona
+}) {
+  const queue = yield* ChannelQueue
+  const out = yield* TerminalOutput
+  const context = Effect.succeed<ReadonlyArray<ChatMessage>>([{ role: "user", content: options.text }])
+
+  const openSink: TurnInput["openSink"] = options.json
+    ? Effect.map(makeCollectingSink(), (collected): TurnSink => ({
+      sink: {
+        ...collected.sink,
+        notice: (notice) => Effect.zipRight(collected.sink.notice(notice), out.stderr(`${renderNotice(notice)}\n`))
+      }
+    }))
+    : Effect.map(
+      makeTerminalSink({ text: out.stdout, status: out.stderr, shared: false, colour: false }),
+      (terminal): TurnSink => ({ sink: terminal.sink, finish: () => terminal.endLine })
+    )
+
+  const ticket = yield* queue.submit(baseInput(options.persona, context, openSink))
+  const result = yield* ticket.result.pipe(Effect.catchAll((error) => Effect.succeed(failedTurn(error))))
+  if (options.json) yield* out.stdout(`${turnReportLine(result)}\n`)
+  return result.status === "completed" ? 0 : 1
+})
+
+type TerminalEvent = Data.TaggedEnum<{
+  Line: { readonly text: string }
+  Interrupt: {}
+  Closed: {}
+}>
+const TerminalEvent = Data.taggedEnum<TerminalEvent>()
+
+/**
+ * The interactive chat (`npm start` without DISCORD_TOKEN): type a message, the reply streams
+ * back; typing while a reply streams interrupts it and answers the new message next. Ctrl-C
+ * kills the running turn (stream and tool); Ctrl-C with nothing running, or twice quickly,
+ * exits; so do `/exit` and end of input (after the pending replies).
+ */
+export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function*(options: { readonly persona: Persona }) {
+  const queue = yield* ChannelQueue
+  const out = yield* TerminalOutput
+  const events = yield* Queue.unbounded<TerminalEvent>()
+  const history = yield* Ref.make<ReadonlyArray<ChatMessage>>([])
+  const pending = yield* Ref.make(0)
+  const lastInterrupt = yield* Ref.make(Number.NEGATIVE_INFINITY)
+  // One fiber per submitted message, waiting for its reply (closed with the chat).
+  const watchers = yield* FiberSet.make<void>()
+  const runtime = yield* Effect.runtime<never>()
+  const offer = (event: TerminalEvent) => Runtime.runFork(runtime)(Queue.offer(events, event))
+  // Someone typing may interrupt a reply; lines piped in all at once are answered one by one.
+  const typing = process.stdin.isTTY === true
+
+  const rl = yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      const terminal = typing
+      const face = readline.createInterface({ input: process.stdin, output: process.stdout, terminal })
+      face.setPrompt(terminal ? "you › " : "")
+      face.on("line", (text) => offer(TerminalEvent.Line({ text })))
+      face.on("SIGINT", () => offer(TerminalEvent.Interrupt()))
+      face.on("close", () => offer(TerminalEvent.Closed()))
+      return face
+    }),
+    (face) => Effect.sync(() => face.close())
+  )
+  const prompt = Effect.sync(() => rl.prompt())
+  const status = (line: string) => out.stdout(`${dim(line, out.colour)}\n`)
+
+  const submit = (text: string) =>
+    Effect.gen(function*() {
+      const user: ChatMessage = { role: "user", content: text }
+      const openSink: TurnInput["openSink"] = Effect.map(
+        makeTerminalSink({ text: out.stdout, status: out.stdout, shared: true, colour: out.colour }),
+        (terminal): TurnSink => ({
+          sink: terminal.sink,
+          // The reply joins the conversation before the next queued turn loads it.
+          finish: () =>
+            Effect.gen(function*() {
+              yield* terminal.endLine
+              const shown = yield* terminal.sink.delivered
+              yield* Ref.update(history, (items) => [
+                ...items,
+                user,
+                ...(shown.trim().length === 0 ? [] : [{ role: "assistant" as const, content: shown.trim() }])
+              ])
+            })
+        })
+      )
+      const ticket = yield* queue.submit(baseInput(options.persona, Effect.map(Ref.get(history), (items) => [...items, user]), openSink))
+      yield* Ref.update(pending, (n) => n + 1)
+      const settle = ticket.result.pipe(
+        Effect.catchAll((error) => Effect.succeed(failedTurn(error))),
+        Effect.flatMap((result) =>
+          Effect.gen(function*() {
+            if (result.status === "stopped_by_user") yield* status("⏹ stopped")
+            const left = yield* Ref.updateAndGet(pending, (n) => n - 1)
+            if (left === 0) yield* prompt
+          })
+        )
+      )
+      if (typing) yield* FiberSet.run(watchers, settle)
+      else yield* settle
+    })
+
+  yield* status(`loopcord terminal chat as ${options.persona.name}. Ctrl-C stops a reply; Ctrl-C again (or /exit) quits.`)
+  yield* prompt
+
+  while (true) {
+    const event = yield* Queue.take(events)
+    if (event._tag === "Closed") {
+      // End of input: let the replies already asked for finish, then leave.
+      yield* FiberSet.awaitEmpty(watchers)
+      return 0
+    }
+    if (event._tag === "Interrupt") {
+      const now = yield* Clock.currentTimeMillis
+      const previous = yield* Ref.getAndSet(lastInterrupt, now)
+      const busy = yield* queue.status(TERMINAL_CHANNEL)
+      if ((!busy.active && busy.queued === 0) || now - previous < DOUBLE_INTERRUPT_WINDOW_MS) return 130
+      yield* queue.kill(TERMINAL_CHANNEL, { requesterId: TERMINAL_USER })
+      continue
+    }
+    const text = event.text.trim()
+    if (text.length === 0) {
+      if ((yield* Ref.get(pending)) === 0) yield* prompt
+      continue
+    }
+    if (text === "/exit" || text === "/quit") return 0
+    if (text === "/kill") {
+      const killed = yield* queue.kill(TERMINAL_CHANNEL, { requesterId: TERMINAL_USER })
+      if (!killed.killed && killed.cancelled === 0) yield* status("nothing to stop")
+      continue
+    }
+    yield* submit(text)
+  }
+})

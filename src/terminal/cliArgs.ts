@@ -1,0 +1,39 @@
+import { Either } from "effect"
+
+/** What `npm start -- …` asked for (design §5.1). */
+export type CliCommand =
+  | { readonly _tag: "Interactive" }
+  | { readonly _tag: "Once"; readonly text: string; readonly json: boolean }
+  | { readonly _tag: "Help" }
+
+export const USAGE = "usage: npm start [--silent] -- [--once \"TEXT\" [--json]]"
+
+/**
+ * Parses the command line: nothing ⇒ interactive chat; `--once TEXT [--json]` (or
+ * `--once=TEXT`) ⇒ one turn; `--help`. Anything else is a usage error (one line).
+ */
+export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliCommand, string> => {
+  let once: string | undefined
+  let json = false
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] ?? ""
+    if (arg === "--help" || arg === "-h") return Either.right({ _tag: "Help" })
+    if (arg === "--json") {
+      json = true
+    } else if (arg === "--once") {
+      const text = argv[index + 1]
+      if (text === undefined) return Either.left(`--once needs the message text. ${USAGE}`)
+      once = text
+      index++
+    } else if (arg.startsWith("--once=")) {
+      once = arg.slice("--once=".length)
+    } else {
+      return Either.left(`unknown argument "${arg}". ${USAGE}`)
+    }
+  }
+  if (once === undefined) {
+    return json ? Either.left(`--json only applies to --once. ${USAGE}`) : Either.right({ _tag: "Interactive" })
+  }
+  if (once.trim().length === 0) return Either.left(`--once needs a non-empty message. ${USAGE}`)
+  return Either.right({ _tag: "Once", text: once, json })
+}
