@@ -66,7 +66,10 @@ const finishReply = (reply: DiscordReplySink, channel: SendableChannels, result:
       // Webhooks cannot send guild stickers: the sticker comes from the bot itself.
       yield* Effect.tryPromise(() => channel.send({ stickers: [sticker.id], allowedMentions: NO_MENTIONS }))
     }
-  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("finishing the Discord reply failed", cause)))
+  }).pipe(
+    Effect.catchTag("DeliveryError", (error) => Effect.logWarning(`Discord reply not fully delivered (${error.reason}): ${error.detail}`)),
+    Effect.catchAllCause((cause) => Effect.logWarning("finishing the Discord reply failed", cause))
+  )
 
 /** The sink of one turn: persona webhook or bot replies, streamed, with typing while it runs. */
 export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels, replyTo: string | undefined) =>

@@ -87,9 +87,12 @@ export const historyEntry = (message: Message, self: SelfIdentity): HistoryEntry
   }
 }
 
-/** A history entry as conversation context: the reply it answers is quoted inline (pure). */
+/**
+ * A history entry as conversation context: a user's reply quotes what it answers inline (the
+ * bot's own replies are not annotated, so the model never learns to write the annotation).
+ */
 export const toChatMessage = (entry: HistoryEntry): ChatMessage => {
-  const annotation = entry.replyTo === undefined ? "" : `[replying to ${entry.replyTo.authorName}: "${entry.replyTo.excerpt}"]\n`
+  const annotation = entry.replyTo === undefined || entry.fromSelf ? "" : `[replying to ${entry.replyTo.authorName}: "${entry.replyTo.excerpt}"]\n`
   return {
     role: entry.fromSelf ? "assistant" : "user",
     content: `${annotation}${entry.text}`,

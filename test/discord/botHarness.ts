@@ -29,6 +29,8 @@ export interface BotHarnessOptions {
   readonly fake?: FakeDiscordOptions
   readonly personaName?: string
   readonly front?: DiscordFrontOptions
+  /** Create a `#thought-log` channel and set THOUGHT_LOG_CHANNEL_ID to it. */
+  readonly thoughtLogChannel?: boolean
 }
 
 /**
@@ -39,9 +41,11 @@ export interface BotHarnessOptions {
 export const botHarness = (options: BotHarnessOptions) =>
   Effect.gen(function*() {
     const fake = yield* fakeDiscord(options.fake)
+    const thoughtLogChannelId = options.thoughtLogChannel === true ? fake.addChannel({ kind: "text", name: "thought-log" }).id : undefined
     const config = DiscordConfig.make({
       token: fake.token,
       apiBaseUrl: fake.apiBase,
+      thoughtLogChannelId,
       ...(options.personaName === undefined
         ? {}
         : { personaWebhooks: true, persona: { id: undefined, name: options.personaName, avatarUrl: undefined, systemPrompt: "You are a persona." } })
@@ -74,7 +78,7 @@ export const botHarness = (options: BotHarnessOptions) =>
     )
     const context = yield* Layer.build(Layer.mergeAll(bot, core, discord, stores))
     const probe = yield* Effect.provide(ScriptedProbe, context)
-    return { fake, probe, context }
+    return { fake, probe, context, thoughtLogChannelId: thoughtLogChannelId ?? "" }
   })
 
 /** Resolves when the bot has posted `count` messages in the channel whose latest content satisfies `done`. */

@@ -13,6 +13,7 @@ import {
   type FakeUser,
   guildCreatePayload,
   type JsonObject,
+  memberPayload,
   messagePayload,
   snowflake,
   type StoredMessage,
@@ -107,6 +108,8 @@ export class FakeDiscord {
   readonly channel: FakeChannel
   readonly requests: Array<RecordedRequest> = []
   readonly identifies: Array<JsonObject> = []
+  /** RESUME requests answered with RESUMED. */
+  resumes = 0
   readonly registeredCommands = new Map<string, ReadonlyArray<JsonObject>>()
 
   private readonly guilds: Array<FakeGuild> = []
@@ -150,7 +153,7 @@ export class FakeDiscord {
   // ---------------------------------------------------------------- world building
 
   addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions): FakeGuild {
-    const guild: FakeGuild = { id: snowflake(), name, ownerId: snowflake(), botRoleId: snowflake(), botPermissions: permissions, stickers }
+    const guild: FakeGuild = { id: snowflake(), name, ownerId: snowflake(), botRoleId: snowflake(), adminRoleId: snowflake(), botPermissions: permissions, stickers }
     this.guilds.push(guild)
     return guild
   }
@@ -183,10 +186,10 @@ export class FakeDiscord {
     return existing ?? this.addChannel({ kind: "dm", name: user.username, recipient: user })
   }
 
-  user(username: string, options: { readonly bot?: boolean } = {}): FakeUser {
+  user(username: string, options: { readonly bot?: boolean; readonly admin?: boolean } = {}): FakeUser {
     const existing = this.users.get(username)
     if (existing !== undefined) return existing
-    const user: FakeUser = { id: snowflake(), username, bot: options.bot ?? false }
+    const user: FakeUser = { id: snowflake(), username, bot: options.bot ?? false, admin: options.admin ?? false }
     this.users.set(username, user)
     return user
   }
@@ -413,9 +416,10 @@ export class FakeDiscord {
 
   private payloadOf(message: StoredMessage): JsonObject {
     const referenced = message.replyTo === undefined ? undefined : this.messagesById.get(message.replyTo)
+    const guild = this.guilds.find((candidate) => candidate.id === message.guildId)
     return {
       ...messagePayload(message, referenced),
-      ...(message.guildId === undefined ? {} : { member: { roles: [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 } })
+      ...(guild === undefined || message.webhookId !== undefined ? {} : { member: memberPayload(guild, message.author, false) })
     }
   }
 
@@ -492,6 +496,7 @@ export class FakeDiscord {
     }
     session.socket = socket
     session.seq += 1
+    this.resumes += 1
     socket.send(JSON.stringify({ op: 0, t: "RESUMED", s: session.seq, d: {} }))
   }
 
@@ -559,6 +564,7 @@ export class FakeDiscord {
       return { status: 200, body: withIds }
     }
     if (first === "channels" && second !== undefined) return this.channelRoute(request, second, third, fourth, fifth)
+    if (first === "guilds" && second !== undefined && third === "members" && method === "GET") return this.memberRoute(request, second, fourth)
     if (first === "webhooks" && second !== undefined && third !== undefined) return this.webhookRoute(request, second, third, fourth, fifth)
     if (first === "interactions" && second !== undefined && third !== undefined && fourth === "callback" && method === "POST") {
       return this.interactionCallback(request, third)
@@ -685,6 +691,21 @@ export class FakeDiscord {
       return { status: 204, headers: bucket.headers }
     }
     return discordError(405, 0, "405: Method Not Allowed")
+  }
+
+  /** Members are the bot and every user the test created. */
+  private memberRoute(request: RecordedRequest, guildId: string, which: string | undefined): { status: number; body?: unknown } {
+    const guild = this.guilds.find((candidate) => candidate.id === guildId)
+    if (guild === undefined) return discordError(404, 10004, "Unknown Guild")
+    const everyone = [this.bot, ...this.users.values()]
+    if (which === "search") {
+      const query = (request.query.get("query") ?? "").toLowerCase()
+      const limit = Number(request.query.get("limit") ?? 1)
+      const found = everyone.filter((user) => user.username.toLowerCase().startsWith(query)).slice(0, limit)
+      return { status: 200, body: found.map((user) => memberPayload(guild, user, true)) }
+    }
+    const user = everyone.find((candidate) => candidate.id === which)
+    return user === undefined ? discordError(404, 10007, "Unknown Member") : { status: 200, body: memberPayload(guild, user, true) }
   }
 
   private applyEdit(message: StoredMessage, body: JsonObject | undefined): void {

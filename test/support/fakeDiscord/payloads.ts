@@ -38,6 +38,8 @@ export interface FakeUser {
   readonly id: string
   readonly username: string
   readonly bot?: boolean
+  /** Holds the guild's Admin role (Administrator). */
+  readonly admin?: boolean
 }
 
 export const userPayload = (user: FakeUser): JsonObject => ({
@@ -96,6 +98,7 @@ export interface FakeGuild {
   readonly name: string
   readonly ownerId: string
   readonly botRoleId: string
+  readonly adminRoleId: string
   readonly botPermissions: bigint
   readonly stickers: ReadonlyArray<FakeSticker>
 }
@@ -121,7 +124,8 @@ export const guildCreatePayload = (guild: FakeGuild, bot: FakeUser, channels: Re
   features: [],
   roles: [
     { id: guild.id, name: "@everyone", permissions: (Permission.ViewChannel | Permission.SendMessages | Permission.ReadMessageHistory | Permission.UseApplicationCommands).toString(), position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 },
-    { id: guild.botRoleId, name: "loopcord", permissions: guild.botPermissions.toString(), position: 1, color: 0, hoist: false, managed: true, mentionable: false, flags: 0 }
+    { id: guild.botRoleId, name: "loopcord", permissions: guild.botPermissions.toString(), position: 1, color: 0, hoist: false, managed: true, mentionable: false, flags: 0, tags: { bot_id: bot.id } },
+    { id: guild.adminRoleId, name: "Admin", permissions: Permission.Administrator.toString(), position: 2, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 }
   ],
   channels: channels.filter((channel) => channel.kind === "text").map(channelPayload),
   threads: channels.filter((channel) => channel.kind === "thread").map(channelPayload),
@@ -142,6 +146,19 @@ export const guildCreatePayload = (guild: FakeGuild, bot: FakeUser, channels: Re
   stage_instances: [],
   guild_scheduled_events: [],
   soundboard_sounds: []
+})
+
+/** A guild member object for `user` (the Admin role when the user is an admin). */
+export const memberPayload = (guild: FakeGuild, user: FakeUser, withUser: boolean): JsonObject => ({
+  ...(withUser ? { user: userPayload(user) } : {}),
+  roles: user.admin === true ? [guild.adminRoleId] : [],
+  nick: null,
+  avatar: null,
+  joined_at: new Date().toISOString(),
+  deaf: false,
+  mute: false,
+  flags: 0,
+  pending: false
 })
 
 export interface StoredMessage {
