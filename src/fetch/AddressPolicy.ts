@@ -6,7 +6,7 @@ import { DnsResolver, type ResolvedAddress } from "./DnsResolver"
 import { UrlPolicyError } from "./UrlPolicyError"
 
 export { PRIVATE_NETWORK_OPT_IN, UrlPolicyError, type UrlPolicyErrorCode } from "./UrlPolicyError"
-export { DnsResolver, DnsLookupError, type ResolvedAddress } from "./DnsResolver"
+export { DnsLookupError, DnsResolver, type DnsResolverShape, type ResolvedAddress } from "./DnsResolver"
 
 /** A URL the policy accepted, with the only addresses a connection to it may use. */
 export interface ValidatedTarget {

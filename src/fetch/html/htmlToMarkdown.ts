@@ -86,7 +86,9 @@ export const htmlToMarkdown = (
     return plain(html, `more than ${limits.maxNodes} elements and character references`, limits.maxOutput)
   }
   try {
-    const document = parseHTML(html).document as unknown as ParsedDocument
+    // linkedom makes a bare fragment's first element the document element: give it a body.
+    const whole = /<(?:html|body)[\s>]/i.test(html) ? html : `<!doctype html><html><body>${html}</body></html>`
+    const document = parseHTML(whole).document as unknown as ParsedDocument
     const main = mainContent(document)
     if (main === undefined) return plain(html, "no document body", limits.maxOutput)
     const converted = domToMarkdown(main.root, {

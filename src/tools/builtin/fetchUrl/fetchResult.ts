@@ -1,0 +1,68 @@
+import { type ToolResult, toolFailure, toolSuccess } from "../../../domain/ToolResult"
+
+export interface FetchedPage {
+  readonly url: string
+  readonly statusCode: number
+  readonly content: string
+  /** "http" for safe_http, "crawl4ai" for Crawl4AI. */
+  readonly source: "http" | "crawl4ai"
+  readonly serverName: "safe-http" | "crawl4ai"
+  /** How the text was produced (markdown, plain-text fallback, raw, text). */
+  readonly conversion: string
+}
+
+export interface SliceOptions {
+  readonly startIndex: number
+  readonly maxLength: number
+  readonly executionTimeMs: number
+}
+
+/**
+ * The spec §7.4 success shape: `message` = `**URL:** <url>\n\n<slice>` (+ a continuation hint
+ * naming `start_index=<next>` when more remains), repeated as `data.summary` so provider
+ * adapters can send it once.
+ */
+export const sliceResult = (page: FetchedPage, options: SliceOptions): ToolResult => {
+  const total = page.content.length
+  const start = options.startIndex
+  const end = Math.min(total, start + options.maxLength)
+  const slice = start < total ? page.content.slice(start, end) : ""
+  const nextIndex = end < total ? end : null
+  const body =
+    slice.trim() !== ""
+      ? slice
+      : start > 0 && total > 0
+        ? `[End of page content: start_index=${start} is at or past the end of the content (${total} characters).]`
+        : "[The page returned no readable content.]"
+  const hint =
+    nextIndex === null
+      ? ""
+      : `\n\n[Content truncated: showing characters ${start}–${end} of ${total}. Call fetch_url with the same url and start_index=${nextIndex} to continue reading.]`
+  const message = `**URL:** ${page.url}\n\n${body}${hint}`
+  const empty = slice.trim() === ""
+  return toolSuccess(
+    {
+      summary: message,
+      source: page.source,
+      functionName: "fetch_url",
+      serverName: page.serverName,
+      rawResult: null,
+      executionTime: options.executionTimeMs,
+      status: "completed",
+      contentLength: empty && start === 0 ? 0 : total,
+      returnedContentLength: empty ? 0 : slice.length,
+      startIndex: start,
+      nextIndex,
+      url: page.url,
+      statusCode: page.statusCode,
+      conversion: page.conversion
+    },
+    { message }
+  )
+}
+
+/** A failed fetch: `error` carries the details, `message` what the model should read. */
+export const fetchFailure = (error: string, message: string): ToolResult => toolFailure(error, { message })
+
+export const FETCH_FAILED_MESSAGE = (url: string, reason: string): string =>
+  `Could not fetch ${url}: ${reason}. Tell the user the page could not be read; do not invent its content.`

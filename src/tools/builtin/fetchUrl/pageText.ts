@@ -1,0 +1,45 @@
+import { htmlToMarkdown, type ConversionMode } from "../../../fetch/html/htmlToMarkdown"
+
+export interface PageText {
+  readonly text: string
+  readonly mode: ConversionMode | "raw" | "text"
+}
+
+const TEXTUAL = /^(text\/|application\/(xhtml\+xml|xml|json|ld\+json|javascript|x-javascript|rss\+xml|atom\+xml)|[^;]*\+(json|xml))/i
+
+/** Whether a content type is worth reading as text (missing ⇒ assume text). */
+export const isTextual = (contentType: string | undefined): boolean =>
+  contentType === undefined || contentType.trim() === "" || TEXTUAL.test(contentType.trim())
+
+export const isHtml = (contentType: string | undefined): boolean =>
+  contentType !== undefined && /text\/html|application\/xhtml\+xml/i.test(contentType)
+
+const charsetOf = (contentType: string | undefined, head: string): string | undefined => {
+  const declared = /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType ?? "")?.[1]
+  if (declared !== undefined) return declared
+  // <meta charset="…"> or <meta http-equiv="Content-Type" content="…; charset=…"> near the top.
+  return /<meta[^>]{0,200}?charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1]
+}
+
+/** Decodes with the declared charset (header, then `<meta>`), UTF-8 when unknown. */
+export const decodeBody = (body: Uint8Array, contentType: string | undefined): string => {
+  const head = isHtml(contentType) ? new TextDecoder("latin1").decode(body.subarray(0, 1024)) : ""
+  const label = charsetOf(contentType, head)
+  if (label !== undefined) {
+    try {
+      return new TextDecoder(label).decode(body)
+    } catch {
+      // An unknown label: fall through to UTF-8.
+    }
+  }
+  return new TextDecoder("utf-8").decode(body)
+}
+
+/** Spec §7.4 conversion: HTML → Markdown unless `raw`; other text as is. */
+export const pageText = (body: Uint8Array, contentType: string | undefined, options: { readonly raw: boolean; readonly url: URL }): PageText => {
+  const text = decodeBody(body, contentType)
+  if (options.raw) return { text, mode: "raw" }
+  if (!isHtml(contentType)) return { text, mode: "text" }
+  const converted = htmlToMarkdown(text, { baseUrl: options.url })
+  return { text: converted.text, mode: converted.mode }
+}
