@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, TestClock } from "effect"
+import { Duration, Effect, Exit, Layer, TestClock } from "effect"
 import { ChannelQueue, MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS } from "../../src/chat/ChannelQueue"
 import { STOP_RESPONSE_NOTE } from "../../src/chat/TurnInput"
+import { TurnRunner } from "../../src/chat/TurnRunner"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
@@ -176,4 +177,28 @@ describe("ChannelQueue", () => {
       yield* Effect.forEach(tickets, (ticket) => ticket.result, { discard: true })
       assert.deepStrictEqual(yield* queue.busyChannels, [])
     }).pipe(Effect.provide(layer)))
+})
+
+describe("ChannelQueue with a stub runner", () => {
+  it.effect("[64] a turn that waited behind another is marked isFromQueue (the front decides the reply reference)", () =>
+    Effect.gen(function*() {
+      const seen: Array<boolean> = []
+      const runner = new TurnRunner({
+        run: (input, options) =>
+          Effect.gen(function*() {
+            seen.push(options.isFromQueue)
+            yield* Effect.sleep("10 seconds")
+            return { status: "completed", text: input.messageId ?? "", iterations: 1, attempts: [], toolCalls: [], usage: undefined, toolResponseDelivered: false } as const
+          })
+      })
+      yield* Effect.gen(function*() {
+        const queue = yield* ChannelQueue
+        const first = yield* queue.submit((yield* message("a")).input)
+        const second = yield* queue.submit((yield* message("b")).input)
+        yield* TestClock.adjust("20 seconds")
+        yield* first.result
+        yield* second.result
+        assert.deepStrictEqual(seen, [false, true])
+      }).pipe(Effect.provide(ChannelQueue.Default.pipe(Layer.provide(Layer.succeed(TurnRunner, runner)))))
+    }))
 })
