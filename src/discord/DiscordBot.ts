@@ -156,8 +156,10 @@ const make = (options: DiscordFrontOptions) =>
       })
     )
 
+    // One process registers (bulk overwrite): with shards, the one that runs shard 0.
+    const registers = client.shard === null || client.shard.ids.includes(0)
     const guildId = config.commandGuildId
-    yield* Effect.tryPromise(() =>
+    if (registers) yield* Effect.tryPromise(() =>
       guildId === undefined ? client.application.commands.set([...commandDefinitions]) : client.application.commands.set([...commandDefinitions], guildId)
     ).pipe(
       Effect.tap((registered) => Effect.logInfo(`Discord: registered ${registered.size} slash commands${config.commandGuildId === undefined ? " (global)" : ` in guild ${config.commandGuildId}`}`)),

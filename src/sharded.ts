@@ -1,0 +1,22 @@
+/**
+ * `npm run start:sharded`: the Discord bot across several processes with discord.js's
+ * ShardingManager; every shard runs `src/main.ts` (the normal entry) for its own shards.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { fileURLToPath } from "node:url"
+import { DiscordConfig } from "./config/DiscordConfig"
+import { loggingLayer } from "./config/LoggingConfig"
+import { describeFailure } from "./config/startupError"
+import { runShards } from "./discord/Sharding"
+
+const entry = fileURLToPath(new URL("./main.ts", import.meta.url))
+
+const program = runShards({ entry }).pipe(
+  Effect.zipRight(Effect.never),
+  Effect.scoped,
+  Effect.provide(Layer.merge(DiscordConfig.layer, loggingLayer("info"))),
+  Effect.tapErrorCause((cause) => Effect.logError(`loopcord (sharded): ${describeFailure(cause)}`))
+)
+
+NodeRuntime.runMain(program, { disableErrorReporting: true })
