@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Cause, type Context, Effect, Exit, Layer, Option } from "effect"
 import type { TurnResult } from "../domain/TurnResult"
 import { CurrentTurn, deliberateModeOff, type TurnContextShape } from "../loop/CurrentTurn"
 import { type GenerationTurnServices, runGenerationTurn } from "../loop/generationTurn"
@@ -8,6 +8,17 @@ import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
 import { makeTurnState } from "../tools/TurnState"
 import { ResponseSink } from "./ResponseSink"
 import type { TurnInput } from "./TurnInput"
+
+/** What the front is told when the turn ended with an error instead of a result. */
+const abortedResult: TurnResult = {
+  status: "error",
+  text: "",
+  iterations: 0,
+  attempts: [],
+  toolCalls: [],
+  usage: undefined,
+  toolResponseDelivered: false
+}
 
 /** What the runner provides itself per turn; everything else comes from the app's layers. */
 type PerTurn = ResponseSink | CurrentTurn | TurnSignals | StopResponses
@@ -45,7 +56,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         deliberate: input.deliberate ?? deliberateModeOff,
         state
       }
-      const result: TurnResult = yield* runGenerationTurn().pipe(
+      const exit = yield* runGenerationTurn().pipe(
         Effect.provide(Layer.mergeAll(
           Layer.succeed(ResponseSink, sink),
           Layer.succeed(CurrentTurn, turn),
@@ -53,10 +64,14 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
           Layer.succeed(StopResponses, options.stopResponses)
         )),
         Effect.provide(services),
-        Effect.annotateLogs({ channelId: input.channelId })
+        Effect.annotateLogs({ channelId: input.channelId }),
+        Effect.exit
       )
-      if (finish !== undefined) yield* finish(result)
-      return result
+      // The front finishes its reply on success and on a typed failure (not on interruption).
+      if (finish !== undefined && (Exit.isSuccess(exit) || Option.isSome(Cause.failureOption(exit.cause)))) {
+        yield* finish(Exit.isSuccess(exit) ? exit.value : abortedResult)
+      }
+      return yield* exit
     }, Effect.scoped)
 
     return {
