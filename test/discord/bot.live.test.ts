@@ -46,12 +46,34 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       for (const request of fake.requests.filter((r) => /\/messages/.test(r.path) && (r.method === "POST" || r.method === "PATCH"))) {
         assert.deepStrictEqual((request.body?.["allowed_mentions"] as { parse?: unknown } | undefined)?.parse, [])
       }
-      assert.isAtLeast(fake.requestsTo("POST", /\/typing$/).length, 1)
+      // Typing was shown while the turn ran and stops with it (refresh every 200 ms here).
+      const typing = fake.requestsTo("POST", /\/typing$/).length
+      assert.isAtLeast(typing, 1)
+      yield* Effect.sleep("600 millis")
+      assert.strictEqual(fake.requestsTo("POST", /\/typing$/).length, typing)
       const [request] = yield* probe.requests
       const last = request?.messages.at(-1)
       assert.strictEqual(last?.content, "hi bot")
       assert.strictEqual(last?.name, "alice")
       assert.isTrue(request?.messages.some((m) => m.content === "earlier chatter" && m.name === "bob"))
+    }))
+
+  it.scopedLive("a 5000-character reply with a code block arrives as valid ≤2000-character messages with the fence reopened", () =>
+    Effect.gen(function*() {
+      const code = Array.from({ length: 150 }, (_, i) => `  console.log("line ${i} of the program")`).join("\n")
+      const answer = `Here is the script:\n\n\`\`\`js\n${code}\n\`\`\`\n\nRun it with node.`
+      const chunks = Array.from({ length: Math.ceil(answer.length / 250) }, (_, i) => answer.slice(i * 250, (i + 1) * 250))
+      const { fake } = yield* botHarness({ script: [slowly(chunks, "5 millis")] })
+      fake.userSays(fake.channel, "write a long script", { mentionBot: true })
+      yield* awaitBotMessages(fake, fake.channel.id, 3, "the whole answer", (contents) => contents.at(-1)?.endsWith("Run it with node.") === true)
+      const contents = fake.botMessages(fake.channel.id).map((message) => message.content)
+      assert.isAbove(answer.length, 5000)
+      for (const content of contents) {
+        assert.isAtMost(content.length, 2000)
+        assert.strictEqual((content.match(/^```/gm) ?? []).length % 2, 0, content.slice(0, 60))
+      }
+      assert.isTrue(contents.slice(1).every((content) => content.startsWith("```js\n") || !content.includes("console.log")))
+      assert.isTrue(fake.requests.every((request) => request.status !== 400))
     }))
 
   it.scopedLive("DMs and replies to the bot are answered; other bots, plain chatter and muted users are not", () =>
