@@ -71,7 +71,7 @@ export interface StreamOptions {
   readonly preamble?: ReadonlyArray<SseOut>
   /** What to do after the last frame: end normally, hang, or drop the connection. */
   readonly after?: "end" | "hang" | "destroy"
-  readonly gapMs?: number
+  readonly gapMs?: number | "none"
 }
 
 /** A full SSE transcript of chunks (JSON objects or raw frames) followed by `[DONE]`. */
@@ -103,7 +103,7 @@ export const openAiStream = (
 
 /**
  * The benchmark shape: `deltas` text chunks, a `stop` finish, a usage chunk, `[DONE]`, written
- * in writes of about `writeBytes` (like a real server flushing its socket buffer).
+ * in writes of about `writeBytes` as fast as the socket drains (the client is the bottleneck).
  */
 export const openAiTextResponse = (
   deltas: ReadonlyArray<string>,
@@ -111,5 +111,5 @@ export const openAiTextResponse = (
 ): FakeResponse => {
   const text = openAiTranscript([...deltas.map(textChunk), finishChunk("stop"), usageChunk(10, deltas.length)])
   const size = options.writeBytes ?? 16_384
-  return { parts: splitWrites(text, [size]), gapMs: 0 }
+  return { parts: splitWrites(text, [size]), gapMs: "none" }
 }
