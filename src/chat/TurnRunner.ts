@@ -5,6 +5,7 @@ import { type GenerationTurnServices, runGenerationTurn } from "../loop/generati
 import type { ImpersonationAbortedError } from "../loop/ImpersonationAbortedError"
 import { StopResponses } from "../loop/StopResponses"
 import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
+import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
 import { ResponseSink } from "./ResponseSink"
 import type { TurnInput } from "./TurnInput"
@@ -67,6 +68,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         Effect.annotateLogs({ channelId: input.channelId }),
         Effect.exit
       )
+      // Deliberate mode's retention windows count finished turns of the channel.
+      yield* Effect.provide(Effect.flatMap(ToolAffordances, (affordances) => affordances.turnEnded(input.channelId)), services)
       // The front finishes its reply on success and on a typed failure (not on interruption).
       if (finish !== undefined && (Exit.isSuccess(exit) || Option.isSome(Cause.failureOption(exit.cause)))) {
         yield* finish(Exit.isSuccess(exit) ? exit.value : abortedResult)

@@ -9,6 +9,7 @@ import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
 import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import type { LanguageModel } from "../provider/LanguageModel"
+import { applyDeliberateAllowlist } from "../tools/deliberate/planDeliberateToolMode"
 import { toDeclaration } from "../tools/Tool"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import type { AttemptInfo } from "./AttemptInfo"
@@ -140,7 +141,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       apiKey: input.apiKey,
       system: turn.persona.systemPrompt,
       messages: yield* Ref.get(turn.state.contextItems),
-      tools: tools.map(toDeclaration),
+      // Deliberate mode declares only what the message asked for (dispatch re-checks it).
+      tools: applyDeliberateAllowlist(tools, turn.deliberate).map(toDeclaration),
       functionHistory: s.functionHistory,
       ...(isBlank(s.carried) ? {} : { assistantPrefill: s.carried })
     }

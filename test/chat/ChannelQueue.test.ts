@@ -7,6 +7,7 @@ import { toolSuccess } from "../../src/domain/ToolResult"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
+import { ToolAffordances } from "../../src/tools/ToolAffordances"
 import { rawTool } from "../support/tools/testTools"
 import { message, queueLayer } from "./harness"
 
@@ -201,4 +202,18 @@ describe("ChannelQueue with a stub runner", () => {
         assert.deepStrictEqual(seen, [false, true])
       }).pipe(Effect.provide(ChannelQueue.Default.pipe(Layer.provide(Layer.succeed(TurnRunner, runner)))))
     }))
+
+  it.effect("[deliberate] every finished turn of a channel shrinks its tool retention windows", () =>
+    Effect.gen(function*() {
+      const queue = yield* ChannelQueue
+      const affordances = yield* ToolAffordances
+      yield* affordances.retain("channel-1", "wait_a_bit", 1)
+      const first = yield* message("one")
+      yield* (yield* queue.submit(first.input)).result
+      assert.deepStrictEqual(yield* affordances.retained("channel-1"), ["wait_a_bit"])
+      assert.deepStrictEqual(yield* affordances.retained("channel-2"), [])
+      const second = yield* message("two")
+      yield* (yield* queue.submit(second.input)).result
+      assert.deepStrictEqual(yield* affordances.retained("channel-1"), [], "the window closed after its turns")
+    }).pipe(Effect.provide(layer)))
 })

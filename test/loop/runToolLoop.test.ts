@@ -432,4 +432,29 @@ describe("runToolLoop (spec §2)", () => {
           })
         }))
     }))
+
+  it.effect("deliberate tool mode declares only the allowed tools; with no intent it declares none", () =>
+    Effect.gen(function*() {
+      const declared = (allowedNames: ReadonlyArray<string>, disableAllTools?: boolean) =>
+        withLoopHarness({
+          tools: [ok("search_tool"), ok("memory_tool")],
+          turn: {
+            deliberate: {
+              active: true,
+              allowedNames,
+              triggerMatchByToolName: new Map(),
+              contextTurns: 2,
+              ...(disableAllTools === undefined ? {} : { disableAllTools })
+            }
+          },
+          script: [S.reply("ok")]
+        }, () =>
+          Effect.gen(function*() {
+            yield* loop()
+            const requests = yield* (yield* ScriptedProbe).requests
+            return requests[0]?.tools.map((tool) => tool.name)
+          }))
+      assert.deepStrictEqual(yield* declared(["search_tool"]), ["search_tool"])
+      assert.deepStrictEqual(yield* declared([], true), [])
+    }))
 })
