@@ -9,8 +9,8 @@ import {
   layoutText,
   newPass,
   planNext,
-  type ReplyLayout,
-  type Slot
+  recordWrite,
+  type ReplyLayout
 } from "./replyLayout"
 import type { ReplyTarget } from "./ReplyTarget"
 
@@ -68,11 +68,6 @@ export const commitPoint = (pending: string): number => {
   return isHighSurrogate(pending.charCodeAt(pending.length - 1)) ? pending.length - 1 : pending.length
 }
 
-const updateSlot = (layout: ReplyLayout, index: number, update: (slot: Slot) => Slot): ReplyLayout => ({
-  ...layout,
-  slots: layout.slots.map((slot, i) => (i === index ? update(slot) : slot))
-})
-
 /**
  * A turn's ResponseSink that streams into Discord: text shows at word boundaries in messages of
  * at most 2000 characters (fences closed and reopened), one request in flight at a time, edits
@@ -98,32 +93,23 @@ export const makeDiscordReplySink = (
     const wake = yield* Queue.sliding<void>(1)
     const poke = Queue.offer(wake, undefined)
 
-    /** Performs one request; a failure is kept and stops delivery for the rest of the turn. */
-    const perform = (step: { readonly _tag: "Send"; readonly index: number } | { readonly _tag: "Edit"; readonly index: number; readonly content: string }) =>
+    /** Posts or edits message `index` with its latest text; a failure is kept and stops delivery for the rest of the turn. */
+    const perform = (index: number) =>
       Effect.gen(function*() {
-        const current = yield* SubscriptionRef.get(state)
-        const slot = current.layout.slots[step.index]
-        if (slot === undefined) return
         yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: true }))
         yield* awaitBucket(yield* target.rateLimitKeys)
-        // Read again after waiting: the latest text is what gets sent.
-        const latest = (yield* SubscriptionRef.get(state)).layout.slots[step.index] ?? slot
-        const content = latest.desired._tag === "Text" ? latest.desired.content : undefined
+        // Read after waiting: the latest text is what gets sent.
+        const slot = (yield* SubscriptionRef.get(state)).layout.slots[index]
+        if (slot === undefined) return yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: false }))
+        const content = slot.desired._tag === "Text" ? slot.desired.content : undefined
         const result = yield* Effect.either(
-          step._tag === "Send" || latest.messageId === undefined
-            ? target.send(latest.desired)
-            : target.edit(latest.messageId, content ?? "")
+          slot.messageId === undefined || content === undefined ? target.send(slot.desired) : target.edit(slot.messageId, content)
         )
         const now = yield* Clock.currentTimeMillis
         yield* SubscriptionRef.update(state, (s) =>
           result._tag === "Left"
             ? { ...s, busy: false, failure: Option.some(result.left) }
-            : {
-              ...s,
-              busy: false,
-              lastWriteAt: now,
-              layout: updateSlot(s.layout, step.index, (existing) => ({ ...existing, messageId: result.right, shown: content, lastWriteAt: now }))
-            })
+            : { ...s, busy: false, lastWriteAt: now, layout: recordWrite(s.layout, index, { messageId: result.right, shown: content, at: now }) })
         if (result._tag === "Left") {
           yield* Effect.logWarning(`Discord delivery failed (${result.left.reason}): ${result.left.detail}`).pipe(
             Effect.annotateLogs({ channelId: target.channelId })
@@ -145,7 +131,7 @@ export const makeDiscordReplySink = (
             yield* Effect.raceFirst(Effect.sleep(Duration.millis(step.until - now)), Queue.take(wake))
             break
           default:
-            yield* perform(step)
+            yield* perform(step.index)
         }
       }
     })

@@ -2,7 +2,7 @@ import type { APIEmbed, SendableChannels } from "discord.js"
 import { Effect, Ref } from "effect"
 import type { DeliveryError } from "../chat/ResponseSink"
 import { NO_MENTIONS } from "./DiscordClient"
-import { toDeliveryError } from "./discordErrors"
+import { discordErrorCode, DiscordErrorCode, toDeliveryError } from "./discordErrors"
 
 /** What one Discord message carries: reply text, or a notice embed. */
 export type OutgoingMessage =
@@ -52,6 +52,17 @@ export const channelReplyTarget = (channel: SendableChannels, replyTo: string | 
     edit: (messageId, content) =>
       Effect.tryPromise({
         try: (): Promise<unknown> => channel.messages.edit(messageId, { content, allowedMentions: NO_MENTIONS }),
-        catch: toDeliveryError
-      }).pipe(Effect.as(messageId))
+        catch: (error) => error
+      }).pipe(
+        Effect.as(messageId),
+        // Someone deleted the message mid-stream: its text goes out again as a new message.
+        Effect.catchAll((error) =>
+          discordErrorCode(error) === DiscordErrorCode.UnknownMessage
+            ? Effect.tryPromise({
+              try: (): Promise<{ readonly id: string }> => channel.send({ content, allowedMentions: NO_MENTIONS }),
+              catch: toDeliveryError
+            }).pipe(Effect.map((sent) => sent.id))
+            : Effect.fail(toDeliveryError(error))
+        )
+      )
   }))

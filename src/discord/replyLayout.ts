@@ -120,7 +120,7 @@ export const appendToLastText = (layout: ReplyLayout, suffix: string): ReplyLayo
 /** What the delivery worker should do next. */
 export type DeliveryStep =
   | { readonly _tag: "Send"; readonly index: number }
-  | { readonly _tag: "Edit"; readonly index: number; readonly content: string }
+  | { readonly _tag: "Edit"; readonly index: number }
   | { readonly _tag: "Wait"; readonly until: number }
   | { readonly _tag: "Idle" }
 
@@ -137,10 +137,18 @@ export const planNext = (slots: ReadonlyArray<Slot>, now: number, minEditInterva
     const text = textOf(slot.desired)
     if (slot.messageId === undefined || text === undefined || text === slot.shown) continue
     const due = slot.lastWriteAt + minEditIntervalMs
-    if (due <= now) return { _tag: "Edit", index, content: text }
+    if (due <= now) return { _tag: "Edit", index }
     earliest = earliest === undefined ? due : Math.min(earliest, due)
   }
   return earliest === undefined ? { _tag: "Idle" } : { _tag: "Wait", until: earliest }
+}
+
+/** A send or edit of message `index` went through: it now shows `shown` under `messageId`. */
+export const recordWrite = (layout: ReplyLayout, index: number, write: { readonly messageId: string; readonly shown: string | undefined; readonly at: number }): ReplyLayout => {
+  const slot = layout.slots[index]
+  return slot === undefined
+    ? layout
+    : { ...layout, slots: replaceSlot(layout.slots, index, { ...slot, messageId: write.messageId, shown: write.shown, lastWriteAt: write.at }) }
 }
 
 /** Every message posted and showing its latest text (whitespace alone is never posted: Discord refuses it). */

@@ -59,6 +59,21 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(fake.botMessages(fake.channel.id)[0]?.content, text)
     }))
 
+  it.scopedLive("a message deleted mid-stream (10008 on edit) is posted again with the latest text", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* liveDiscord()
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const reply = yield* makeDiscordReplySink(yield* channelReplyTarget(channel, undefined), { minEditInterval: "20 millis" })
+      yield* reply.sink.write("First words ")
+      yield* waitUntil(fake, "first message", () => fake.botMessages(fake.channel.id).length === 1)
+      const [first] = fake.botMessages(fake.channel.id)
+      if (first !== undefined) first.deleted = true
+      yield* reply.sink.write("and the rest of the answer.")
+      assert.strictEqual(yield* reply.sink.endPass("flush"), "First words and the rest of the answer.")
+      assert.deepStrictEqual(fake.botMessages(fake.channel.id).map((message) => message.content), ["First words and the rest of the answer."])
+      assert.isTrue(fake.requestsTo("PATCH", /messages/).some((request) => request.status === 404))
+    }))
+
   it.scopedLive("a small message bucket: edits follow the rate-limit headers, no 429, final text exact", () =>
     Effect.gen(function*() {
       const { client, fake, gauge } = yield* liveDiscord({ messageBucket: { limit: 3, windowMs: 600 } })
