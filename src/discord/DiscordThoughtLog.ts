@@ -3,20 +3,20 @@ import { Effect, FiberSet, Layer } from "effect"
 import { DiscordConfig } from "../config/DiscordConfig"
 import { type HiddenNotice, ThoughtLog } from "../loop/ThoughtLog"
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
+import { clip, DiscordLimit } from "./discordLimits"
 
 const Color = { info: 0x5865f2, error: 0xe74c3c } as const
 
-const clip = (text: string, limit: number) => (text.length <= limit ? text : `${text.slice(0, limit - 1)}…`)
 
 /** A hidden notice as an operator sees it in the thought-log channel (pure). */
 export const hiddenNoticeEmbed = (notice: HiddenNotice): APIEmbed => ({
   color: notice.severity === "error" ? Color.error : Color.info,
-  title: clip(notice.title, 256),
+  title: clip(notice.title, DiscordLimit.embedTitle),
   description: clip(
     notice.details === undefined ? notice.description : `${notice.description}\n\`\`\`json\n${notice.details.replaceAll("```", "`\u200b``")}\n\`\`\``,
-    4096
+    DiscordLimit.embedDescription
   ),
-  footer: { text: clip(`${notice.kind} · channel ${notice.channelId}${notice.guildId === undefined ? "" : ` · guild ${notice.guildId}`}`, 2048) }
+  footer: { text: clip(`${notice.kind} · channel ${notice.channelId}${notice.guildId === undefined ? "" : ` · guild ${notice.guildId}`}`, DiscordLimit.embedFooter) }
 })
 
 /**

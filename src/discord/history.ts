@@ -1,6 +1,7 @@
 import { cleanContent, type Message } from "discord.js"
 import type { ChatMessage, ImageRef } from "../domain/ChatMessage"
 import { STOPPED_MARKER } from "./DiscordReplySink"
+import { clip } from "./discordLimits"
 
 /** How many earlier channel messages a turn sees. */
 export const HISTORY_LIMIT = 20
@@ -38,10 +39,7 @@ export interface SelfIdentity {
 
 const singleLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
-const excerptOf = (text: string) => {
-  const line = singleLine(text)
-  return line.length <= EXCERPT_LENGTH ? line : `${line.slice(0, EXCERPT_LENGTH - 1)}…`
-}
+const excerptOf = (text: string) => clip(singleLine(text), EXCERPT_LENGTH)
 
 export const isFromSelf = (message: Message, self: SelfIdentity): boolean =>
   message.author.id === self.botId || (message.webhookId !== null && self.isOwnWebhook(message.webhookId))

@@ -1,17 +1,14 @@
 import type { APIEmbed } from "discord.js"
 import { UserNotice } from "../chat/UserNotice"
+import { clip, DiscordLimit } from "./discordLimits"
 
 const Color = { info: 0x5865f2, warn: 0xf1c40f, error: 0xe74c3c } as const
 
-const TITLE_LIMIT = 256
-const DESCRIPTION_LIMIT = 4096
-
-const clip = (text: string, limit: number) => (text.length <= limit ? text : `${text.slice(0, limit - 1)}…`)
 
 const embed = (color: number, title: string, description: string): APIEmbed => ({
   color,
-  title: clip(title, TITLE_LIMIT),
-  description: clip(description, DESCRIPTION_LIMIT)
+  title: clip(title, DiscordLimit.embedTitle),
+  description: clip(description, DiscordLimit.embedDescription)
 })
 
 /** How a notice beside the reply looks on Discord (pure). */
@@ -38,5 +35,5 @@ export const noticeEmbed: (notice: UserNotice) => APIEmbed = UserNotice.$match({
     ),
   ProviderFailed: ({ detail }) => embed(Color.error, "The model could not answer", detail),
   Stopped: () => embed(Color.info, "Stopped", "The reply was stopped with /kill."),
-  ToolProgress: ({ text, tool }) => ({ color: Color.info, description: clip(text.length > 0 ? text : tool, DESCRIPTION_LIMIT) })
+  ToolProgress: ({ text, tool }) => ({ color: Color.info, description: clip(text.length > 0 ? text : tool, DiscordLimit.embedDescription) })
 })

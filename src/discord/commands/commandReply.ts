@@ -1,6 +1,7 @@
 import { type ChatInputCommandInteraction, MessageFlags } from "discord.js"
 import { Data, Effect } from "effect"
 import { NO_MENTIONS } from "../DiscordClient"
+import { clip, DiscordLimit } from "../discordLimits"
 
 /** A command refused or failed; `message` is shown to the user who ran it. */
 export class CommandError extends Data.TaggedError("CommandError")<{ readonly detail: string }> {
@@ -9,10 +10,6 @@ export class CommandError extends Data.TaggedError("CommandError")<{ readonly de
   }
 }
 
-/** Discord shows at most 2000 characters in a reply. */
-const REPLY_LIMIT = 2000
-
-const clip = (text: string) => (text.length <= REPLY_LIMIT ? text : `${text.slice(0, REPLY_LIMIT - 1)}…`)
 
 export const requireGuild = (interaction: ChatInputCommandInteraction): Effect.Effect<string, CommandError> =>
   interaction.guildId === null
@@ -45,5 +42,5 @@ export const replyPrivately = <R>(
         Effect.as(Effect.logError(`/${interaction.commandName} failed`, cause), "⚠️ Something went wrong; the error was logged.")
       )
     )
-    yield* Effect.tryPromise(() => interaction.editReply({ content: clip(text), allowedMentions: NO_MENTIONS }))
+    yield* Effect.tryPromise(() => interaction.editReply({ content: clip(text, DiscordLimit.content), allowedMentions: NO_MENTIONS }))
   })

@@ -4,6 +4,7 @@ import { GuildSettingsStore } from "../../store/GuildSettingsStore"
 import type { Tool } from "../../tools/Tool"
 import { ToolRegistry } from "../../tools/ToolRegistry"
 import { initialTurnFlags } from "../../tools/TurnState"
+import { clip } from "../discordLimits"
 
 /** The provider and primary model a turn in this channel would use. */
 export interface ModelRoute {
@@ -14,7 +15,7 @@ export interface ModelRoute {
 const firstSentence = (text: string) => {
   const line = text.split("\n")[0]?.trim() ?? ""
   const sentence = /^(.{1,140}?[.!?])(\s|$)/.exec(line)?.[1] ?? line
-  return sentence.length <= 140 ? sentence : `${sentence.slice(0, 139)}…`
+  return clip(sentence, 140)
 }
 
 const sourceLabel = (tool: Tool) =>
