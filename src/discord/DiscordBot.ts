@@ -26,6 +26,9 @@ import { PersonaWebhooks } from "./PersonaWebhooks"
 import { RateLimitGauge } from "./RateLimitGauge"
 import { type TriggerFacts, triggerReason } from "./triggers"
 
+/** What the slash commands use besides the queue. */
+type CommandServices = EnabledChannelStore | GuildSettingsStore | GuildMcpAdmin | ToolRegistry
+
 const logFailure = (what: string) => (cause: Cause.Cause<unknown>) => Effect.logError(`Discord: ${what} failed`, cause)
 
 /**
@@ -45,9 +48,7 @@ const make = (options: DiscordFrontOptions) =>
     const enabledChannels = yield* EnabledChannelStore
     const blocks = yield* PersonaBlockStore
     const planner = yield* DeliberateToolPlanner
-    const context = yield* Effect.context<
-      EnabledChannelStore | GuildSettingsStore | GuildMcpAdmin | ToolRegistry | PersonaBlockStore
-    >()
+    const commandServices = yield* Effect.context<CommandServices>()
     const route = { provider: (yield* LanguageModel).name, model: (yield* RoutePlan).models[0] ?? "(no model configured)" }
 
     const persona = config.persona
@@ -85,26 +86,26 @@ const make = (options: DiscordFrontOptions) =>
           : false
       })
 
-    /** Trigger facts, the store looked up only when the cheaper facts do not decide. */
+    /** The facts of triggerReason; the stores are asked only when the cheaper facts leave it open. */
     const triggerFacts = (message: Message) =>
-      Effect.gen(function*() {
+      Effect.gen(function*(): Effect.fn.Return<TriggerFacts> {
+        const fromBotOrWebhook = message.author.bot || message.webhookId !== null
+        const ignored = fromBotOrWebhook || message.system
+        const inGuild = message.inGuild()
         const mentionsBot = message.mentions.users.has(client.user.id) ||
           message.mentions.roles.some((role) => role.tags?.botId === client.user.id)
-        const base = {
-          fromBotOrWebhook: message.author.bot || message.webhookId !== null,
+        const replied = !ignored && inGuild && !mentionsBot ? yield* repliesToBot(message) : false
+        const enabled = !ignored && inGuild && !mentionsBot && !replied ? yield* isEnabledChannel(message) : false
+        const muted = !ignored && inGuild && (mentionsBot || replied || enabled) ? yield* isMuted(message) : false
+        return {
+          fromBotOrWebhook,
           isSystem: message.system,
-          isDM: !message.inGuild(),
+          isDM: !inGuild,
           mentionsBot,
-          repliesToBot: false,
-          channelEnabled: false,
-          authorMuted: false
-        } satisfies TriggerFacts
-        if (base.fromBotOrWebhook || base.isSystem) return base
-        const replied = !base.isDM && !mentionsBot ? yield* repliesToBot(message) : false
-        if (!message.inGuild()) return { ...base, repliesToBot: replied }
-        const enabled = !mentionsBot && !replied ? yield* isEnabledChannel(message) : false
-        if (!mentionsBot && !replied && !enabled) return { ...base, repliesToBot: replied, channelEnabled: enabled }
-        return { ...base, repliesToBot: replied, channelEnabled: enabled, authorMuted: yield* isMuted(message) }
+          repliesToBot: replied,
+          channelEnabled: enabled,
+          authorMuted: muted
+        }
       })
 
     const onMessage = (message: Message) =>
@@ -118,7 +119,6 @@ const make = (options: DiscordFrontOptions) =>
         yield* queue.submit(discordTurnInput(deps, message, channel, deliberate))
       })
 
-    type CommandServices = EnabledChannelStore | GuildSettingsStore | GuildMcpAdmin | ToolRegistry
     const onCommand = (interaction: ChatInputCommandInteraction): Effect.Effect<void, unknown, CommandServices> => {
       switch (interaction.commandName) {
         case "kill":
@@ -137,7 +137,7 @@ const make = (options: DiscordFrontOptions) =>
     }
 
     const onInteraction = (interaction: Interaction) =>
-      interaction.isChatInputCommand() ? Effect.provide(onCommand(interaction), context) : Effect.void
+      interaction.isChatInputCommand() ? Effect.provide(onCommand(interaction), commandServices) : Effect.void
 
     // Handlers run in fibers of this scope: interrupted when the bot stops, never run with runPromise.
     const run = yield* FiberSet.makeRuntime<never>()
