@@ -198,6 +198,51 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       yield* awaitBotMessages(fake, fake.channel.id, 3, "the next answer", (contents) => contents.includes("Fresh answer."))
     }))
 
+  it.scopedLive("[§4 61] /kill while the model streams: the stream is interrupted, the partial reply stays marked stopped", () =>
+    Effect.gen(function*() {
+      const long = Array.from({ length: 60 }, (_, i) => `word${i} `)
+      const { fake, probe } = yield* botHarness({ script: ({ index }) => (index === 0 ? slowly(long, "50 millis") : reply("Stopped, as you asked.")) })
+      fake.userSays(fake.channel, "tell me a long story", { mentionBot: true })
+      yield* awaitBotMessages(fake, fake.channel.id, 1, "the story started", ([content]) => (content?.length ?? 0) > 20)
+      const kill = fake.slash("kill")
+      assert.strictEqual(yield* probe.awaitFinalized(0), "interrupted")
+      yield* waitUntil(fake, "kill answered", () => kill.original?.content === "⏹ Stopped the reply.")
+      yield* awaitBotMessages(fake, fake.channel.id, 2, "stop response", (contents) => contents[1] === "Stopped, as you asked.")
+      const [partial] = fake.botMessages(fake.channel.id)
+      assert.isTrue(partial?.content.endsWith(STOPPED_MARKER))
+      assert.isBelow(partial?.content.length ?? 0, long.join("").length)
+    }))
+
+  it.scopedLive("[§2.8] /kill cancels the queued turns first: they are never answered", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const blocking = makeTool({
+        name: "wait_forever",
+        description: "Waits.",
+        category: "utility",
+        parameters: Schema.Struct({}),
+        execute: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+      })
+      const { fake, probe } = yield* botHarness({
+        tools: [blocking],
+        script: ({ index }) => (index === 0 ? callTool("wait_forever", {}) : reply("stop acknowledged"))
+      })
+      fake.userSays(fake.channel, "first", { mentionBot: true })
+      yield* Deferred.await(started)
+      fake.userSays(fake.channel, "second", { mentionBot: true })
+      fake.userSays(fake.channel, "third", { mentionBot: true })
+      yield* Effect.sleep("100 millis")
+      const kill = fake.slash("kill")
+      yield* waitUntil(fake, "kill answered", () => kill.original !== undefined)
+      assert.strictEqual(kill.original?.content, "⏹ Stopped the reply and cancelled 2 queued replies.")
+      yield* awaitBotMessages(fake, fake.channel.id, 1, "stop response", (contents) => contents.includes("stop acknowledged"))
+      yield* Effect.sleep("300 millis")
+      // Only the stop response ran after the kill: "second" and "third" were never sent to the model.
+      const asked = (yield* probe.requests).map((request) => request.messages.at(-1)?.content)
+      assert.isFalse(asked.includes("second") || asked.includes("third"))
+      assert.strictEqual((yield* probe.requests).length, 2)
+    }))
+
   it.scopedLive("a persona (BOT_PERSONA_NAME) replies through the channel webhook with its name", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: [reply("Persona speaking.")], personaName: "Nerine" })
