@@ -68,7 +68,8 @@ export const judgeAddresses = (
   const refusals = addresses.flatMap((entry) => {
     const parsed = parseAddress(entry.address)
     if (parsed === undefined) {
-      return [{ address: entry.address, tier: "private" as const, reason: "not a valid IP address" }]
+      // Nothing can judge what this would connect to: refused everywhere.
+      return [{ address: entry.address, tier: "always" as const, reason: "not a valid IP address" }]
     }
     const finding = classifyAddress(parsed)
     if (finding === undefined || (finding.tier === "private" && allowPrivateNetwork)) return []

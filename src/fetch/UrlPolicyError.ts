@@ -23,7 +23,7 @@ export class UrlPolicyError extends Data.TaggedError("UrlPolicyError")<{
   readonly reason: string
   /** Every address the host resolved to, when resolution happened. */
   readonly addresses?: ReadonlyArray<string>
-  /** True when nothing relaxes the refusal (metadata / link-local floor). */
+  /** True when nothing relaxes the refusal (metadata / link-local floor, unreadable answers). */
   readonly alwaysBlocked?: boolean
 }> {
   override get message(): string {
@@ -43,7 +43,7 @@ export class UrlPolicyError extends Data.TaggedError("UrlPolicyError")<{
             : ""
         const head = `Refusing to fetch ${this.host}: address ${this.address ?? "?"} is ${this.reason}${resolved}.`
         return this.alwaysBlocked === true
-          ? `${head} Cloud instance-metadata and link-local addresses are never fetched, not even with ${PRIVATE_NETWORK_OPT_IN}.`
+          ? `${head} Such addresses are never fetched, not even with ${PRIVATE_NETWORK_OPT_IN}.`
           : `${head} Private, loopback and reserved addresses are blocked in production; an administrator can allow them with ${PRIVATE_NETWORK_OPT_IN}.`
       }
     }

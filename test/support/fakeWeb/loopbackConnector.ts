@@ -35,6 +35,7 @@ export const loopbackConnector = (translate: Readonly<Record<string, string>> = 
     base({ ...request, hostname: target }, callback)
   }
   return {
+    connect,
     layer: Layer.succeed(SocketConnector, { connect }),
     attempts,
     refused
