@@ -25,9 +25,13 @@ const hangingServer = Effect.acquireRelease(
     const port = yield* Effect.async<number>((resume) => {
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
     })
-    return { url: `http://127.0.0.1:${port}/slow`, arrived, closed }
+    return { url: `http://127.0.0.1:${port}/slow`, arrived, closed, server }
   }),
-  () => Effect.void
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
 )
 
 describe("the Discord bot end to end (real discord.js, fake Discord, scripted model)", () => {
