@@ -76,7 +76,7 @@ const plain = (html: string, reason: string, maxOutput: number): Conversion => {
  */
 export const htmlToMarkdown = (
   html: string,
-  options: { readonly baseUrl?: URL; readonly limits?: Partial<typeof CONVERTER_LIMITS> } = {}
+  options: { readonly baseUrl?: URL; readonly limits?: Partial<Record<keyof typeof CONVERTER_LIMITS, number>> } = {}
 ): Conversion => {
   const limits = { ...CONVERTER_LIMITS, ...options.limits }
   if (html.length > limits.maxDomInput) return plain(html, `page larger than ${limits.maxDomInput} characters`, limits.maxOutput)
@@ -86,8 +86,13 @@ export const htmlToMarkdown = (
     return plain(html, `more than ${limits.maxNodes} elements and character references`, limits.maxOutput)
   }
   try {
-    // linkedom makes a bare fragment's first element the document element: give it a body.
-    const whole = /<(?:html|body)[\s>]/i.test(html) ? html : `<!doctype html><html><body>${html}</body></html>`
+    // linkedom needs an <html> element: without one it makes the first element the document
+    // element and loses the body's content.
+    const whole = /<html[\s>]/i.test(html)
+      ? html
+      : /<(?:body|head)[\s>]/i.test(html)
+        ? `<!doctype html><html>${html}</html>`
+        : `<!doctype html><html><body>${html}</body></html>`
     const document = parseHTML(whole).document as unknown as ParsedDocument
     const main = mainContent(document)
     if (main === undefined) return plain(html, "no document body", limits.maxOutput)
