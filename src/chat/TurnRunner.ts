@@ -7,6 +7,7 @@ import { StopResponses } from "../loop/StopResponses"
 import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
+import { ContextEnricher } from "./ContextEnricher"
 import { ResponseSink } from "./ResponseSink"
 import type { TurnInput } from "./TurnInput"
 
@@ -38,10 +39,20 @@ export interface RunTurnOptions {
 export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/TurnRunner", {
   effect: Effect.gen(function*() {
     const services = yield* Effect.context<Exclude<GenerationTurnServices, PerTurn>>()
+    const enricher = yield* Effect.serviceOption(ContextEnricher)
 
     const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
       const { sink, finish } = yield* input.openSink
-      const state = yield* makeTurnState(yield* input.loadContext)
+      const loaded = yield* input.loadContext
+      const context = Option.isNone(enricher)
+        ? loaded
+        : yield* enricher.value.enrich({
+          channelId: input.channelId,
+          guildId: input.guildId,
+          userId: input.userId,
+          personaId: input.persona.id
+        }, loaded)
+      const state = yield* makeTurnState(context)
       const turn: TurnContextShape = {
         channelId: input.channelId,
         guildId: input.guildId,

@@ -1,0 +1,19 @@
+import { Context, type Effect } from "effect"
+import type { ChatMessage } from "../domain/ChatMessage"
+
+/** Who the turn is for, as far as context enrichment needs to know. */
+export interface EnrichmentTarget {
+  readonly channelId: string
+  readonly guildId: string | undefined
+  readonly userId: string
+  readonly personaId: string | undefined
+}
+
+/**
+ * Adds what the bot remembers to a turn's conversation before the model sees it (the short-term
+ * memory block, for instance), whatever the front. Optional: without it the context is used as
+ * the front loaded it. Never fails: a broken source leaves the context as it was.
+ */
+export class ContextEnricher extends Context.Tag("loopcord/chat/ContextEnricher")<ContextEnricher, {
+  readonly enrich: (target: EnrichmentTarget, messages: ReadonlyArray<ChatMessage>) => Effect.Effect<ReadonlyArray<ChatMessage>>
+}>() {}
