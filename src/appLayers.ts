@@ -1,0 +1,136 @@
+/**
+ * How the application is put together (design §4): every Layer the fronts need, wired once.
+ * `main.ts` picks a front and runs it; nothing here runs an effect.
+ *
+ *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
+ *                                                              └► ToolRegistry ─► built-ins, MCP
+ */
+import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
+import { type ConfigError, Effect, Layer } from "effect"
+import { ChannelQueue } from "./chat/ChannelQueue"
+import { TurnRunner } from "./chat/TurnRunner"
+import { DiscordConfig } from "./config/DiscordConfig"
+import { FetchConfig } from "./config/FetchConfig"
+import { LoopConfig } from "./config/LoopConfig"
+import { McpConfig } from "./config/McpConfig"
+import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/ProviderConfig"
+import { SearchConfig } from "./config/SearchConfig"
+import { StoreConfig } from "./config/StoreConfig"
+import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
+import { AddressPolicy } from "./fetch/AddressPolicy"
+import { SafeHttp } from "./fetch/SafeHttp"
+import { SocketConnector } from "./fetch/SocketConnector"
+import { KeyPool } from "./loop/KeyPool"
+import { PendingContextStash } from "./loop/PendingContextStash"
+import { ThoughtLog } from "./loop/ThoughtLog"
+import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
+import { layerConfigFor } from "./provider/httpProviders"
+import type { LanguageModel } from "./provider/LanguageModel"
+import * as Scripted from "./provider/scripted/ScriptedModel"
+import * as Stores from "./store/Stores"
+import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
+import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
+import { makeUnblockUserTool } from "./tools/builtin/blocking/UnblockUserTool"
+import { fetchUrlTool } from "./tools/builtin/fetchUrl/FetchUrlTool"
+import { shortTermMemoryContext } from "./tools/builtin/memory/shortTermMemoryContext"
+import { makeUpdateShortTermMemoryTool } from "./tools/builtin/memory/UpdateShortTermMemoryTool"
+import { makeSelectStickerTool } from "./tools/builtin/stickers/SelectStickerTool"
+import { webSearchTool } from "./tools/builtin/webSearch/WebSearchTool"
+import { DeliberateToolPlanner } from "./tools/deliberate/DeliberateToolPlanner"
+import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
+import { StickerCatalog } from "./tools/StickerCatalog"
+import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
+
+/** The model for LLM_PROVIDER; HTTP providers talk through undici. */
+export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
+  kind === "scripted"
+    ? Scripted.layerConfig.pipe(Layer.provide(NodeFileSystem.layer))
+    : layerConfigFor(kind).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
+export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+
+/** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
+const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
+
+/** safe_http and what fetch_url reads besides it. */
+const fetchLive = SafeHttp.Default.pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
+
+/** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
+export const guildMcpLive = GuildMcpLive.pipe(Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, storesLive)))
+
+/** Guild MCP tools for the registry (per turn, after the exposure rules). */
+const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
+
+/** Services that differ by front: where hidden notices go, the sticker catalog, who can be blocked. */
+export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver
+
+/** The terminal has no guild: notices are logged, no stickers, nobody to block. */
+export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
+  ThoughtLog.logged,
+  StickerCatalog.none,
+  BlockTargetResolver.fromMembers({})
+)
+
+/** Every built-in tool, registered at start-up; guild MCP tools come per turn from the guild source. */
+const builtinTools = Effect.all([
+  fetchUrlTool,
+  webSearchTool,
+  makeUpdateShortTermMemoryTool(),
+  makeSelectStickerTool,
+  makeBlockUserTool,
+  makeUnblockUserTool
+])
+
+const toolRegistryLive = Layer.effect(
+  ToolRegistry,
+  Effect.gen(function*() {
+    const registry = yield* makeToolRegistry
+    yield* Effect.orDie(registerAll(registry, yield* builtinTools))
+    return registry
+  })
+).pipe(
+  Layer.provide(Layer.mergeAll(
+    guildToolSourceLive,
+    fetchLive,
+    SearchConfig.layer,
+    storesLive
+  ))
+)
+
+/** The registry with built-ins, plus global MCP servers connecting in the background. */
+const toolsLive = Layer.merge(
+  toolRegistryLive,
+  GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
+)
+
+/** Everything a turn needs besides what the front provides per turn (sink, signals, turn facts). */
+export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) =>
+  Layer.mergeAll(
+    providerLayer(kind),
+    toolsLive.pipe(Layer.provide(front)),
+    front,
+    LoopConfig.layer,
+    InMemoryToolAffordances.layer,
+    storesLive,
+    shortTermMemoryContext.pipe(Layer.provide(storesLive)),
+    PendingContextStash.Default,
+    routePlanLayer.pipe(Layer.provide(ProviderConfig.layer)),
+    KeyPool.Default
+  )
+
+/** The ChannelQueue over the turn services (what every front submits messages to). */
+export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) =>
+  ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provideMerge(turnServices(kind, front)))
+
+/** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
+export const discordBotLayer = (kind: ProviderKind) => {
+  const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
+  const chat = chatLayer(kind, discord)
+  const planner = DeliberateToolPlanner.layer.pipe(
+    Layer.provide(Layer.merge(chat, guildToolSourceLive))
+  )
+  return DiscordBot.layer.pipe(
+    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, planner))
+  )
+}

@@ -1,0 +1,36 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { chatLayer, terminalFrontServices } from "../src/appLayers"
+import { initialTurnFlags } from "../src/tools/TurnState"
+import { ToolRegistry } from "../src/tools/ToolRegistry"
+
+const env = ConfigProvider.fromMap(new Map([
+  ["LLM_PROVIDER", "scripted"],
+  ["DATABASE_URL", "sqlite::memory:"],
+  ["SEARXNG_BASE_URL", "http://127.0.0.1:9/searxng"]
+]))
+
+describe("the application layers", () => {
+  it.scoped("register every built-in tool and declare only what fits the turn", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const names = (yield* registry.all).map((tool) => tool.name).sort()
+      assert.deepStrictEqual(names, [
+        "block_user",
+        "fetch_url",
+        "select_sticker_for_response",
+        "unblock_user",
+        "update_short_term_memory",
+        "web_search"
+      ])
+      const inTerminal = yield* registry.toolsForTurn({
+        provider: "scripted",
+        model: "scripted",
+        guildId: undefined,
+        channelId: "terminal",
+        flags: initialTurnFlags
+      })
+      // No guild: no stickers, nobody to block.
+      assert.deepStrictEqual(inTerminal.map((tool) => tool.name).sort(), ["fetch_url", "update_short_term_memory", "web_search"])
+    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(env))))))
+})

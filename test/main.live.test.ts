@@ -1,0 +1,52 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { fakeDiscord, waitUntil } from "./support/fakeDiscord"
+
+/** `npm start` as a user runs it, with DISCORD_TOKEN set: the real composition root, no test wiring. */
+const startBot = (env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      const output: Array<string> = []
+      child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()))
+      child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()))
+      return { child, output }
+    }),
+    ({ child }) => stop(child)
+  )
+
+const stop = (child: ChildProcess) =>
+  Effect.async<number | null>((resume) => {
+    if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
+    child.once("exit", (code) => resume(Effect.succeed(code)))
+    child.kill("SIGTERM")
+  })
+
+describe("src/main.ts with DISCORD_TOKEN (the whole app wired as shipped)", () => {
+  it.scopedLive("logs into Discord, registers the commands, answers a mention with the configured model and stops on SIGTERM", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeDiscord()
+      const { child, output } = yield* startBot({
+        DISCORD_TOKEN: fake.token,
+        DISCORD_API_BASE_URL: fake.apiBase,
+        LLM_PROVIDER: "scripted",
+        LLM_SCRIPT: JSON.stringify({ passes: ["Hello from the shipped wiring."], then: "repeat" }),
+        DATABASE_URL: "sqlite::memory:",
+        LOG_LEVEL: "info"
+      })
+      yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000).pipe(
+        Effect.tapErrorCause(() => Effect.sync(() => console.error(output.join(""))))
+      )
+      fake.userSays(fake.channel, "hi bot", { mentionBot: true })
+      yield* waitUntil(fake, "the reply", () =>
+        fake.botMessages(fake.channel.id).some((message) => message.content === "Hello from the shipped wiring."), 10_000)
+      const names = [...fake.registeredCommands.values()].flat().map((command) => command["name"])
+      assert.includeMembers(names, ["kill", "channel", "mcp", "tools", "capabilities"])
+      const code = yield* stop(child)
+      assert.notStrictEqual(code, 1, output.join(""))
+    }), { timeout: 60_000 })
+})
