@@ -1,0 +1,279 @@
+/**
+ * `npm run soak` (tracker issue 8, item 6): 200 simulated channels × 20 turns each through the
+ * real ChannelQueue → TurnRunner → runGenerationTurn → runToolLoop, over the real
+ * OpenAI-compatible provider and real loopback HTTP, with random /kills, follow-up messages,
+ * tools that time out (one ignores its signal forever), provider 429s, 500s, dropped
+ * connections and stalled streams, a fallback model and three API keys.
+ *
+ * Real time, not virtual: every timeout the soak needs can be shortened through LoopConfig
+ * (the 10 s minimums apply to environment variables only), so the whole run takes about a
+ * minute of wall time and exercises the sockets, aborts and timers a TestClock run would not.
+ * Limits used: tool timeout 300 ms, stream inactivity 300 ms, first token 600 ms, settle 100 ms,
+ * 8 model calls per attempt, 3 consecutive tool errors.
+ *
+ * Pass criteria, printed as a table; the exit code is 1 if any fails:
+ * - zero crashes: no defect inside a turn, no unhandled rejection or exception, no turn failing
+ *   with anything but the spec's /kill cancellation of a queued turn;
+ * - zero stuck channels: every ticket settles within 60 s, and afterwards no channel has work;
+ * - every turn ends with a spec status (TurnStatus) or, if /kill cancelled it while queued,
+ *   with TurnCancelledError; every `completed` turn whose plan ended in an answer shows it in full;
+ * - the heap after the run (after full GCs) is within 10 % of the heap after the warm-up.
+ *
+ * `SOAK_SEED=<n>` replays a run; `SOAK_CHANNELS` / `SOAK_TURNS` shrink it (smoke tests).
+ */
+import { Cause, Duration, Effect, Exit, Layer, type Logger as LoggerType, Logger, LogLevel, ManagedRuntime } from "effect"
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { ChannelQueue } from "../../src/chat/ChannelQueue"
+import type { TurnStatus } from "../../src/domain/PassResult"
+import { loopcordLayer, makeTextSink, turnInput } from "./support/loopcordContender"
+import { soakText } from "./support/loopServer"
+import { spawnLoopServer } from "./support/serverProcess"
+import { fmt, loadLine, settleHeap, sleep, within } from "./support/stats"
+
+// The heap criterion needs `gc()`: re-run this file under --expose-gc when started without it.
+if ((globalThis as { gc?: unknown }).gc === undefined) {
+  const run = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", fileURLToPath(import.meta.url)], { stdio: "inherit" })
+  process.exit(run.status ?? 1)
+}
+
+const CHANNELS = Number(process.env.SOAK_CHANNELS ?? 200)
+const TURNS = Number(process.env.SOAK_TURNS ?? 20)
+const WARMUP_TURNS = 2
+const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000)
+const TICKET_BOUND_MS = 60_000
+const HEAP_TOLERANCE = 0.1
+
+const specStatuses: ReadonlySet<string> = new Set<TurnStatus>([
+  "completed",
+  "function_call",
+  "error",
+  "timeout",
+  "stopped_by_user",
+  "empty_response",
+  "follow_up_interrupt",
+  "skipped"
+])
+
+/** mulberry32: a small seeded PRNG, so a failing run can be replayed with SOAK_SEED. */
+const prng = (seed: number) => {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+const random = prng(SEED)
+const pick = <A>(weighted: ReadonlyArray<readonly [A, number]>): A => {
+  const total = weighted.reduce((sum, [, weight]) => sum + weight, 0)
+  let roll = random() * total
+  for (const [value, weight] of weighted) {
+    roll -= weight
+    if (roll <= 0) return value
+  }
+  return weighted[weighted.length - 1]![0]
+}
+
+/** One letter per model request (see loopServer.ts `plan:`); the answer `t` comes last. */
+const randomPlan = (): string => {
+  const length = Math.floor(random() * 4)
+  let plan = ""
+  for (let step = 0; step < length; step += 1) {
+    plan += pick([["e", 40], ["f", 15], ["n", 6], ["s", 6], ["r", 12], ["x", 5], ["d", 5]] as const)
+  }
+  return `${plan}t`
+}
+
+/** Counts log lines by level and keeps the defect reports (the runtime's own word for a crash inside a turn). */
+const makeCountingLogger = () => {
+  const counts = new Map<string, number>()
+  const defects: Array<string> = []
+  const logger: LoggerType.Logger<unknown, void> = Logger.make(({ cause, logLevel, message }) => {
+    counts.set(logLevel.label, (counts.get(logLevel.label) ?? 0) + 1)
+    const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
+    if (Cause.isDie(cause) || /defect/i.test(text)) defects.push(`${text} ${Cause.pretty(cause)}`.slice(0, 2_000))
+  })
+  return { logger, counts, defects }
+}
+
+interface TurnRecord {
+  readonly id: string
+  readonly plan: string
+  readonly outcome: string
+  readonly text: string
+  readonly killed: boolean
+  readonly followedUp: boolean
+}
+
+const main = async () => {
+  const startedAt = Date.now()
+  const load = loadLine()
+  const server = await spawnLoopServer()
+  const logs = makeCountingLogger()
+  let unhandled = 0
+  process.on("unhandledRejection", (reason) => {
+    unhandled += 1
+    process.stderr.write(`unhandled rejection: ${String(reason)}\n`)
+  })
+  process.on("uncaughtException", (error) => {
+    unhandled += 1
+    process.stderr.write(`uncaught exception: ${error.stack ?? String(error)}\n`)
+  })
+
+  const runtime = ManagedRuntime.make(Layer.mergeAll(
+    loopcordLayer({
+      baseUrl: server.baseUrl,
+      toolUrl: server.toolUrl,
+      tools: ["echo", "fetch_slow", "never_tool"],
+      maxSteps: 8,
+      toolTimeoutMs: 300,
+      models: ["soak-primary", "soak-fallback"],
+      keys: ["soak-key-1", "soak-key-2", "soak-key-3"],
+      loop: {
+        streamInactivityTimeout: Duration.millis(300),
+        firstTokenTimeout: Duration.millis(600),
+        abandonedSettleTimeout: Duration.millis(100),
+        maxConsecutiveToolErrors: 3
+      }
+    }),
+    Logger.replace(Logger.defaultLogger, logs.logger),
+    Logger.minimumLogLevel(LogLevel.Info)
+  ))
+  const queue = await runtime.runPromise(ChannelQueue)
+
+  const records: Array<TurnRecord> = []
+  let stuck = 0
+  let crashes = 0
+  let kills = 0
+  let followUps = 0
+  let turnCounter = 0
+
+  /** Submits one message; resolves with its record once the ticket settles (or marks it stuck). */
+  const submit = (channelId: string, flags: { killed: boolean; followedUp: boolean }) => {
+    const id = `s${++turnCounter}`
+    const plan = randomPlan()
+    const sink = makeTextSink()
+    const settled = runtime.runPromiseExit(
+      Effect.flatMap(queue.submit(turnInput(channelId, `turn:${id}:plan:${plan}`, sink.sink)), (ticket) => ticket.result)
+    )
+    return within(settled, TICKET_BOUND_MS).then((exit) => {
+      let outcome: string
+      if (exit === undefined) {
+        stuck += 1
+        outcome = "STUCK"
+      } else if (Exit.isSuccess(exit)) {
+        outcome = exit.value.status
+      } else {
+        const failure = Cause.failureOption(exit.cause)
+        outcome = failure._tag === "Some" ? failure.value._tag : "DEFECT"
+        if (outcome !== "TurnCancelledError") {
+          crashes += 1
+          process.stderr.write(`turn ${id} (${plan}) failed: ${Cause.pretty(exit.cause)}\n`)
+        }
+      }
+      records.push({ id, plan, outcome, text: sink.text(), ...flags })
+    })
+  }
+
+  /** One channel's conversation: `turns` messages, some killed, some followed up at once. */
+  const channel = async (channelId: string, turns: number) => {
+    for (let sent = 0; sent < turns;) {
+      const roll = random()
+      const pending: Array<Promise<void>> = []
+      if (roll < 0.12) {
+        kills += 1
+        pending.push(submit(channelId, { killed: true, followedUp: false }))
+        sent += 1
+        await sleep(random() * 250)
+        await runtime.runPromise(queue.kill(channelId, { requesterId: "soak-user" }))
+      } else if (roll < 0.24 && sent + 1 < turns) {
+        followUps += 1
+        pending.push(submit(channelId, { killed: false, followedUp: true }))
+        await sleep(random() * 200)
+        pending.push(submit(channelId, { killed: false, followedUp: false }))
+        sent += 2
+      } else {
+        pending.push(submit(channelId, { killed: false, followedUp: false }))
+        sent += 1
+      }
+      await Promise.all(pending)
+    }
+  }
+
+  const channelIds = Array.from({ length: CHANNELS }, (_, index) => `soak-channel-${index}`)
+
+  // Warm-up: the same mix, 2 turns per channel; then the heap every later sample is held to.
+  await Promise.all(channelIds.map((id) => channel(id, WARMUP_TURNS)))
+  await sleep(1_000)
+  await settleHeap()
+  const heapAfterWarmup = process.memoryUsage().heapUsed
+  const warmupRecords = records.length
+  const warmupSeconds = (Date.now() - startedAt) / 1000
+
+  const runStartedAt = Date.now()
+  await Promise.all(channelIds.map((id) => channel(id, TURNS)))
+  const runSeconds = (Date.now() - runStartedAt) / 1000
+  // Stragglers (stats daemons, abandoned streams settling) get a moment before the heap sample.
+  await sleep(1_000)
+  const busy = await runtime.runPromise(queue.busyChannels)
+  await settleHeap()
+  const heapAfterRun = process.memoryUsage().heapUsed
+  const serverRecords = await server.records({ clear: true })
+  await runtime.dispose()
+  await server.stop()
+
+  const measured = records.slice(warmupRecords)
+  const byOutcome = new Map<string, number>()
+  for (const record of measured) byOutcome.set(record.outcome, (byOutcome.get(record.outcome) ?? 0) + 1)
+  const nonSpec = measured.filter((record) => !specStatuses.has(record.outcome) && record.outcome !== "TurnCancelledError")
+  // A completed turn that was neither killed nor interrupted and whose plan ended with the answer shows it in full.
+  const answerMissing = measured.filter((record) =>
+    record.outcome === "completed" && !record.killed && !record.followedUp && !record.text.endsWith(soakText(record.id))
+  )
+  const answers = new Map<string, number>()
+  for (const steps of Object.values(serverRecords.turns)) {
+    for (const step of steps) answers.set(step.answer, (answers.get(step.answer) ?? 0) + 1)
+  }
+  const heapChange = (heapAfterRun - heapAfterWarmup) / heapAfterWarmup
+  const mib = (bytes: number) => bytes / 1024 / 1024
+
+  const criteria = [
+    ["zero crashes (defects, unhandled errors, failed turns)", crashes === 0 && unhandled === 0 && logs.defects.length === 0, `${crashes} failed turns, ${unhandled} unhandled, ${logs.defects.length} defects logged`],
+    ["zero stuck channels", stuck === 0 && busy.length === 0, `${stuck} tickets unsettled after ${TICKET_BOUND_MS / 1000} s, ${busy.length} channels still busy`],
+    ["every turn ends with a spec status", nonSpec.length === 0, nonSpec.length === 0 ? `${measured.length} turns` : `${nonSpec.length} turns: ${[...new Set(nonSpec.map((r) => r.outcome))].join(", ")}`],
+    ["completed answers shown in full", answerMissing.length === 0, `${answerMissing.length} completed turns without their answer`],
+    [`heap after the run within ${HEAP_TOLERANCE * 100} % of heap after warm-up`, Math.abs(heapChange) <= HEAP_TOLERANCE, `${fmt(mib(heapAfterWarmup), 1)} MiB → ${fmt(mib(heapAfterRun), 1)} MiB (${heapChange >= 0 ? "+" : ""}${fmt(heapChange * 100, 1)} %)`]
+  ] as const
+  const passed = criteria.every(([, ok]) => ok)
+
+  const lines = [
+    "## Soak: 200 channels × 20 turns through the ChannelQueue",
+    "",
+    `Seed ${SEED}; ${CHANNELS} channels × ${TURNS} turns after a warm-up of ${WARMUP_TURNS} turns per channel (${fmt(warmupSeconds, 1)} s); run ${fmt(runSeconds, 1)} s of real time. Real loopback HTTP, OpenAI-compatible provider, 2 models × 3 keys; tool timeout 300 ms, inactivity 300 ms, first token 600 ms.`,
+    load,
+    "",
+    "| criterion | result | detail |",
+    "|---|---|---|",
+    ...criteria.map(([name, ok, detail]) => `| ${name} | ${ok ? "pass" : "FAIL"} | ${detail} |`),
+    "",
+    `Injected: ${kills} kills, ${followUps} follow-ups; the server answered ${[...answers].sort((a, b) => b[1] - a[1]).map(([answer, count]) => `${count} ${answer}`).join(", ")}.`,
+    `Turn outcomes: ${[...byOutcome].sort((a, b) => b[1] - a[1]).map(([outcome, count]) => `${outcome} ${count}`).join(", ")}.`,
+    `Log lines by level: ${[...logs.counts].map(([level, count]) => `${level} ${count}`).join(", ")}.`,
+    "",
+    `Soak ${passed ? "PASSED" : "FAILED"}.`
+  ]
+  process.stdout.write(`${lines.join("\n")}\n`)
+  for (const defect of logs.defects.slice(0, 5)) process.stderr.write(`defect: ${defect}\n`)
+  return passed
+}
+
+main().then(
+  (passed) => process.exit(passed ? 0 : 1),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`)
+    process.exit(1)
+  }
+)

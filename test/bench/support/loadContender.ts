@@ -1,0 +1,23 @@
+/** Loads only the contender asked for (workers measure one contender in a fresh process). */
+import type { Contender, ContenderOptions } from "./contender"
+
+export type ContenderId = "loopcord" | "aisdk" | "hand"
+
+export const contenderIds: ReadonlyArray<{ readonly id: ContenderId; readonly name: string }> = [
+  { id: "loopcord", name: "loopcord" },
+  { id: "aisdk", name: "AI SDK" },
+  { id: "hand", name: "hand-written" }
+]
+
+export const loadContender = async (id: string, options: ContenderOptions): Promise<Contender> => {
+  switch (id) {
+    case "loopcord":
+      return (await import("./loopcordContender")).makeLoopcord(options)
+    case "aisdk":
+      return (await import("./aiSdkContender")).makeAiSdk(options)
+    case "hand":
+      return (await import("./handLoopContender")).makeHandLoop(options)
+    default:
+      throw new Error(`unknown contender ${id}`)
+  }
+}
