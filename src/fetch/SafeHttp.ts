@@ -1,4 +1,4 @@
-import { Data, Duration, Effect, Exit } from "effect"
+import { Data, Duration, Effect, Exit, RcMap } from "effect"
 import { fetch as undiciFetch, type Response as UndiciResponse } from "undici"
 import { FetchConfig } from "../config/FetchConfig"
 import { AddressPolicy, type UrlPolicyError, type ValidatedTarget } from "./AddressPolicy"
@@ -96,20 +96,30 @@ const readCapped = (response: UndiciResponse, url: URL, maxBytes: number) =>
  * the whole exchange runs under a Clock deadline and interruption closes the socket.
  */
 export class SafeHttp extends Effect.Service<SafeHttp>()("loopcord/fetch/SafeHttp", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const config = yield* FetchConfig
     const policy = yield* AddressPolicy
     const connector = yield* SocketConnector
 
-    /** One request to an already validated target; the dispatcher lives as long as the scope. */
+    // Pinned dispatchers pooled by (host, validated addresses): the HEAD preflight, the GET and
+    // later fetches of the same site reuse kept-alive sockets. A different DNS answer is a
+    // different key, so a reused socket always goes to an address validated for this request.
+    const pool = yield* RcMap.make({
+      lookup: (key: string) => {
+        const [host = "", ...addresses] = key.split("\n")
+        return Effect.acquireRelease(
+          Effect.sync(() => makePinnedDispatcher({ host, addresses: addresses.map((address) => ({ address })) }, connector)),
+          (dispatcher) => Effect.promise(() => dispatcher.destroy().catch(() => undefined))
+        )
+      },
+      idleTimeToLive: Duration.seconds(30)
+    })
+    const pinKey = (target: ValidatedTarget): string =>
+      [target.host, ...target.addresses.map((entry) => entry.address)].join("\n")
+
+    /** One request to an already validated target, through its pinned pool. */
     const send = (target: ValidatedTarget, hop: Hop, signal: AbortSignal | undefined) =>
-      Effect.acquireRelease(
-        Effect.sync(() => makePinnedDispatcher(target, connector)),
-        (dispatcher, exit) =>
-          Effect.promise(() =>
-            (Exit.isSuccess(exit) ? dispatcher.close() : dispatcher.destroy()).catch(() => undefined)
-          )
-      ).pipe(
+      RcMap.get(pool, pinKey(target)).pipe(
         Effect.flatMap((dispatcher) =>
           Effect.tryPromise({
             try: (interrupted) =>

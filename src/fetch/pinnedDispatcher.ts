@@ -1,5 +1,5 @@
 import { Agent } from "undici"
-import { normalizeHost, type ValidatedTarget } from "./AddressPolicy"
+import { normalizeHost } from "./AddressPolicy"
 import type { SocketConnectorShape } from "./SocketConnector"
 
 /** A pinned dispatcher was asked to connect to a host other than the one it was validated for. */
@@ -10,13 +10,20 @@ export class PinnedHostMismatchError extends Error {
   }
 }
 
+/** What a connection is pinned to: a host and the addresses the policy accepted for it. */
+export interface Pin {
+  readonly host: string
+  readonly addresses: ReadonlyArray<{ readonly address: string }>
+}
+
 /**
  * An undici Agent that connects to `target`'s validated addresses only, in order, never
  * re-resolving the name (DNS pinning, spec §7.4). IP-literal hosts take the same path, so no
- * connection bypasses the policy. Close it when the response is done (one Agent per hop).
+ * connection bypasses the policy. A ValidatedTarget is a Pin. Pooled sockets stay pinned: the
+ * Agent can only ever have connected to these addresses.
  */
 export const makePinnedDispatcher = (
-  target: ValidatedTarget,
+  target: Pin,
   connector: SocketConnectorShape,
   options: { readonly bodyTimeoutMs?: number; readonly headersTimeoutMs?: number } = {}
 ): Agent =>

@@ -90,7 +90,8 @@ export const fetchUrlKit = (options: WebKitOptions) => {
     })
   return {
     connector: stack.connector,
-    tool: fetchUrlTool.pipe(Effect.provide(stack.layer)),
+    /** The tool, with the stack (SafeHttp's connection pool) alive for the current scope. */
+    tool: Effect.flatMap(Layer.build(stack.layer), (context) => Effect.provide(fetchUrlTool, context)),
     call
   }
 }
