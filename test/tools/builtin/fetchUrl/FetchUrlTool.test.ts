@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { resolveEngineOrder } from "../../../../src/tools/builtin/fetchUrl/engineOrder"
 import { pageServer } from "../../../support/fakeWeb/pageServer"
 import { fetchUrlKit } from "../../../support/fakeWeb/webTestKit"
@@ -302,6 +302,50 @@ describe("fetch_url", () => {
       assert.include(ftp.error ?? "", "INVALID_PROTOCOL")
       assert.isFalse(tool.isAvailableFor("novelai"))
       assert.isTrue(tool.requiresFollowUp === true && tool.category === "search")
+    })
+  )
+
+  it.scoped("a kill or the tool timeout (interruption) and the turn's AbortSignal close the page socket", () =>
+    Effect.gen(function* () {
+      const arrived = yield* Deferred.make<void>()
+      let closedSockets = 0
+      const server = yield* pageServer((request, response) => {
+        if (request.method === "HEAD") {
+          response.writeHead(200, { "content-type": "text/html" })
+          response.end()
+          return
+        }
+        // The GET never gets an answer.
+        request.socket.on("close", () => {
+          closedSockets++
+        })
+        Deferred.unsafeDone(arrived, Exit.void)
+      })
+      const kit = fetchUrlKit({ production: false })
+      const tool = yield* kit.tool
+      const interrupted = yield* Effect.fork(kit.call(tool, { url: `${server.origin}/hang` }))
+      yield* Deferred.await(arrived)
+      yield* Fiber.interrupt(interrupted)
+      for (let waited = 0; closedSockets < 1 && waited < 5_000; waited += 10) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      assert.strictEqual(closedSockets, 1)
+
+      const again = yield* Deferred.make<void>()
+      const server2 = yield* pageServer((request) => {
+        if (request.method !== "HEAD") Deferred.unsafeDone(again, Exit.void)
+        request.socket.on("close", () => {
+          closedSockets++
+        })
+        if (request.method === "HEAD") request.socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+      })
+      const controller = new AbortController()
+      const aborted = yield* Effect.fork(kit.call(tool, { url: `${server2.origin}/hang` }, { abortSignal: controller.signal }))
+      yield* Deferred.await(again)
+      controller.abort()
+      const result = yield* Fiber.join(aborted)
+      assert.isFalse(result.success)
+      assert.include(result.error ?? "", "cancelled")
+      for (let waited = 0; closedSockets < 3 && waited < 5_000; waited += 10) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      assert.strictEqual(closedSockets, 3)
     })
   )
 })
