@@ -16,17 +16,29 @@ const MIB = 1024 * 1024
 
 const FetchUrlArgs = Schema.Struct({
   url: Schema.String.pipe(
-    Schema.filter((value) => value.trim().length > 0, { message: () => "url must be a non-empty string" })
-  ).annotations({ description: "The http(s) URL of the page to read." }),
-  max_length: Schema.optional(
-    Schema.Number.pipe(Schema.positive({ message: () => "max_length must be a positive number" })).annotations({
-      description: "Maximum number of characters to return (capped by the server limit)."
+    Schema.filter((value) => value.trim().length > 0, {
+      message: () => "url must be a non-empty string",
+      description: "The http(s) URL of the page to read.",
+      jsonSchema: { minLength: 1 }
     })
   ),
+  max_length: Schema.optional(
+    Schema.Number.pipe(
+      Schema.filter((value) => value > 0, {
+        message: () => "max_length must be a positive number",
+        description: "Maximum number of characters to return (capped by the server limit).",
+        jsonSchema: { exclusiveMinimum: 0 }
+      })
+    )
+  ),
   start_index: Schema.optional(
-    Schema.Number.pipe(Schema.nonNegative({ message: () => "start_index must be a non-negative number" })).annotations({
-      description: "Character offset to start from, to continue a page that was cut off."
-    })
+    Schema.Number.pipe(
+      Schema.filter((value) => value >= 0, {
+        message: () => "start_index must be a non-negative number",
+        description: "Character offset to start from, to continue a page that was cut off.",
+        jsonSchema: { minimum: 0 }
+      })
+    )
   ),
   raw: Schema.optional(
     Schema.Boolean.annotations({ description: "Return the page as received (HTML unconverted) instead of Markdown." })
@@ -140,6 +152,9 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
           const attempt = engine === "crawl4ai" ? crawl4aiEngine(url, context.abortSignal) : safeHttpEngine(url, raw, context.abortSignal)
           const page = yield* Effect.either(attempt)
           if (page._tag === "Right") {
+            if (page.right.conversion === "plain-text") {
+              yield* Effect.logDebug(`fetch_url: ${url.origin} converted as plain text (hostile or oversized HTML)`)
+            }
             const finished = yield* Clock.currentTimeMillis
             return sliceResult(page.right, {
               startIndex: Math.floor(args.start_index ?? 0),

@@ -7,7 +7,7 @@ export interface FetchedPage {
   /** "http" for safe_http, "crawl4ai" for Crawl4AI. */
   readonly source: "http" | "crawl4ai"
   readonly serverName: "safe-http" | "crawl4ai"
-  /** How the text was produced (markdown, plain-text fallback, raw, text). */
+  /** How the text was produced (markdown, plain-text fallback, raw, text): logged, not shown. */
   readonly conversion: string
 }
 
@@ -54,8 +54,7 @@ export const sliceResult = (page: FetchedPage, options: SliceOptions): ToolResul
       startIndex: start,
       nextIndex,
       url: page.url,
-      statusCode: page.statusCode,
-      conversion: page.conversion
+      statusCode: page.statusCode
     },
     { message }
   )
