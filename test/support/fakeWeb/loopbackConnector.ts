@@ -19,10 +19,14 @@ export const isLoopbackAddress = (address: string): boolean =>
  * addresses (what the fake DNS answers) to a loopback address, so production-mode tests can talk
  * to a "public" site that is really a loopback server.
  */
-export const loopbackConnector = (translate: Readonly<Record<string, string>> = {}) => {
+export const loopbackConnector = (
+  translate: Readonly<Record<string, string>> = {},
+  /** Extra trust for loopback TLS servers with a test certificate. */
+  tls: { readonly ca?: string } = {}
+) => {
   const attempts: Array<ConnectAttempt> = []
   const refused: Array<ConnectAttempt> = []
-  const base = buildConnector({ timeout: 5_000 })
+  const base = buildConnector({ timeout: 5_000, ...(tls.ca === undefined ? {} : { ca: tls.ca }) })
   const connect: buildConnector.connector = (request, callback) => {
     const attempt = { address: request.hostname, port: request.port, host: request.host }
     attempts.push(attempt)
