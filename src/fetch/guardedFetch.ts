@@ -92,14 +92,16 @@ export const makeGuardedFetch = (options: GuardedFetchOptions = {}) =>
 
     const perform = (request: PreparedRequest) =>
       Effect.gen(function* () {
-        const target = yield* policy.validate(request.url)
-        if (origin !== undefined && target.url.origin !== origin) {
+        // The origin is checked before any DNS lookup, so an off-origin name is never resolved.
+        const requested = URL.canParse(String(request.url)) ? new URL(String(request.url)) : undefined
+        if (origin !== undefined && requested !== undefined && requested.origin !== origin) {
           return yield* new GuardedFetchError({
             code: "ORIGIN_MISMATCH",
-            url: describe(target.url),
+            url: describe(requested),
             reason: `only ${origin} may be contacted`
           })
         }
+        const target = yield* policy.validate(request.url)
         const dispatcher = makePinnedDispatcher(target, connector)
         const response = yield* Effect.tryPromise({
           try: (interrupted) =>

@@ -61,13 +61,18 @@ describe("guardedFetch", () => {
   it.scoped("refuses other origins, credentials and blocked addresses before connecting", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => response.end("hi"))
-      const { connector, fetch } = yield* setup({ allowPrivateNetwork: false, sameOrigin: "https://mcp.example" })
-      const offOrigin = yield* rejection(fetch(`${server.origin}/`))
-      assert.instanceOf(offOrigin, UrlPolicyError)
+      const { connector, fetch } = yield* setup({ allowPrivateNetwork: false })
+      const blocked = yield* rejection(fetch(`${server.origin}/`))
+      assert.instanceOf(blocked, UrlPolicyError)
+      assert.strictEqual((blocked as UrlPolicyError).code, "PRIVATE_NETWORK_BLOCKED")
       const { fetch: sameOriginFetch } = yield* setup({ allowPrivateNetwork: true, sameOrigin: server.origin })
       const other = yield* rejection(sameOriginFetch(`http://127.0.0.2:${server.port}/`))
       assert.instanceOf(other, GuardedFetchError)
       assert.strictEqual((other as GuardedFetchError).code, "ORIGIN_MISMATCH")
+      // Off-origin names are refused before any lookup (an unknown name would otherwise be a DNS failure).
+      const unresolved = yield* rejection(sameOriginFetch("http://exfiltrate.attacker.test/"))
+      assert.instanceOf(unresolved, GuardedFetchError)
+      assert.strictEqual((unresolved as GuardedFetchError).code, "ORIGIN_MISMATCH")
       const credentials = yield* rejection(sameOriginFetch(`http://user:secret@127.0.0.1:${server.port}/`))
       assert.instanceOf(credentials, UrlPolicyError)
       assert.strictEqual((credentials as UrlPolicyError).code, "CREDENTIALS_IN_URL")
