@@ -1,5 +1,5 @@
 import { isIP } from "node:net"
-import { type ConfigError, Context, Effect, Layer } from "effect"
+import { type ConfigError, Context, Duration, Effect, Layer } from "effect"
 import { allowPrivateNetworkSetting } from "../config/FetchConfig"
 import { classifyAddress, metadataHostNames, parseAddress } from "./AddressTable"
 import { DnsResolver, type ResolvedAddress } from "./DnsResolver"
@@ -96,16 +96,32 @@ const canonical = (entry: ResolvedAddress): ResolvedAddress => {
   return { address: parsed.toString(), family: parsed.kind() === "ipv4" ? 4 : 6 }
 }
 
-export const makeAddressPolicy = (options: { readonly allowPrivateNetwork: boolean }) =>
+/** A lookup that hangs (a dead resolver) is abandoned after this long, on the Clock. */
+export const DNS_LOOKUP_TIMEOUT = Duration.seconds(10)
+
+export const makeAddressPolicy = (options: {
+  readonly allowPrivateNetwork: boolean
+  readonly dnsTimeout?: Duration.DurationInput
+}) =>
   Effect.gen(function* () {
     const resolver = yield* DnsResolver
+    const dnsTimeout = Duration.decode(options.dnsTimeout ?? DNS_LOOKUP_TIMEOUT)
     const resolve = (host: string) =>
       isIP(host) !== 0
         ? Effect.succeed<ReadonlyArray<ResolvedAddress>>([{ address: host, family: isIP(host) === 6 ? 6 : 4 }])
         : resolver.lookup(host).pipe(
             Effect.mapError(
               (error) => new UrlPolicyError({ code: "DNS_RESOLUTION_FAILED", host, reason: error.reason })
-            )
+            ),
+            Effect.timeoutFail({
+              duration: dnsTimeout,
+              onTimeout: () =>
+                new UrlPolicyError({
+                  code: "DNS_RESOLUTION_FAILED",
+                  host,
+                  reason: `the lookup timed out after ${Duration.toMillis(dnsTimeout)} ms`
+                })
+            })
           )
 
     const validate = Effect.fn("AddressPolicy.validate")(function* (input: string | URL) {
@@ -139,6 +155,9 @@ export class AddressPolicy extends Context.Tag("loopcord/fetch/AddressPolicy")<A
   /** `layer` with the system resolver. */
   static readonly layerSystem = AddressPolicy.layer.pipe(Layer.provide(DnsResolver.system))
   /** Explicit policy, for tests and embedding; needs a DnsResolver. */
-  static readonly make = (options: { readonly allowPrivateNetwork: boolean }): Layer.Layer<AddressPolicy, never, DnsResolver> =>
+  static readonly make = (options: {
+    readonly allowPrivateNetwork: boolean
+    readonly dnsTimeout?: Duration.DurationInput
+  }): Layer.Layer<AddressPolicy, never, DnsResolver> =>
     Layer.effect(AddressPolicy, makeAddressPolicy(options))
 }

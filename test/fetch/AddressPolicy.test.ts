@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Duration, Effect, Either, Fiber, Layer, TestClock } from "effect"
 import { AddressPolicy, DnsResolver, type UrlPolicyError, type ValidatedTarget } from "../../src/fetch/AddressPolicy"
 
 const validate = (
@@ -105,6 +105,23 @@ describe("AddressPolicy", () => {
       }
       const mixed = yield* validate("https://mixed.test/", { ...production, dns })
       assert.isTrue(Either.isLeft(mixed) && mixed.left.address === "10.0.0.1")
+    })
+  )
+
+  it.effect("a hanging lookup is DNS_RESOLUTION_FAILED after 10 s on the Clock", () =>
+    Effect.gen(function* () {
+      const hanging = Layer.succeed(DnsResolver, { lookup: () => Effect.never })
+      const fiber = yield* Effect.fork(
+        Effect.flatMap(AddressPolicy, (policy) => Effect.either(policy.validate("https://slow.test/"))).pipe(
+          Effect.provide(AddressPolicy.make({ allowPrivateNetwork: true }).pipe(Layer.provide(hanging)))
+        )
+      )
+      yield* TestClock.adjust(Duration.millis(9_999))
+      assert.isNull(fiber.unsafePoll())
+      yield* TestClock.adjust(Duration.millis(1))
+      const result = yield* Fiber.join(fiber)
+      assert.isTrue(Either.isLeft(result) && result.left.code === "DNS_RESOLUTION_FAILED")
+      if (Either.isLeft(result)) assert.include(result.left.message, "timed out after 10000 ms")
     })
   )
 })
