@@ -1,4 +1,4 @@
-import { Clock, Context, Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Option, Ref } from "effect"
 
 /** Who asked to stop and where to answer; a stop carrying it gets a stop response queued first. */
 export interface StopContext {
@@ -48,41 +48,45 @@ const isFresh = (request: TurnRequest, now: number) => now - request.at < Durati
 /** Signals for one turn of `channelId`. */
 export const makeTurnSignals = (channelId: string): Effect.Effect<TurnSignalsShape> =>
   Effect.gen(function*() {
-    const pending = yield* SubscriptionRef.make<Option.Option<TurnRequest>>(Option.none())
+    const pending = yield* Ref.make<Option.Option<TurnRequest>>(Option.none())
+    // Completed (and replaced) whenever a request is registered: wakes the fibers in awaitRequest.
+    const registered = yield* Ref.make(yield* Deferred.make<void>())
     const killed = yield* Deferred.make<void>()
+
+    const notify = Effect.flatMap(Deferred.make<void>(), (next) =>
+      Effect.flatMap(Ref.getAndSet(registered, next), (previous) => Deferred.succeed(previous, undefined)))
 
     const current = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      return Option.filter(yield* SubscriptionRef.get(pending), (request) => isFresh(request, now))
+      return Option.filter(yield* Ref.get(pending), (request) => isFresh(request, now))
     })
 
     const requestStop: TurnSignalsShape["requestStop"] = (options = {}) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        SubscriptionRef.set(pending, Option.some({
+        Effect.zipRight(Ref.set(pending, Option.some({
           _tag: "Stop",
           requesterId: options.requesterId,
           stopContext: options.stopContext,
           at
-        })))
+        })), notify))
 
     const requestFollowUp = Effect.flatMap(Clock.currentTimeMillis, (at) =>
-      SubscriptionRef.update(pending, (existing) =>
-        Option.isSome(existing) && existing.value._tag === "Stop" ? existing : Option.some({ _tag: "FollowUp", at })))
+      Effect.zipRight(Ref.update(pending, (existing) =>
+        Option.isSome(existing) && existing.value._tag === "Stop" ? existing : Option.some({ _tag: "FollowUp", at })), notify))
 
     const clearWhen = (predicate: (request: TurnRequest) => boolean) =>
-      SubscriptionRef.update(pending, (existing) =>
+      Ref.update(pending, (existing) =>
         Option.isSome(existing) && predicate(existing.value) ? Option.none() : existing)
 
-    const awaitRequest = pending.changes.pipe(
-      Stream.filterMapEffect((entry) =>
-        Option.match(entry, {
-          onNone: () => Option.none(),
-          onSome: (request) => Option.some(Effect.map(Clock.currentTimeMillis, (now) => isFresh(request, now) ? Option.some(request) : Option.none<TurnRequest>()))
-        })),
-      Stream.filterMap((fresh) => fresh),
-      Stream.runHead,
-      Effect.flatMap((head) => Option.match(head, { onNone: () => Effect.never, onSome: Effect.succeed }))
-    )
+    // The wake-up is read before the pending request, so a registration in between is never missed.
+    const awaitRequest: Effect.Effect<TurnRequest> = Effect.gen(function*() {
+      while (true) {
+        const wake = yield* Ref.get(registered)
+        const request = yield* current
+        if (Option.isSome(request)) return request.value
+        yield* Deferred.await(wake)
+      }
+    })
 
     return {
       channelId,
@@ -92,7 +96,7 @@ export const makeTurnSignals = (channelId: string): Effect.Effect<TurnSignalsSha
       kill: (options) => Effect.zipRight(requestStop(options), Deferred.succeed(killed, undefined)),
       clearFollowUp: clearWhen((request) => request._tag === "FollowUp"),
       clearStop: clearWhen((request) => request._tag === "Stop" && request.stopContext === undefined),
-      takeStopContext: SubscriptionRef.modify(pending, (existing) =>
+      takeStopContext: Ref.modify(pending, (existing) =>
         Option.isSome(existing) && existing.value._tag === "Stop" && existing.value.stopContext !== undefined
           ? [Option.some(existing.value.stopContext), Option.none()]
           : [Option.none(), existing]),
