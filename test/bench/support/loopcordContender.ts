@@ -16,6 +16,7 @@ import { KeyPool } from "../../../src/loop/KeyPool"
 import { PendingContextStash } from "../../../src/loop/PendingContextStash"
 import { RoutePlan } from "../../../src/loop/RoutePlan"
 import { ThoughtLog } from "../../../src/loop/ThoughtLog"
+import type { LanguageModel } from "../../../src/provider/LanguageModel"
 import * as OpenAiCompatible from "../../../src/provider/openai/OpenAiCompatible"
 import { GuildToolSource } from "../../../src/tools/GuildToolSource"
 import * as InMemoryToolAffordances from "../../../src/tools/InMemoryToolAffordances"
@@ -73,6 +74,8 @@ export interface LoopcordLayerOptions extends ContenderOptions {
   readonly models?: ReadonlyArray<string>
   readonly keys?: ReadonlyArray<string>
   readonly loop?: Partial<LoopSettings>
+  /** Replaces the OpenAI-compatible provider over the platform undici client (diagnostics). */
+  readonly modelLayer?: Layer.Layer<LanguageModel>
 }
 
 /** Every service a ChannelQueue turn needs, with the bench tools and the loopback provider. */
@@ -87,7 +90,7 @@ export const loopcordLayer = (options: LoopcordLayerOptions) => {
     })
   ).pipe(Layer.provide(GuildToolSource.none))
   const core = Layer.mergeAll(
-    OpenAiCompatible.layer({ baseUrl: options.baseUrl }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+    options.modelLayer ?? OpenAiCompatible.layer({ baseUrl: options.baseUrl }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
     registry,
     ThoughtLog.logged,
     LoopConfig.make({
