@@ -16,7 +16,7 @@
  * Per request: the URL is validated by `AddressPolicy.validate` (http/https only, no
  * credentials, every resolved address judged), the connection goes to the validated addresses
  * only (DNS pinned, IP literals included), redirects are never followed (`redirect: "error"`
- * semantics: any 3xx rejects), the caller's `AbortSignal` aborts the request and the body, and a
+ * semantics: every 3xx rejects), the caller's `AbortSignal` aborts the request and the body, and a
  * body past `maxResponseBytes` errors the stream and stops the download.
  *
  * Rejections: `UrlPolicyError` (refused URL), `GuardedFetchError` (`ORIGIN_MISMATCH`,

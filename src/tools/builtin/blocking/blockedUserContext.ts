@@ -22,7 +22,7 @@ export const blockedUserNotice = (name: string, block: PersonaUserBlock, now: nu
 }
 
 /**
- * Whether `userId` may trigger the persona: any active block, `mute` or `block`, makes the
+ * Whether `userId` may trigger the persona: an active block of either kind, `mute` or `block`, makes the
  * persona ignore their messages as triggers. The Discord front calls this before queuing a turn.
  */
 export const mayTrigger = (blocks: ReadonlyArray<PersonaUserBlock>, userId: string, now: number): boolean =>
