@@ -64,6 +64,7 @@ const killDuringStream = async (server: ServerProcess, contender: Contender, id:
   handle.kill()
   const settled = await settleWithin(handle, 5_000)
   check(settled !== undefined, `${contender.name} ${id}: the turn never settled after the kill`)
+  check(settled!.outcome.status !== "completed", `${contender.name} ${id}: a killed turn reported completed`)
   await sleep(150)
   const records = await server.records({ clear: true })
   const requests = records.turns[id] ?? []
@@ -81,6 +82,7 @@ const killDuringTool = async (server: ServerProcess, contender: Contender, id: s
   handle.kill()
   const settled = await settleWithin(handle, 5_000)
   check(settled !== undefined, `${contender.name} ${id}: the turn never settled after the kill`)
+  check(settled!.outcome.status !== "completed", `${contender.name} ${id}: a killed turn reported completed`)
   await sleep(150)
   const records = await server.records({ clear: true })
   check((records.turns[id] ?? []).length === 1, `${contender.name} ${id}: a model request after the kill`)

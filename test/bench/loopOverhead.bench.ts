@@ -38,8 +38,9 @@ interface Batch {
   readonly turns: number
 }
 
+/** Turns per batch: about 150 gaps per round when sequential, one burst of 200 when concurrent. */
 const turnsFor = (steps: number, concurrency: number) =>
-  concurrency > 1 ? concurrency : quick ? 5 : Math.max(15, Math.ceil(300 / steps))
+  concurrency > 1 ? concurrency : quick ? 5 : Math.max(10, Math.ceil(150 / steps))
 
 const gapsOf = (records: Records, turns: ReadonlyArray<FinishedTurn>, steps: number): Array<number> => {
   const gaps: Array<number> = []
@@ -95,9 +96,10 @@ const main = async () => {
     })
   }
 
-  // Warm-up: JIT, connection pools, module caches.
+  // Warm-up: JIT (a few hundred steps), connection pools, module caches.
   for (const contender of contenders) {
-    await runLoop(contender, 5, 10)
+    for (let round = 0; round < (quick ? 1 : 4); round += 1) await runLoop(contender, 5, 10)
+    await runLoop(contender, 5, 50)
     await runTtft(contender, 10)
   }
 
@@ -145,7 +147,7 @@ const main = async () => {
   const lines = [
     "## Tool-loop overhead per step (server-measured), loopcord vs AI SDK vs hand-written floor",
     "",
-    `One loopback OpenAI-compatible server in its own process, shared by all contenders; zero-cost \`echo\` tool; equal caps (${CAP} model calls), retries off, logs off; identical final text (derived by the server from the tool results it got back) checked for every turn before timing counts. Gap = server's last byte of step k → arrival of request k+1 (headers parsed), milliseconds. Sequential runs: ${quick ? "5" : "max(15, 300/steps)"} turns; concurrent: 200 turns started at once. ${rounds} round(s), contenders alternating. Client CPU = bench-process CPU per model call (median over rounds). Connections = TCP connections the server accepted per turn.`,
+    `One loopback OpenAI-compatible server in its own process, shared by all contenders; zero-cost \`echo\` tool; equal caps (${CAP} model calls), retries off, logs off; identical final text (derived by the server from the tool results it got back) checked for every turn before timing counts. Gap = server's last byte of step k → arrival of request k+1 (headers parsed), milliseconds. Sequential runs: ${quick ? "5" : "max(10, 150/steps)"} turns per round; concurrent: 200 turns started at once. ${rounds} round(s), contenders alternating. Client CPU = bench-process CPU per model call (median over rounds). Connections = TCP connections the server accepted per turn.`,
     "",
     loadLine(),
     `(Load when the run started: ${load.replace(/^Machine: /, "")})`,
