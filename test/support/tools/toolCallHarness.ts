@@ -12,7 +12,6 @@
  * captures logs into `h.logs`. Build the harness inside the test so nothing is shared.
  */
 import { Effect, Layer, Option } from "effect"
-import type { ResponseSink } from "../../../src/chat/ResponseSink"
 import { LoopConfig, type LoopSettings } from "../../../src/config/LoopConfig"
 import type { ChatMessage } from "../../../src/domain/ChatMessage"
 import { FunctionCall } from "../../../src/domain/FunctionCall"
@@ -20,9 +19,8 @@ import { PassResult } from "../../../src/domain/PassResult"
 import type { Sticker } from "../../../src/domain/Sticker"
 import type { AttemptInfo } from "../../../src/loop/AttemptInfo"
 import { CurrentTurn, deliberateModeOff, type TurnContextShape } from "../../../src/loop/CurrentTurn"
-import type { FunctionCallPass } from "../../../src/loop/executeToolCall"
+import type { ExecuteToolCallServices, FunctionCallPass } from "../../../src/loop/executeToolCall"
 import { PendingContextStash } from "../../../src/loop/PendingContextStash"
-import type { ThoughtLog } from "../../../src/loop/ThoughtLog"
 import { makeTurnSignals, TurnSignals, type TurnSignalsShape } from "../../../src/loop/TurnSignals"
 import { emptyGuildToolSet, GuildToolSource, type GuildToolSet } from "../../../src/tools/GuildToolSource"
 import * as InMemoryToolAffordances from "../../../src/tools/InMemoryToolAffordances"
@@ -30,7 +28,6 @@ import { StickerCatalog } from "../../../src/tools/StickerCatalog"
 import type { Tool } from "../../../src/tools/Tool"
 import { ToolAffordances, type ToolAffordancesShape } from "../../../src/tools/ToolAffordances"
 import { make as makeRegistry, registerAll, ToolRegistry, type ToolRegistryShape } from "../../../src/tools/ToolRegistry"
-import type { ToolUsageStats } from "../../../src/tools/ToolUsageStats"
 import { makeTurnState, type TurnState } from "../../../src/tools/TurnState"
 import { type CapturingThoughtLog, makeCapturingThoughtLog } from "./capturingThoughtLog"
 import { type LogCapture, makeLogCapture } from "./logCapture"
@@ -78,18 +75,8 @@ export interface ToolCallHarnessOptions {
   readonly signals?: (real: TurnSignalsShape) => TurnSignalsShape
 }
 
-export type ToolCallServices =
-  | ToolRegistry
-  | GuildToolSource
-  | TurnSignals
-  | CurrentTurn
-  | ThoughtLog
-  | LoopConfig
-  | ResponseSink
-  | ToolAffordances
-  | StickerCatalog
-  | ToolUsageStats
-  | PendingContextStash
+/** What executeToolCall needs, plus the guild tool source behind the registry. */
+export type ToolCallServices = ExecuteToolCallServices | GuildToolSource
 
 export interface ToolCallHarness {
   readonly layer: Layer.Layer<ToolCallServices>
