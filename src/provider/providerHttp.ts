@@ -1,4 +1,4 @@
-import { Headers, type HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Headers, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Clock, Effect, Stream } from "effect"
 import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
@@ -13,6 +13,14 @@ export type ProviderBody =
 /** Error bodies are read up to this many characters; a JSON fallback body up to `maxJsonChars`. */
 const maxErrorBodyChars = 16_384
 const maxJsonChars = 8 * 1024 * 1024
+
+/**
+ * The platform client as providers use it: no client span per request (nothing reads them, and
+ * each costs a span with a dozen attributes) and never a `traceparent` / `b3` header, so our
+ * trace ids never reach a vendor.
+ */
+export const vendorClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  client.pipe(HttpClient.withTracerPropagation(false), HttpClient.withTracerDisabledWhen(() => true))
 
 /** Header names kept out of spans and logs, beyond the platform's defaults. */
 const redactedHeaderNames = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key"]

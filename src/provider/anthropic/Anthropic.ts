@@ -8,7 +8,7 @@ import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
-import { joinUrl, jsonPost, sendStreaming } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeMessagesDecoder } from "./messagesDecoder"
 import { messagesBody } from "./messagesRequest"
@@ -40,7 +40,7 @@ const messagesUrl = (baseUrl: string): string =>
   /\/v1\/?$/.test(baseUrl) ? joinUrl(baseUrl, "messages") : joinUrl(baseUrl, "v1/messages")
 
 export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) {
-  const client = yield* HttpClient.HttpClient
+  const client = vendorClient(yield* HttpClient.HttpClient)
   const url = messagesUrl(options.baseUrl ?? defaultBaseUrl)
   const decoderOptions = { provider: providerName, maxRepairChars: options.jsonRepairMaxChars ?? defaultJsonRepairMaxChars }
   const bodyOptions = { defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens, extraBody: options.extraBody }

@@ -7,7 +7,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
-import { joinUrl, jsonPost, sendStreaming } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeGeminiDecoder } from "./geminiDecoder"
 import { geminiBody } from "./geminiRequest"
@@ -39,7 +39,7 @@ export const streamUrl = (baseUrl: string, apiVersion: string, model: string): s
 }
 
 export const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
-  const client = yield* HttpClient.HttpClient
+  const client = vendorClient(yield* HttpClient.HttpClient)
   const baseUrl = options.baseUrl ?? defaultBaseUrl
   const apiVersion = options.apiVersion ?? defaultApiVersion
   const bodyOptions = { extraBody: options.extraBody }

@@ -7,7 +7,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
-import { joinUrl, jsonPost, sendStreaming } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { completionEvents, makeChatCompletionsDecoder } from "./chatCompletionsDecoder"
 import { chatCompletionsBody } from "./chatCompletionsRequest"
@@ -39,7 +39,7 @@ export interface OpenAiCompatibleOptions {
 }
 
 export const make = Effect.fnUntraced(function*(options: OpenAiCompatibleOptions = {}) {
-  const client = yield* HttpClient.HttpClient
+  const client = vendorClient(yield* HttpClient.HttpClient)
   const url = joinUrl(options.baseUrl ?? defaultBaseUrl, "chat/completions")
   const decoderOptions = { provider: providerName, maxRepairChars: options.jsonRepairMaxChars ?? defaultJsonRepairMaxChars }
   const bodyOptions = {
