@@ -1,4 +1,4 @@
-import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option, Ref, Stream } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
 import { DeliveryError, ResponseSink } from "../chat/ResponseSink"
 import { UserNotice } from "../chat/UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -18,9 +18,8 @@ export interface StreamOnceInput {
   readonly attempt: AttemptInfo
 }
 
-/** What the consumer of one provider stream has seen so far. */
+/** What the consumer of one provider stream has seen so far (content: the deadline's phase). */
 interface PassState {
-  readonly sawContent: boolean
   readonly usage: TokenUsage | undefined
   readonly finishReason: FinishReason | undefined
   readonly call: FunctionCall | undefined
@@ -28,7 +27,6 @@ interface PassState {
 }
 
 const initialState: PassState = {
-  sawContent: false,
   usage: undefined,
   finishReason: undefined,
   call: undefined,
@@ -41,6 +39,22 @@ interface Deadline {
   readonly at: number
   readonly phase: Phase
 }
+
+/**
+ * The consumer between pulls and deliveries. A timeout moves it to `stop`: a consumer that was
+ * pulling is interrupted at once (the provider is stopped); one that was delivering finishes
+ * that delivery first and then ends by itself.
+ */
+type ConsumerPhase = "pulling" | "delivering" | "stop"
+
+const enterDelivery = (phase: ConsumerPhase): [boolean, ConsumerPhase] =>
+  phase === "stop" ? [false, phase] : [true, "delivering"]
+const leaveDelivery = (phase: ConsumerPhase): [boolean, ConsumerPhase] =>
+  phase === "stop" ? [false, phase] : [true, "pulling"]
+
+/** A pull fails with `None` at the end of the stream. */
+const endOfStream = <E>(error: Option.Option<E>): Effect.Effect<undefined, E> =>
+  Option.isNone(error) ? Effect.succeed(undefined) : Effect.fail(error.value)
 
 /** How the race around the provider stream ended. */
 type Ending =
@@ -73,7 +87,8 @@ const deliveryStopReason = (error: DeliveryError): StopReason =>
  * completion, on a provider error, on a stop or follow-up request, or when the first-token /
  * inactivity budget runs out. Never fails: every ending is a PassResult.
  */
-export const streamOnce = Effect.fn("streamOnce")(function*(input: StreamOnceInput) {
+// Untraced: it runs once per model call, and a span per call is pure overhead with no tracer installed.
+export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
   const model = yield* LanguageModel
   const sink = yield* ResponseSink
   const signals = yield* TurnSignals
@@ -95,8 +110,11 @@ export const streamOnce = Effect.fn("streamOnce")(function*(input: StreamOnceInp
     at: startedAt + Duration.toMillis(config.firstTokenTimeout),
     phase: "first_token"
   })
-  const stopPulling = yield* Deferred.make<void>()
   const firstContent = yield* Deferred.make<void>()
+  // Where the consumer is, so a timeout can stop the provider without cutting a delivery short.
+  const consumerPhase = yield* Ref.make<ConsumerPhase>("pulling")
+  const beginDelivery = Ref.modify(consumerPhase, enterDelivery)
+  const endDelivery = Ref.modify(consumerPhase, leaveDelivery)
 
   const onEvent = (event: ProviderEvent): Effect.Effect<void, DeliveryError> =>
     Effect.gen(function*() {
@@ -104,9 +122,8 @@ export const streamOnce = Effect.fn("streamOnce")(function*(input: StreamOnceInp
         // First content ends the first-token budget; every later one re-arms the inactivity budget.
         const now = yield* Clock.currentTimeMillis
         const next: Deadline = { at: now + Duration.toMillis(config.streamInactivityTimeout), phase: "idle" }
-        yield* Ref.set(deadline, next)
-        yield* Ref.update(state, (s) => (s.sawContent ? s : { ...s, sawContent: true }))
-        yield* Deferred.succeed(firstContent, undefined)
+        const previous = yield* Ref.getAndSet(deadline, next)
+        if (previous.phase === "first_token") yield* Deferred.succeed(firstContent, undefined)
       }
       switch (event._tag) {
         case "TextDelta": {
@@ -127,13 +144,25 @@ export const streamOnce = Effect.fn("streamOnce")(function*(input: StreamOnceInp
       }
     })
 
-  const consumer = yield* model.stream(input.request).pipe(
-    // Settling after a timeout stops the provider but lets an in-flight delivery finish.
-    Stream.interruptWhen(Deferred.await(stopPulling)),
-    Stream.takeUntil((event) => event._tag === "ToolCall"),
-    Stream.runForEach(onEvent),
-    Effect.fork
-  )
+  // One fiber pulls the provider stream chunk by chunk and delivers each event; it stops after
+  // the first tool call (later events are never pulled). The stream's scope is closed on every
+  // path: as an interruption on a kill, as a normal end when a timeout stopped the pass.
+  const streamScope = yield* Scope.make()
+  const closeStream = (exit: Exit.Exit<void, ProviderError | DeliveryError>) =>
+    Effect.flatMap(Ref.get(consumerPhase), (phase) => Scope.close(streamScope, phase === "stop" ? Exit.void : exit))
+  const consume: Effect.Effect<void, ProviderError | DeliveryError> = Effect.gen(function*() {
+    const pull = yield* Scope.extend(Stream.toPull(model.stream(input.request)), streamScope)
+    while (true) {
+      const chunk = yield* Effect.catchAll(pull, endOfStream)
+      if (chunk === undefined) return
+      for (const event of chunk) {
+        if (!(yield* beginDelivery)) return
+        yield* onEvent(event)
+        if (!(yield* endDelivery) || event._tag === "ToolCall") return
+      }
+    }
+  }).pipe(Effect.onExit(closeStream))
+  const consumer = yield* Effect.fork(consume)
 
   const ending: Ending = yield* Effect.raceAll([
     Effect.map(Fiber.await(consumer), (exit): Ending => ({ _tag: "Ended", exit })),
@@ -168,11 +197,13 @@ export const streamOnce = Effect.fn("streamOnce")(function*(input: StreamOnceInp
       // A stop registered meanwhile wins over the timeout, without waiting to settle.
       const request = yield* signals.current
       if (Option.isSome(request) && request.value._tag === "Stop") return yield* stopped
-      yield* Deferred.succeed(stopPulling, undefined)
+      // Settling stops the provider at once but lets an in-flight delivery finish.
+      if ((yield* Ref.getAndSet(consumerPhase, "stop")) === "delivering") yield* Scope.close(streamScope, Exit.void)
+      else yield* Fiber.interruptFork(consumer)
       const settled = yield* Fiber.await(consumer).pipe(Effect.timeout(config.abandonedSettleTimeout), Effect.option)
       if (Option.isNone(settled)) yield* Fiber.interruptFork(consumer)
       const accumulatedText = yield* endPass("flush")
-      const { sawContent } = yield* Ref.get(state)
+      const sawContent = (yield* Ref.get(deadline)).phase === "idle"
       yield* Effect.logWarning(`stream ${phase === "first_token" ? "first-token" : "inactivity"} timeout`).pipe(
         Effect.annotateLogs({ provider: input.attempt.provider, model: input.attempt.model, phase, sawProgress: sawContent })
       )
@@ -206,8 +237,7 @@ export const streamOnce = Effect.fn("streamOnce")(function*(input: StreamOnceInp
           return PassResult.Completed({ ...(yield* common), accumulatedText, stopReason: deliveryStopReason(reason) })
         }
         if (reason instanceof ProviderError && reason.reason === "Stalled") {
-          const { sawContent } = yield* Ref.get(state)
-          return yield* timedOut(sawContent ? "idle" : "first_token")
+          return yield* timedOut((yield* Ref.get(deadline)).phase)
         }
         const accumulatedText = yield* endPass("flush")
         return PassResult.Error({ ...(yield* common), accumulatedText, error: reason })
