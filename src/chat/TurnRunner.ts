@@ -1,4 +1,4 @@
-import { Cause, type Context, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Context, Effect, Exit, Option } from "effect"
 import type { TurnResult } from "../domain/TurnResult"
 import { CurrentTurn, deliberateModeOff, type TurnContextShape } from "../loop/CurrentTurn"
 import { type GenerationTurnServices, runGenerationTurn } from "../loop/generationTurn"
@@ -40,6 +40,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
   effect: Effect.gen(function*() {
     const services = yield* Effect.context<Exclude<GenerationTurnServices, PerTurn>>()
     const enricher = yield* Effect.serviceOption(ContextEnricher)
+    const affordances = Context.get(services, ToolAffordances)
 
     const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
       const { sink, finish } = yield* input.openSink
@@ -68,19 +69,22 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         deliberate: input.deliberate ?? deliberateModeOff,
         state
       }
+      // The app's services plus this turn's: a plain Context (building Layers per turn costs more).
+      const turnContext = Context.merge(
+        services,
+        Context.make(ResponseSink, sink).pipe(
+          Context.add(CurrentTurn, turn),
+          Context.add(TurnSignals, options.signals),
+          Context.add(StopResponses, options.stopResponses)
+        )
+      )
       const exit = yield* runGenerationTurn().pipe(
-        Effect.provide(Layer.mergeAll(
-          Layer.succeed(ResponseSink, sink),
-          Layer.succeed(CurrentTurn, turn),
-          Layer.succeed(TurnSignals, options.signals),
-          Layer.succeed(StopResponses, options.stopResponses)
-        )),
-        Effect.provide(services),
+        Effect.provide(turnContext),
         Effect.annotateLogs({ channelId: input.channelId }),
         Effect.exit
       )
       // Deliberate mode's retention windows count finished turns of the channel.
-      yield* Effect.provide(Effect.flatMap(ToolAffordances, (affordances) => affordances.turnEnded(input.channelId)), services)
+      yield* affordances.turnEnded(input.channelId)
       // The front finishes its reply on success and on a typed failure (not on interruption).
       if (finish !== undefined && (Exit.isSuccess(exit) || Option.isSome(Cause.failureOption(exit.cause)))) {
         yield* finish(Exit.isSuccess(exit) ? exit.value : abortedResult)

@@ -16,7 +16,7 @@ import { ToolRegistry } from "../tools/ToolRegistry"
 import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { setFlag } from "../tools/TurnState"
 import type { AttemptInfo } from "./AttemptInfo"
-import { handleEnhancedContextRestart } from "./contextRestart"
+import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
 import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
 import { ThoughtLog } from "./ThoughtLog"
@@ -77,7 +77,8 @@ const kindOf = (value: unknown): string => (value === null ? "null" : Array.isAr
  * Never fails: a tool failure, timeout or refusal becomes a failed history entry for the model;
  * only a malformed call (`error`) or a stop (`stopped_by_user`) aborts the turn.
  */
-export const executeToolCall = Effect.fn("executeToolCall")(function*(
+// Untraced: it runs once per tool call, and a span per call is pure overhead with no tracer installed.
+export const executeToolCall = Effect.fnUntraced(function*(
   input: ExecuteToolCallInput
 ): Effect.fn.Return<ToolCallOutcome, never, ExecuteToolCallServices> {
   const { attempt, iteration, pass } = input
@@ -187,7 +188,7 @@ export const executeToolCall = Effect.fn("executeToolCall")(function*(
   }
 
   // 9. Context restart: the enriched context replaces the tool response.
-  if (success && (yield* handleEnhancedContextRestart(result.data))) {
+  if (success && contextRestartType(result.data) !== undefined && (yield* handleEnhancedContextRestart(result.data))) {
     return ToolCallOutcome.Restart({ functionName: name, durationMs })
   }
 

@@ -149,12 +149,13 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
       return selection.tools
     })
 
-  const toolsForTurn = Effect.fn("ToolRegistry.toolsForTurn")(function*(context: AvailabilityContext) {
+  // Per-pass and per-call methods are untraced: a span each is pure overhead with no tracer installed.
+  const toolsForTurn = Effect.fnUntraced(function*(context: AvailabilityContext) {
     const usable = yield* usableTools(context, yield* guildTools(context.guildId))
     return yield* assembleTools(usable, context)
   })
 
-  const requiresFollowUp = Effect.fn("ToolRegistry.requiresFollowUp")(
+  const requiresFollowUp = Effect.fnUntraced(
     function*(name: string, _provider: string, guildId: string | undefined) {
       const registered = yield* Ref.get(state)
       const tool = routeTool(resolveAlias(registered, name), registered.tools, yield* guildTools(guildId))
@@ -235,7 +236,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
       })
     )
 
-  const execute = Effect.fn("ToolRegistry.execute")(function*(name: string, args: ToolArgs) {
+  const execute = Effect.fnUntraced(function*(name: string, args: ToolArgs) {
     const context = yield* ToolContext
     const startedAt = yield* Clock.currentTimeMillis
     const record = (success: boolean, error: string | undefined) =>
