@@ -7,6 +7,11 @@ export interface DecodeStep<O, E> {
   readonly then?: Effect.Effect<void, E> | undefined
   /** Stop reading the upstream (its finalizers run, e.g. the HTTP response is released). */
   readonly done?: boolean | undefined
+  /**
+   * A further step, taken after `out` and `then` (unless `then` failed), before reading on:
+   * lets fused decoders keep the order of the stages they replace.
+   */
+  readonly next?: (() => DecodeStep<O, E>) | undefined
 }
 
 /**
@@ -38,6 +43,8 @@ export const decodeWith = <I, O, E2>(make: () => Decoder<I, O, E2>) =>
           ? Channel.write(Chunk.unsafeFromArray(step.out as Array<O>))
           : Channel.void
         if (step.then !== undefined) channel = Channel.zipRight(channel, Channel.fromEffect(step.then))
+        const further = step.next
+        if (further !== undefined) return Channel.zipRight(channel, Channel.suspend(() => emit(further(), next)))
         return step.done === true || next === undefined ? channel : Channel.zipRight(channel, next)
       }
       const loop: Channel.Channel<Chunk.Chunk<O>, Chunk.Chunk<I>, E | E2, E, unknown, unknown> = Channel.readWithCause({

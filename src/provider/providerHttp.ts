@@ -2,11 +2,16 @@ import { Headers, HttpClient, HttpClientRequest, type HttpClientResponse } from 
 import { Clock, Effect, Stream } from "effect"
 import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
-import { decodeSse, type SseFrame } from "./sse/Sse"
+import type { Decoder } from "./decodeWith"
+import { decodeSseBytes, type SseFrame } from "./sse/Sse"
 
 /** What a 2xx answer to a streaming request turned out to be. */
 export type ProviderBody =
-  | { readonly _tag: "Sse"; readonly frames: Stream.Stream<SseFrame, ProviderError> }
+  | {
+    readonly _tag: "Sse"
+    /** The body decoded by a provider's frame decoder (text, SSE framing and it in one stage). */
+    readonly decode: <O, E>(make: () => Decoder<SseFrame, O, E>) => Stream.Stream<O, ProviderError | E>
+  }
   /** A server that ignored `stream: true` (or answered with a JSON error) sent one JSON document. */
   | { readonly _tag: "Json"; readonly value: unknown }
 
@@ -62,13 +67,11 @@ export const sendStreaming = Effect.fnUntraced(function*(
   }
   const contentType = (response.headers["content-type"] ?? "").toLowerCase()
   if (contentType.length === 0 || contentType.includes("text/event-stream")) {
-    const frames = response.stream.pipe(
-      Stream.mapError((error) => fromHttpClientError(provider, error)),
-      Stream.decodeText(),
-      decodeSse(),
-      Stream.catchTag("SseError", (error) => Stream.fail(invalidResponse(provider, error.message)))
-    )
-    const sse: ProviderBody = { _tag: "Sse", frames }
+    const bytes = Stream.mapError(response.stream, (error) => fromHttpClientError(provider, error))
+    const sse: ProviderBody = {
+      _tag: "Sse",
+      decode: (make) => decodeSseBytes(make, (error) => Effect.fail(invalidResponse(provider, error.message)))(bytes)
+    }
     return sse
   }
   const text = yield* readText(response, contentType.includes("json") ? maxJsonChars : 600)

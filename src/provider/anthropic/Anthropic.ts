@@ -2,7 +2,6 @@ import { HttpClient } from "@effect/platform"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import type { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
-import { decodeWith } from "../decodeWith"
 import type { GenerationRequest } from "../GenerationRequest"
 import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
@@ -59,13 +58,13 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
         body: messagesBody(request, bodyOptions)
       })
       const body = yield* sendStreaming(client, httpRequest, providerName)
-      if (body._tag === "Sse") return body.frames.pipe(decodeWith(() => makeMessagesDecoder(decoderOptions)))
+      if (body._tag === "Sse") return body.decode(() => makeMessagesDecoder(decoderOptions))
       // A JSON body to a streaming request is an error envelope, or a server that cannot stream.
       const value = body.value
       return yield* typeof value === "object" && value !== null && "error" in value
         ? fromStreamErrorPayload(providerName, value)
         : invalidResponse(providerName, "expected an event stream but got a JSON document")
-    })).pipe(Stream.withSpan("Anthropic.stream", { attributes: { model: request.model } }))
+    }))
 
   const model = LanguageModel.of({ name: providerName, stream })
   return options.toolCalling === "verbatim"

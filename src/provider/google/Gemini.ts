@@ -2,7 +2,6 @@ import { HttpClient } from "@effect/platform"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import type { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
-import { decodeWith } from "../decodeWith"
 import type { GenerationRequest } from "../GenerationRequest"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
@@ -56,13 +55,13 @@ export const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
         body: geminiBody(request, bodyOptions)
       })
       const body = yield* sendStreaming(client, httpRequest, providerName)
-      if (body._tag === "Sse") return body.frames.pipe(decodeWith(() => makeGeminiDecoder({ provider: providerName })))
+      if (body._tag === "Sse") return body.decode(() => makeGeminiDecoder({ provider: providerName }))
       const value = body.value
       const payload = Array.isArray(value) ? value[0] : value
       return yield* typeof payload === "object" && payload !== null && "error" in payload
         ? fromStreamErrorPayload(providerName, payload)
         : invalidResponse(providerName, "expected an event stream but got a JSON document")
-    })).pipe(Stream.withSpan("Gemini.stream", { attributes: { model: request.model } }))
+    }))
 
   const model = LanguageModel.of({ name: providerName, stream })
   return options.toolCalling === "verbatim"

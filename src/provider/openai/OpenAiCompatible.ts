@@ -2,7 +2,6 @@ import { HttpClient } from "@effect/platform"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import type { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
-import { decodeWith } from "../decodeWith"
 import type { GenerationRequest } from "../GenerationRequest"
 import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
@@ -61,11 +60,11 @@ export const make = Effect.fnUntraced(function*(options: OpenAiCompatibleOptions
         body: chatCompletionsBody(request, bodyOptions)
       })
       const body = yield* sendStreaming(client, httpRequest, providerName)
-      if (body._tag === "Sse") return body.frames.pipe(decodeWith(() => makeChatCompletionsDecoder(decoderOptions)))
+      if (body._tag === "Sse") return body.decode(() => makeChatCompletionsDecoder(decoderOptions))
       const step = completionEvents(body.value, decoderOptions)
       const events = Stream.fromIterable(step.out)
       return step.then === undefined ? events : Stream.concat(events, Stream.execute(step.then))
-    })).pipe(Stream.withSpan("OpenAiCompatible.stream", { attributes: { model: request.model } }))
+    }))
 
   const model = LanguageModel.of({ name: providerName, stream })
   return options.toolCalling === "verbatim"
