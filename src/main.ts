@@ -5,7 +5,7 @@
  *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
  * Any start-up failure prints one line on stderr (naming the variable for a bad setting).
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Config, Effect, Either, Exit, Layer, Option } from "effect"
 import { chatLayer, discordBotLayer, terminalFrontServices } from "./appLayers"
 import { loggingLayer } from "./config/LoggingConfig"

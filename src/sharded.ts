@@ -2,7 +2,7 @@
  * `npm run start:sharded`: the Discord bot across several processes with discord.js's
  * ShardingManager; every shard runs `src/main.ts` (the normal entry) for its own shards.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
 import { DiscordConfig } from "./config/DiscordConfig"

@@ -1,4 +1,7 @@
-import { Headers, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Clock, Effect, Stream } from "effect"
 import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"

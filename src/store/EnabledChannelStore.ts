@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbBigInt, DbOptionalText, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { DbBigInt, DbOptionalText, invalidInput, personaIdOf, personaKey, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { DbBigInt, storeFailure } from "./columns"

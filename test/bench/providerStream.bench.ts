@@ -8,7 +8,7 @@
  * Prints a Markdown section on stdout (collected by `npm run bench`).
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { streamText } from "ai"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { spawn } from "node:child_process"

@@ -4,7 +4,7 @@
  * TurnRunner and ChannelQueue (the production path: one channel per turn), and a minimal sink
  * that keeps the delivered text. Logs below Warning are off (the other contenders log nothing).
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type Context, Duration, Effect, Layer, Logger, LogLevel, ManagedRuntime, Schema } from "effect"
 import { ChannelQueue } from "../../../src/chat/ChannelQueue"
 import type { ResponseSink } from "../../../src/chat/ResponseSink"
