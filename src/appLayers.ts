@@ -6,7 +6,6 @@
  *                                                              └► ToolRegistry ─► built-ins, MCP
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type ConfigError, Effect, Layer } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
@@ -27,6 +26,7 @@ import { ThoughtLog } from "./loop/ThoughtLog"
 import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
 import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
+import { providerHttpClient } from "./provider/providerHttpClient"
 import * as Scripted from "./provider/scripted/ScriptedModel"
 import * as Stores from "./store/Stores"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
@@ -42,11 +42,11 @@ import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
 import { StickerCatalog } from "./tools/StickerCatalog"
 import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
 
-/** The model for LLM_PROVIDER; HTTP providers talk through undici. */
+/** The model for LLM_PROVIDER; HTTP providers talk through undici, at most 128 sockets per origin. */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
   kind === "scripted"
     ? Scripted.layerConfig.pipe(Layer.provide(NodeFileSystem.layer))
-    : layerConfigFor(kind).pipe(Layer.provide(NodeHttpClient.layerUndici))
+    : layerConfigFor(kind).pipe(Layer.provide(providerHttpClient()))
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))

@@ -8,7 +8,6 @@
  * Prints a Markdown section on stdout (collected by `npm run bench`).
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { streamText } from "ai"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { spawn } from "node:child_process"
@@ -18,6 +17,7 @@ import { fileURLToPath } from "node:url"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import { LanguageModel } from "../../src/provider/LanguageModel"
 import * as OpenAiCompatible from "../../src/provider/openai/OpenAiCompatible"
+import { providerHttpClient } from "../../src/provider/providerHttpClient"
 import { benchText } from "../support/fakeProviders/serveOpenAiText"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -72,8 +72,8 @@ const main = async () => {
   const server = await startServer()
   const baseUrl = `http://127.0.0.1:${server.port}/v1`
 
-  // loopcord: the provider Layer over the platform's undici client, built once.
-  const runtime = ManagedRuntime.make(Layer.provide(OpenAiCompatible.layer({ baseUrl }), NodeHttpClient.layerUndici))
+  // loopcord: the provider Layer over the app's provider client (platform undici), built once.
+  const runtime = ManagedRuntime.make(Layer.provide(OpenAiCompatible.layer({ baseUrl }), providerHttpClient()))
   const model = await runtime.runPromise(LanguageModel)
   const loopcord = (deltas: number) => {
     const request: GenerationRequest = {

@@ -1,10 +1,9 @@
 /**
- * loopcord as a contender: the OpenAI-compatible provider Layer over the platform's undici
- * client, the real ToolRegistry with the bench tools, runGenerationTurn → runToolLoop behind
- * TurnRunner and ChannelQueue (the production path: one channel per turn), and a minimal sink
+ * loopcord as a contender: the OpenAI-compatible provider Layer over the app's providerHttpClient
+ * (the platform's undici client, 128 sockets per origin), the real ToolRegistry with the bench
+ * tools, runGenerationTurn → runToolLoop behind TurnRunner and ChannelQueue (the production path: one channel per turn), and a minimal sink
  * that keeps the delivered text. Logs below Warning are off (the other contenders log nothing).
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type Context, Duration, Effect, Layer, Logger, LogLevel, ManagedRuntime, Schema } from "effect"
 import { ChannelQueue } from "../../../src/chat/ChannelQueue"
 import type { ResponseSink } from "../../../src/chat/ResponseSink"
@@ -18,6 +17,7 @@ import { RoutePlan } from "../../../src/loop/RoutePlan"
 import { ThoughtLog } from "../../../src/loop/ThoughtLog"
 import type { LanguageModel } from "../../../src/provider/LanguageModel"
 import * as OpenAiCompatible from "../../../src/provider/openai/OpenAiCompatible"
+import { providerHttpClient } from "../../../src/provider/providerHttpClient"
 import { GuildToolSource } from "../../../src/tools/GuildToolSource"
 import * as InMemoryToolAffordances from "../../../src/tools/InMemoryToolAffordances"
 import { StickerCatalog } from "../../../src/tools/StickerCatalog"
@@ -90,7 +90,7 @@ export const loopcordLayer = (options: LoopcordLayerOptions) => {
     })
   ).pipe(Layer.provide(GuildToolSource.none))
   const core = Layer.mergeAll(
-    options.modelLayer ?? OpenAiCompatible.layer({ baseUrl: options.baseUrl }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+    options.modelLayer ?? OpenAiCompatible.layer({ baseUrl: options.baseUrl }).pipe(Layer.provide(providerHttpClient())),
     registry,
     ThoughtLog.logged,
     LoopConfig.make({

@@ -1,0 +1,38 @@
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Effect, Layer } from "effect"
+import { Agent } from "undici"
+
+export interface ProviderHttpClientOptions {
+  /** Sockets per origin at most; requests beyond wait for a free one. */
+  readonly connections?: number
+  /** Idle keep-alive when the server gives no `Keep-Alive: timeout` hint, milliseconds. */
+  readonly keepAliveTimeoutMs?: number
+  /** Upper bound on a server's keep-alive hint, milliseconds. */
+  readonly keepAliveMaxTimeoutMs?: number
+}
+
+/** 200 channels answering at once fit; undici's default (no cap) grew to thousands of clients under aborts. */
+export const defaultProviderConnections = 128
+
+/**
+ * The undici Agent behind the provider HttpClient: a connection cap per origin and bounded
+ * keep-alive, destroyed (sockets closed) when the layer's scope closes.
+ */
+export const providerDispatcher = (options: ProviderHttpClientOptions = {}): Layer.Layer<NodeHttpClient.Dispatcher> =>
+  Layer.scoped(
+    NodeHttpClient.Dispatcher,
+    Effect.acquireRelease(
+      Effect.sync(() =>
+        new Agent({
+          connections: options.connections ?? defaultProviderConnections,
+          keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
+          keepAliveMaxTimeout: options.keepAliveMaxTimeoutMs ?? 60_000
+        })
+      ),
+      (agent) => Effect.promise(() => agent.destroy())
+    )
+  )
+
+/** The platform's undici HttpClient over `providerDispatcher`: what the HTTP providers are given. */
+export const providerHttpClient = (options: ProviderHttpClientOptions = {}) =>
+  NodeHttpClient.layerUndiciWithoutDispatcher.pipe(Layer.provide(providerDispatcher(options)))
