@@ -2,7 +2,7 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Clock, Effect, Stream } from "effect"
+import { Channel, Clock, Effect, Stream } from "effect"
 import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
 import type { Decoder } from "./decodeWith"
@@ -91,6 +91,13 @@ export const sendStreaming = Effect.fnUntraced(function*(
     `expected an event stream but got ${contentType} (HTTP ${response.status}): ${text.slice(0, 300)}`
   )
 })
+
+/**
+ * `Stream.unwrap` at the channel level: the same stream (the effect's failure fails it), without
+ * the stream-of-streams flattening `Stream.unwrap` pays for on every model call.
+ */
+export const unwrapStream = <A, E, E2>(effect: Effect.Effect<Stream.Stream<A, E>, E2>): Stream.Stream<A, E | E2> =>
+  Stream.fromChannel(Channel.unwrap(Effect.map(effect, Stream.toChannel)))
 
 /** `base` + `path` with exactly one slash between them (`http://h/v1/` + `/chat/completions`). */
 export const joinUrl = (base: string, path: string): string => `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`

@@ -7,7 +7,7 @@ import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
-import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeMessagesDecoder } from "./messagesDecoder"
 import { messagesBody } from "./messagesRequest"
@@ -45,7 +45,7 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
   const bodyOptions = { defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens, extraBody: options.extraBody }
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-    Stream.unwrap(Effect.gen(function*() {
+    unwrapStream(Effect.gen(function*() {
       const httpRequest = yield* jsonPost({
         provider: providerName,
         url,

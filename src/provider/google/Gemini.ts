@@ -6,7 +6,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
-import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeGeminiDecoder } from "./geminiDecoder"
 import { geminiBody } from "./geminiRequest"
@@ -44,7 +44,7 @@ export const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
   const bodyOptions = { extraBody: options.extraBody }
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-    Stream.unwrap(Effect.gen(function*() {
+    unwrapStream(Effect.gen(function*() {
       const httpRequest = yield* jsonPost({
         provider: providerName,
         url: streamUrl(baseUrl, apiVersion, request.model),

@@ -6,7 +6,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
-import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { completionEvents, makeChatCompletionsDecoder } from "./chatCompletionsDecoder"
 import { chatCompletionsBody } from "./chatCompletionsRequest"
@@ -49,7 +49,7 @@ export const make = Effect.fnUntraced(function*(options: OpenAiCompatibleOptions
   } as const
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-    Stream.unwrap(Effect.gen(function*() {
+    unwrapStream(Effect.gen(function*() {
       const httpRequest = yield* jsonPost({
         provider: providerName,
         url,
