@@ -64,17 +64,17 @@ type Ending =
 
 /**
  * Sleeps until the (moving) deadline passes; returns the phase it expired in. Re-arming only
- * moves the deadline later, except at the first content, which can bring it earlier (the
- * inactivity budget is usually shorter than the first-token one): that wakes the watchdog.
+ * moves the deadline later, except at the first content, which can bring it earlier (to one
+ * inactivity budget from then): so while no content came, no nap is longer than that budget,
+ * and the watchdog is never late without having to be woken.
  */
-const watchdog = (deadline: Ref.Ref<Deadline>, firstContent: Deferred.Deferred<void>): Effect.Effect<Phase> =>
+const watchdog = (deadline: Ref.Ref<Deadline>, inactivityMs: number): Effect.Effect<Phase> =>
   Effect.gen(function*() {
     while (true) {
       const { at, phase } = yield* Ref.get(deadline)
       const now = yield* Clock.currentTimeMillis
       if (now >= at) return phase
-      const nap = Effect.sleep(Duration.millis(at - now))
-      yield* phase === "first_token" ? Effect.raceFirst(nap, Deferred.await(firstContent)) : nap
+      yield* Effect.sleep(Duration.millis(phase === "first_token" ? Math.min(at - now, inactivityMs) : at - now))
     }
   })
 
@@ -110,7 +110,6 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
     at: startedAt + Duration.toMillis(config.firstTokenTimeout),
     phase: "first_token"
   })
-  const firstContent = yield* Deferred.make<void>()
   // Where the consumer is, so a timeout can stop the provider without cutting a delivery short.
   const consumerPhase = yield* Ref.make<ConsumerPhase>("pulling")
   const beginDelivery = Ref.modify(consumerPhase, enterDelivery)
@@ -122,8 +121,7 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
         // First content ends the first-token budget; every later one re-arms the inactivity budget.
         const now = yield* Clock.currentTimeMillis
         const next: Deadline = { at: now + Duration.toMillis(config.streamInactivityTimeout), phase: "idle" }
-        const previous = yield* Ref.getAndSet(deadline, next)
-        if (previous.phase === "first_token") yield* Deferred.succeed(firstContent, undefined)
+        yield* Ref.set(deadline, next)
       }
       switch (event._tag) {
         case "TextDelta": {
@@ -161,14 +159,20 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
         if (!(yield* endDelivery) || event._tag === "ToolCall") return
       }
     }
-  }).pipe(Effect.onExit(closeStream))
-  const consumer = yield* Effect.fork(consume)
+  })
 
-  const ending: Ending = yield* Effect.raceAll([
-    Effect.map(Fiber.await(consumer), (exit): Ending => ({ _tag: "Ended", exit })),
-    Effect.map(watchdog(deadline, firstContent), (phase): Ending => ({ _tag: "TimedOut", phase })),
-    Effect.map(signals.awaitRequest, (request): Ending => ({ _tag: "Requested", request }))
-  ])
+  // Whichever comes first ends the wait: the consumer (after its stream closed), the watchdog, a
+  // stop or follow-up. The two helpers are interrupted once it is decided.
+  const decided = yield* Deferred.make<Ending>()
+  const decide = (ending: Ending) => Deferred.succeed(decided, ending)
+  const consumer = yield* Effect.fork(
+    Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), decide({ _tag: "Ended", exit })))
+  )
+  const watcher = yield* Effect.fork(
+    Effect.flatMap(watchdog(deadline, Duration.toMillis(config.streamInactivityTimeout)), (phase) => decide({ _tag: "TimedOut", phase }))
+  )
+  const listener = yield* Effect.fork(Effect.flatMap(signals.awaitRequest, (request) => decide({ _tag: "Requested", request })))
+  const ending = yield* Effect.ensuring(Deferred.await(decided), Effect.zipRight(Fiber.interrupt(watcher), Fiber.interrupt(listener)))
 
   /** Ends the pass on the sink; if the sink broke, what it delivered this pass is still known. */
   const endPass = (mode: "flush" | "discard") =>
