@@ -1,4 +1,4 @@
-import { Cause, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"
+import { Cause, Chunk, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
 import { assembleTools } from "./assembly"
@@ -76,8 +76,8 @@ const describeDefect = (defect: unknown): string =>
 export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Effect.gen(function*() {
   const guildSource = yield* GuildToolSource
   const state = yield* Ref.make<Registered>({ tools: new Map(), aliases: new Map() })
-  // Most recent first.
-  const history = yield* Ref.make<ReadonlyArray<ToolExecutionRecord>>([])
+  // Most recent first. A Chunk: prepending does not copy the up to 1000 records on every call.
+  const history = yield* Ref.make(Chunk.empty<ToolExecutionRecord>())
 
   const resolveAlias = (registered: Registered, name: string) => registered.aliases.get(name) ?? name
   // Spec §6.3 step 7: a broken guild source costs the guild its tools, never the turn.
@@ -166,8 +166,11 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
 
   const recordExecution = (record: ToolExecutionRecord) =>
     Ref.update(history, (records) => {
-      const next = [record, ...records]
-      return next.length > EXECUTION_HISTORY_MAX ? next.slice(0, EXECUTION_HISTORY_KEEP) : next
+      const next = Chunk.prepend(records, record)
+      // Trimmed into a fresh array (every 100 calls), so the dropped records are not kept alive.
+      return Chunk.size(next) > EXECUTION_HISTORY_MAX
+        ? Chunk.unsafeFromArray(Chunk.toArray(Chunk.take(next, EXECUTION_HISTORY_KEEP)))
+        : next
     })
 
   /** The two availability gates and the dispatch itself; a failed result for anything that goes wrong. */
@@ -249,7 +252,8 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
     return result
   })
 
-  const executionHistory = (limit = 100) => Effect.map(Ref.get(history), (records) => records.slice(0, Math.max(0, limit)))
+  const executionHistory = (limit = 100) =>
+    Effect.map(Ref.get(history), (records): ReadonlyArray<ToolExecutionRecord> => Chunk.toReadonlyArray(Chunk.take(records, Math.max(0, limit))))
 
   return {
     register,
