@@ -134,7 +134,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       model: attempt.model,
       guildId: turn.guildId,
       channelId: turn.channelId,
-      flags
+      flags,
+      turnState: turn.state
     })
     const request: GenerationRequest = {
       model: attempt.model,
@@ -187,7 +188,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         const s = yield* Ref.get(state)
         const delivered = s.lastDelivered
         if ((delivered !== undefined || s.toolResponseDelivered) && mayTrySettle(pass, s.lastToolName)) {
-          const needsFollowUp = yield* registry.requiresFollowUp(s.lastToolName, attempt.provider, turn.guildId)
+          const needsFollowUp = yield* registry.requiresFollowUp(s.lastToolName, attempt.provider, turn.guildId, turn.state)
           if (!needsFollowUp) return yield* finish("completed", delivered ?? "")
         }
         // A replacement attempt with nothing to add: the reply it continued is complete.

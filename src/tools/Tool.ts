@@ -4,7 +4,7 @@ import type { JsonSchemaObject, ToolDeclaration } from "../domain/ToolDeclaratio
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
 import type { ToolContext } from "./ToolContext"
 import type { ToolError } from "./ToolError"
-import type { TurnFlags } from "./TurnState"
+import type { TurnFlags, TurnState } from "./TurnState"
 
 export type ToolCategory = "discord" | "search" | "memory" | "utility" | "mcp"
 
@@ -20,6 +20,8 @@ export interface AvailabilityContext {
   readonly guildId: string | undefined
   readonly channelId: string
   readonly flags: TurnFlags
+  /** The turn's state, when the caller has one: the registry keeps the turn's guild tools there. */
+  readonly turnState?: TurnState | undefined
 }
 
 /** What dynamic assembly sees (spec §6.4): the turn plus every tool name that survived filtering. */

@@ -6,6 +6,7 @@ import { availabilityOf, routeTool, selectTurnTools } from "./availability"
 import { closestName } from "./closestName"
 import { emptyGuildToolSet, GuildToolSource, type GuildToolSet } from "./GuildToolSource"
 import type { AvailabilityContext, Tool } from "./Tool"
+import type { TurnState } from "./TurnState"
 import { ToolContext, type ToolContextShape } from "./ToolContext"
 import { ToolError } from "./ToolError"
 import { invalidToolReason, TOOL_NAME_PATTERN } from "./toolValidation"
@@ -49,7 +50,13 @@ export interface ToolRegistryShape {
    * their replacements, then dynamic assembly (spec §6.2–§6.4).
    */
   readonly toolsForTurn: (context: AvailabilityContext) => Effect.Effect<ReadonlyArray<Tool>>
-  readonly requiresFollowUp: (name: string, provider: string, guildId: string | undefined) => Effect.Effect<boolean>
+  /** With the turn's state, the guild's tools are the ones the turn already saw. */
+  readonly requiresFollowUp: (
+    name: string,
+    provider: string,
+    guildId: string | undefined,
+    turnState?: TurnState
+  ) => Effect.Effect<boolean>
   /**
    * Dispatch by name with the two availability gates (spec §3 step 6, §6.2). Never fails:
    * unknown tools, gate rejections, ToolErrors and defects become failed results.
@@ -89,6 +96,26 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
           Effect.as(Effect.logWarning(`Guild tools of ${guildId} unavailable: ${describeDefect(defect)}`), emptyGuildToolSet)
         )
       )
+
+  /**
+   * The guild's tools, asked of the source once per turn when the turn's state is known (the
+   * declared tools, the dispatch and the follow-up check then agree); `fresh` on a new answer.
+   */
+  const guildToolsOfTurn = (
+    guildId: string | undefined,
+    turnState: TurnState | undefined
+  ): Effect.Effect<{ readonly set: GuildToolSet; readonly fresh: boolean }> => {
+    const cache = turnState?.guildTools
+    if (guildId === undefined) return Effect.succeed({ set: emptyGuildToolSet, fresh: false })
+    if (cache === undefined) return Effect.map(guildTools(guildId), (set) => ({ set, fresh: true }))
+    return Effect.flatMap(Ref.get(cache), (cached): Effect.Effect<{ readonly set: GuildToolSet; readonly fresh: boolean }> =>
+      Option.isSome(cached) && cached.value.guildId === guildId
+        ? Effect.succeed({ set: cached.value.set, fresh: false })
+        : Effect.map(
+          Effect.tap(guildTools(guildId), (set) => Ref.set(cache, Option.some({ guildId, set }))),
+          (set) => ({ set, fresh: true })
+        ))
+  }
 
   const register = Effect.fn("ToolRegistry.register")(function*(tool: Tool) {
     const invalid = invalidToolReason(tool)
@@ -136,11 +163,11 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
 
   const all = Effect.map(Ref.get(state), (registered): ReadonlyArray<Tool> => [...registered.tools.values()])
 
-  /** Registered and guild tools usable in this context, before assembly; problems are logged. */
-  const usableTools = (context: AvailabilityContext, guild: GuildToolSet) =>
+  /** Registered and guild tools usable in this context, before assembly; problems are logged (collisions once per guild answer). */
+  const usableTools = (context: AvailabilityContext, guild: GuildToolSet, freshGuildSet = true) =>
     Effect.gen(function*() {
       const selection = selectTurnTools(yield* all, guild, context)
-      for (const name of selection.collisions) {
+      for (const name of freshGuildSet ? selection.collisions : []) {
         yield* Effect.logWarning(`Guild tool '${name}' dropped: its name collides with a built-in or global tool`)
       }
       for (const { failure, tool } of selection.checkFailures) {
@@ -151,14 +178,15 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
 
   // Per-pass and per-call methods are untraced: a span each is pure overhead with no tracer installed.
   const toolsForTurn = Effect.fnUntraced(function*(context: AvailabilityContext) {
-    const usable = yield* usableTools(context, yield* guildTools(context.guildId))
+    const guild = yield* guildToolsOfTurn(context.guildId, context.turnState)
+    const usable = yield* usableTools(context, guild.set, guild.fresh)
     return yield* assembleTools(usable, context)
   })
 
   const requiresFollowUp = Effect.fnUntraced(
-    function*(name: string, _provider: string, guildId: string | undefined) {
+    function*(name: string, _provider: string, guildId: string | undefined, turnState?: TurnState) {
       const registered = yield* Ref.get(state)
-      const tool = routeTool(resolveAlias(registered, name), registered.tools, yield* guildTools(guildId))
+      const tool = routeTool(resolveAlias(registered, name), registered.tools, (yield* guildToolsOfTurn(guildId, turnState)).set)
       // MCP output only reaches the user through a follow-up pass (spec §2.5).
       return tool === undefined ? false : tool.source.kind === "mcp" ? true : tool.requiresFollowUp ?? false
     }
@@ -181,8 +209,8 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
       const direct = registered.tools.get(name)
       // A global MCP tool routes first: no need to ask the guild source.
       const guild = direct !== undefined && direct.source.kind === "mcp" && direct.source.scope === "global"
-        ? emptyGuildToolSet
-        : yield* guildTools(context.guildId)
+        ? { set: emptyGuildToolSet, fresh: false }
+        : yield* guildToolsOfTurn(context.guildId, context.turnState)
       const availability: AvailabilityContext = {
         provider: context.provider,
         model: context.model,
@@ -190,9 +218,9 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
         channelId: context.channelId,
         flags: yield* Ref.get(context.turnState.flags)
       }
-      const tool = routeTool(name, registered.tools, guild)
+      const tool = routeTool(name, registered.tools, guild.set)
       if (tool === undefined) {
-        const usable = (yield* usableTools(availability, guild)).map((candidate) => candidate.name)
+        const usable = (yield* usableTools(availability, guild.set, guild.fresh)).map((candidate) => candidate.name)
         const suggestion = closestName(requested, usable)
         const error = `Tool '${requested}' not found.${suggestion === undefined ? "" : ` Did you mean '${suggestion}'?`} ` +
           `Available tools: ${usable.length === 0 ? "(none)" : usable.join(", ")}`

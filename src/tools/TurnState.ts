@@ -1,5 +1,6 @@
-import { Effect, Ref } from "effect"
+import { Effect, Option, Ref } from "effect"
 import type { ChatMessage } from "../domain/ChatMessage"
+import type { GuildToolSet } from "./GuildToolSource"
 
 /**
  * Per-turn switches tools and the loop flip while a turn runs (spec §1.7 StreamingContext).
@@ -27,12 +28,18 @@ export const initialTurnFlags: TurnFlags = {
 export interface TurnState {
   readonly flags: Ref.Ref<TurnFlags>
   readonly contextItems: Ref.Ref<ReadonlyArray<ChatMessage>>
+  /**
+   * The guild's tools as the registry first saw them this turn: declaring the tools, dispatching
+   * a call and the follow-up check all use the same set, asked of the guild source once a turn.
+   */
+  readonly guildTools?: Ref.Ref<Option.Option<{ readonly guildId: string; readonly set: GuildToolSet }>>
 }
 
 export const makeTurnState = (contextItems: ReadonlyArray<ChatMessage> = []): Effect.Effect<TurnState> =>
   Effect.all({
     flags: Ref.make(initialTurnFlags),
-    contextItems: Ref.make(contextItems)
+    contextItems: Ref.make(contextItems),
+    guildTools: Ref.make(Option.none<{ readonly guildId: string; readonly set: GuildToolSet }>())
   })
 
 export const setFlag = (state: TurnState, flag: keyof TurnFlags, value = true): Effect.Effect<void> =>

@@ -271,6 +271,35 @@ describe("ToolRegistry.toolsForTurn (spec §6.3)", () => {
       assert.deepStrictEqual(yield* execute(h, "manage_message"), { success: true, data: { from: "builtin" } })
     }))
 
+  it.effect("one turn asks the guild source once: declaring, dispatching and the follow-up check share its answer (and its warnings)", () =>
+    Effect.gen(function*() {
+      let asked = 0
+      const h = yield* harness({
+        tools: builtins,
+        guildTools: () => {
+          asked += 1
+          return { tools: [guildMcp("dice"), guildMcp("manage_message")], hiddenBuiltins: [] }
+        }
+      })
+      const context = yield* toolContext()
+      const turn = { ...availability, flags: yield* Ref.get(context.turnState.flags), turnState: context.turnState }
+      const call = (name: string) => h.logs.capture(h.registry.execute(name, {}).pipe(Effect.provideService(ToolContext, context)))
+      for (let pass = 0; pass < 3; pass++) {
+        assert.deepStrictEqual((yield* h.logs.capture(h.registry.toolsForTurn(turn))).map((tool) => tool.name), ["web_search", "fetch_url", "manage_message", "dice"])
+        assert.deepStrictEqual(yield* call("dice"), { success: true, data: { from: "guild" } })
+      }
+      assert.isTrue(yield* h.registry.requiresFollowUp("dice", "openai-compatible", "guild-1", context.turnState))
+      assert.strictEqual(asked, 1)
+      assert.strictEqual((yield* h.logs.matching("Guild tool 'manage_message' dropped")).length, 1, "the collision is reported once per turn")
+      // The next turn (a fresh turn state) asks again; a caller without one asks every time.
+      const next = yield* toolContext()
+      yield* h.registry.execute("dice", {}).pipe(Effect.provideService(ToolContext, next))
+      assert.strictEqual(asked, 2)
+      yield* h.registry.toolsForTurn({ ...availability, flags: turn.flags })
+      yield* h.registry.requiresFollowUp("dice", "openai-compatible", "guild-1")
+      assert.strictEqual(asked, 4)
+    }))
+
   it.effect("requiresFollowUp: built-in flag, MCP always, alias resolved, unknown false", () =>
     Effect.gen(function*() {
       const h = yield* harness({
