@@ -8,9 +8,10 @@
  * when it is spent is stopped and reported as FAILED, and later benches are not started.
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { composeResults, readSections, resultsHeader, resultsPath, stampSection } from "./support/results"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const filters = process.argv.slice(2)
@@ -21,20 +22,14 @@ const benches = readdirSync(here)
 
 const budgetMs = Number(process.env.BENCH_BUDGET_SECONDS ?? 570) * 1000
 const startedAt = Date.now()
-const resultsPath = join(here, "RESULTS.md")
 /** Finished sections by bench file, in run order. */
 const sections = new Map<string, string>()
 let failed = false
-const stamp = (file: string, body: string, wallSeconds: number | undefined) =>
-  `${begin(file)}\n${body.trim()}\n\n_${file}: written ${new Date().toISOString()}` +
-  `${wallSeconds === undefined ? "" : `, wall time ${wallSeconds.toFixed(0)} s`}._\n${end(file)}\n`
-const begin = (file: string) => `<!-- bench: ${file} -->`
-const end = (file: string) => `<!-- /bench: ${file} -->`
 for (const file of benches) {
   const remainingMs = budgetMs - (Date.now() - startedAt)
   if (remainingMs <= 0) {
     failed = true
-    sections.set(file, stamp(file, `## ${file}\n\nFAILED (not started: the ${budgetMs / 1000} s budget was spent)`, undefined))
+    sections.set(file, stampSection(file, `## ${file}\n\nFAILED (not started: the ${budgetMs / 1000} s budget was spent)`))
     continue
   }
   process.stderr.write(`bench: ${file}\n`)
@@ -49,43 +44,27 @@ for (const file of benches) {
   if (run.status !== 0) {
     failed = true
     const reason = run.error !== undefined && "code" in run.error && run.error.code === "ETIMEDOUT" ? "stopped: the time budget ran out" : `exit ${run.status ?? run.signal}`
-    sections.set(file, stamp(file, `## ${file}\n\nFAILED (${reason})`, wallSeconds))
+    sections.set(file, stampSection(file, `## ${file}\n\nFAILED (${reason})`, wallSeconds))
   } else {
-    sections.set(file, stamp(file, run.stdout, wallSeconds))
+    sections.set(file, stampSection(file, run.stdout, wallSeconds))
   }
 }
 
-/** The sections of an earlier RESULTS.md, by bench file (empty when it has no markers). */
-const previousSections = (text: string): Map<string, string> => {
-  const found = new Map<string, string>()
-  for (const match of text.matchAll(/<!-- bench: (\S+) -->[\s\S]*?<!-- \/bench: \1 -->\n?/g)) {
-    found.set(match[1]!, match[0].endsWith("\n") ? match[0] : `${match[0]}\n`)
-  }
-  return found
-}
-
-const header = "# Benchmark results\n\n" +
-  `Written by \`npm run bench\` (Node ${process.version}, ${process.platform}/${process.arch}); last run ${new Date().toISOString()}` +
-  `${filters.length === 0 ? " (all benches)" : ` (only: ${filters.join(", ")})`}. \`npm run bench -- <name>\` rewrites only ` +
-  "the sections of the benches it runs; each section ends with the time it was written.\n"
-const previous = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : ""
-const kept = previousSections(previous)
+const header = resultsHeader(`last bench run ${new Date().toISOString()}${filters.length === 0 ? " (all benches)" : ` (only: ${filters.join(", ")})`}`)
+const previous = readSections()
 let output: string
-if (filters.length > 0 && previous.length > 0 && kept.size === 0) {
+if (filters.length > 0 && previous.text.length > 0 && previous.sections.size === 0) {
   // An older file without section markers: never overwrite it with a subset.
   const partial = join(here, ".out", "RESULTS.partial.md")
   mkdirSync(dirname(partial), { recursive: true })
-  output = [header, ...sections.values()].join("\n")
+  output = composeResults(header, sections)
   writeFileSync(partial, output)
   process.stderr.write(`bench: RESULTS.md has no section markers; this subset went to ${partial} instead\n`)
 } else {
-  // Every bench file in name order: the fresh section if it ran, else the one already there.
-  const files = [...new Set([...readdirSync(here).filter((file) => file.endsWith(".bench.ts")), ...kept.keys()])].sort()
-  const body = files.flatMap((file) => {
-    const section = sections.get(file) ?? (filters.length === 0 ? undefined : kept.get(file))
-    return section === undefined ? [] : [section]
-  })
-  output = [header, ...body].join("\n")
+  // Fresh sections replace their old ones. A full run drops sections of benches that no longer
+  // exist; the soak's section (written by npm run soak) is always kept.
+  const kept = [...previous.sections].filter(([name]) => filters.length > 0 || name === "soak.ts")
+  output = composeResults(header, new Map([...kept, ...sections]))
   writeFileSync(resultsPath, output)
 }
 process.stdout.write(output)

@@ -21,7 +21,8 @@
  *   with TurnCancelledError; every `completed` turn whose plan ended in an answer shows it in full;
  * - the heap after the run (after full GCs) is within 10 % of the heap after the warm-up.
  *
- * `SOAK_SEED=<n>` replays a run; `SOAK_CHANNELS` / `SOAK_TURNS` shrink it (smoke tests).
+ * `SOAK_SEED=<n>` replays a run; `SOAK_CHANNELS` / `SOAK_TURNS` shrink it (smoke tests). A full-size
+ * run replaces the soak's section of test/bench/RESULTS.md.
  */
 import { Cause, Duration, Effect, Exit, Layer, type Logger as LoggerType, Logger, LogLevel, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
@@ -29,6 +30,7 @@ import { fileURLToPath } from "node:url"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import type { TurnStatus } from "../../src/domain/PassResult"
 import { loopcordLayer, makeTextSink, turnInput } from "./support/loopcordContender"
+import { writeSection } from "./support/results"
 import { soakText } from "./support/loopServer"
 import { spawnLoopServer } from "./support/serverProcess"
 import { fmt, loadLine, settleHeap, sleep, within } from "./support/stats"
@@ -269,6 +271,8 @@ const main = async () => {
     `Soak ${passed ? "PASSED" : "FAILED"}.`
   ]
   process.stdout.write(`${lines.join("\n")}\n`)
+  // A full-size run is recorded in RESULTS.md (its own section; the benches' stay as they are).
+  if (CHANNELS === 200 && TURNS === 20) writeSection("soak.ts", lines.join("\n"), (Date.now() - startedAt) / 1000)
   for (const defect of logs.defects.slice(0, 5)) process.stderr.write(`defect: ${defect}\n`)
   return passed
 }
