@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import fc from "fast-check"
-import { decodeSse, type SseFrame } from "../../../src/provider/sse/Sse"
+import { type Decoder, decodeWith } from "../../../src/provider/decodeWith"
+import { decodeSse, decodeSseBytes, type SseFrame } from "../../../src/provider/sse/Sse"
 import { SseParser } from "../../../src/provider/sse/SseParser"
 
 const parseWhole = (text: string): ReadonlyArray<SseFrame> => {
@@ -143,4 +144,66 @@ describe("decodeSse (Stream transformer)", () => {
       const error = yield* Stream.make(`data: ${"x".repeat(200)}`).pipe(decodeSse({ maxEventChars: 100 }), Stream.runDrain, Effect.flip)
       assert.strictEqual(error._tag, "SseError")
     }))
+})
+
+describe("decodeSseBytes (bytes → text → SSE → decoder in one stage)", () => {
+  /** A frame decoder that records what it was given, may stop after `stopAfter` frames, and marks the end. */
+  const recorder = (stopAfter: number | undefined) => (): Decoder<SseFrame, string, never> => {
+    let seen = 0
+    return {
+      push: (frames) => {
+        const out: Array<string> = []
+        for (const frame of frames) {
+          out.push(JSON.stringify(frame))
+          seen += 1
+          if (stopAfter !== undefined && seen >= stopAfter) return { out, done: true }
+        }
+        return { out }
+      },
+      end: () => ({ out: ["<end>"] })
+    }
+  }
+
+  const drain = (stream: Stream.Stream<string, string>) =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const result = yield* Stream.runForEach(stream, (item) => Effect.sync(() => seen.push(item))).pipe(Effect.either)
+      return { seen, failure: result._tag === "Left" ? result.left : undefined }
+    })
+
+  it.effect("property: decodes exactly like decodeText + decodeSse + decodeWith, early stops and too-large events included", () =>
+    Effect.promise(() =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.array(frameArb, { minLength: 1, maxLength: 6 }),
+          eolArb,
+          fc.array(fc.nat(), { maxLength: 10 }),
+          fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+          fc.integer({ min: 4, max: 120 }),
+          async (frames, eol, offsets, stopAfter, maxEventChars) => {
+            const bytes = new TextEncoder().encode(render(frames, eol))
+            const points = [...new Set(offsets.map((offset) => offset % (bytes.length + 1)))].sort((a, b) => a - b)
+            const pieces: Array<Uint8Array> = []
+            let previous = 0
+            for (const point of [...points, bytes.length]) {
+              pieces.push(bytes.subarray(previous, point))
+              previous = point
+            }
+            const source = Stream.fromIterable(pieces)
+            const staged = source.pipe(
+              Stream.decodeText(),
+              decodeSse({ maxEventChars }),
+              Stream.catchTag("SseError", (error) => Stream.fail(`too large: ${error.maxEventChars}`)),
+              decodeWith(recorder(stopAfter))
+            )
+            const fused = source.pipe(
+              decodeSseBytes(recorder(stopAfter), (error) => Effect.fail(`too large: ${error.maxEventChars}`), { maxEventChars })
+            )
+            const [expected, actual] = await Effect.runPromise(Effect.all([drain(staged), drain(fused)]))
+            assert.deepStrictEqual(actual, expected)
+          }
+        ),
+        { numRuns: 200 }
+      )
+    ))
 })
