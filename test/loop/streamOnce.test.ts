@@ -117,6 +117,21 @@ describe("streamOnce (spec §4)", () => {
         assert.deepStrictEqual(yield* collected.notices, [UserNotice.StreamTimeout({ provider: "scripted", phase: "idle" })])
       })))
 
+  it.effect("[59] first content brings the deadline earlier: one inactivity budget after it, to the millisecond", () =>
+    withPassHarness({
+      script: [[S.sleep("7 seconds"), S.text("Hi"), S.hang]],
+      config: { streamInactivityTimeout: Duration.seconds(10) }
+    }, () =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run())
+        yield* TestClock.adjust("7 seconds")
+        yield* TestClock.adjust(Duration.millis(9_999))
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "not before 17 s")
+        yield* TestClock.adjust(Duration.millis(1))
+        const pass = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "Hi", phase: "idle", sawProgress: true }))
+      })))
+
   it.effect("[59] steady content never times out, however long the stream", () =>
     withPassHarness({
       script: [Array.from({ length: 20 }, (_, i) => [S.sleep("100 seconds"), S.text(`${i} `)]).flat()]
