@@ -42,7 +42,7 @@ import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
 import { StickerCatalog } from "./tools/StickerCatalog"
 import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
 
-/** The model for LLM_PROVIDER; HTTP providers talk through undici, at most 128 sockets per origin. */
+/** The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin. */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
   kind === "scripted"
     ? Scripted.layerConfig.pipe(Layer.provide(NodeFileSystem.layer))

@@ -11,8 +11,12 @@ export interface ProviderHttpClientOptions {
   readonly keepAliveMaxTimeoutMs?: number
 }
 
-/** 200 channels answering at once fit; undici's default (no cap) grew to thousands of clients under aborts. */
-export const defaultProviderConnections = 128
+/**
+ * A streaming answer holds its socket until it ends, so the cap is how many answers one vendor
+ * origin can generate at once (more wait for a free socket): above the 200 channels the benches
+ * and the soak keep busy. Without a cap undici's pool grew to thousands of clients under aborts.
+ */
+export const defaultProviderConnections = 256
 
 /**
  * The undici Agent behind the provider HttpClient: a connection cap per origin and bounded

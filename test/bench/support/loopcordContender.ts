@@ -1,6 +1,6 @@
 /**
  * loopcord as a contender: the OpenAI-compatible provider Layer over the app's providerHttpClient
- * (the platform's undici client, 128 sockets per origin), the real ToolRegistry with the bench
+ * (the platform's undici client, 256 sockets per origin), the real ToolRegistry with the bench
  * tools, runGenerationTurn → runToolLoop behind TurnRunner and ChannelQueue (the production path: one channel per turn), and a minimal sink
  * that keeps the delivered text. Logs below Warning are off (the other contenders log nothing).
  */
