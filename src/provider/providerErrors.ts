@@ -120,7 +120,8 @@ export const fromHttpClientError = (provider: string, error: HttpClientError.Htt
     provider,
     status: error.response.status,
     detail: collapse(`response failed (${error.reason}): ${describeCause(error.cause) ?? error.message}`),
-    cause: error
+    // The underlying failure only: the platform error carries the request, API-key headers included.
+    cause: error.cause
   })
 }
 

@@ -1,8 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
+import { HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Duration } from "effect"
 import {
   endedEarly,
   errorMessageOf,
+  fromHttpClientError,
   fromStatus,
   fromStreamErrorPayload,
   reasonForStatus,
@@ -80,5 +82,20 @@ describe("provider error mapping table", () => {
   it("a body that ended early is Network; one with no events at all is InvalidResponse", () => {
     assert.strictEqual(endedEarly("p", true).reason, "Network")
     assert.strictEqual(endedEarly("p", false).reason, "InvalidResponse")
+  })
+
+  it("a failed response keeps no request in the ProviderError, so no API-key header can reach a log", () => {
+    const request = HttpClientRequest.post("http://127.0.0.1:1/v1beta/models/m:streamGenerateContent").pipe(
+      HttpClientRequest.setHeaders({ "x-goog-api-key": "secret-gemini-key", authorization: "Bearer secret-token" })
+    )
+    const response = HttpClientResponse.fromWeb(request, new Response("oops", { status: 200 }))
+    const error = fromHttpClientError(
+      "google",
+      new HttpClientError.ResponseError({ request, response, reason: "Decode", cause: new Error("socket hang up") })
+    )
+    const everything = [error.message, error.detail, String(error.cause), JSON.stringify(error), JSON.stringify(error.cause)].join("\n")
+    assert.notInclude(everything, "secret-gemini-key")
+    assert.notInclude(everything, "secret-token")
+    assert.include(error.detail, "socket hang up")
   })
 })
