@@ -1,7 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, type Duration, Effect, Schema } from "effect"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { STOPPED_MARKER } from "../../src/discord/DiscordReplySink"
 import { callTool, finish, reply, sleep, text } from "../../src/provider/scripted/Script"
@@ -9,30 +7,11 @@ import { PersonaBlockStore } from "../../src/store/PersonaBlockStore"
 import { makeTool } from "../../src/tools/Tool"
 import { Permission, waitUntil } from "../support/fakeDiscord"
 import { awaitBotMessages, botHarness } from "./botHarness"
+import { hangingHttpServer } from "../support/hangingHttpServer"
 
 /** Streams `parts` with a pause between them (a model producing tokens). */
 const slowly = (parts: ReadonlyArray<string>, pause: Duration.DurationInput = "40 millis") => [...parts.flatMap((part) => [text(part), sleep(pause)]), finish("stop")]
 
-/** A loopback server that never answers; it reports arrival and the client closing the socket. */
-const hangingServer = Effect.acquireRelease(
-  Effect.gen(function*() {
-    const arrived = yield* Deferred.make<void>()
-    const closed = yield* Deferred.make<void>()
-    const server: Server = createServer((request) => {
-      Deferred.unsafeDone(arrived, Effect.void)
-      request.socket.on("close", () => Deferred.unsafeDone(closed, Effect.void))
-    })
-    const port = yield* Effect.async<number>((resume) => {
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-    })
-    return { url: `http://127.0.0.1:${port}/slow`, arrived, closed, server }
-  }),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-)
 
 describe("the Discord bot end to end (real discord.js, fake Discord, scripted model)", () => {
   it.scopedLive("a mention is answered by a streamed reply to it; the model sees the history with names; nobody is pinged", () =>
@@ -169,7 +148,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
 
   it.scopedLive("[§2.8 /kill] /kill mid-tool closes the tool's socket, keeps the partial reply marked stopped, queues the stop response; the next message is answered normally", () =>
     Effect.gen(function*() {
-      const server = yield* hangingServer
+      const server = yield* hangingHttpServer
       const fetching = makeTool({
         name: "slow_fetch",
         description: "Fetches a slow page.",

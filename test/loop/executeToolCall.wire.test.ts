@@ -1,42 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { executeToolCall } from "../../src/loop/executeToolCall"
 import { ToolContext } from "../../src/tools/ToolContext"
 import { ToolError } from "../../src/tools/ToolError"
 import { rawTool } from "../support/tools/testTools"
 import { functionCallPass, makeToolCallHarness, testAttempt } from "../support/tools/toolCallHarness"
+import { hangingHttpServer } from "../support/hangingHttpServer"
 
-/**
- * A loopback HTTP server that never answers: it reports each request's arrival and the moment
- * its connection is closed by the client (the proof that cancellation reached the wire).
- */
-const hangingServer = Effect.acquireRelease(
-  Effect.gen(function*() {
-    const arrived = yield* Deferred.make<void>()
-    const closed = yield* Deferred.make<void>()
-    const server: Server = createServer((request) => {
-      Deferred.unsafeDone(arrived, Effect.void)
-      request.socket.on("close", () => Deferred.unsafeDone(closed, Effect.void))
-    })
-    const port = yield* Effect.async<number>((resume) => {
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-    })
-    return { url: `http://127.0.0.1:${port}/slow`, arrived, closed, server }
-  }),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-)
 
 describe("executeToolCall: /kill cancels a promise-based tool on the wire (design decision 10)", () => {
   it.live("a fetch given ToolContext.abortSignal is aborted when the turn is killed: the server sees the connection close", () =>
     Effect.scoped(Effect.gen(function*() {
-      const server = yield* hangingServer
+      const server = yield* hangingHttpServer
       // Deliberately a plain promise: only the AbortSignal can cancel it, not fiber interruption.
       const fetcher = rawTool({
         name: "fetch_slow",

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Layer, Ref } from "effect"
+import { Effect, Layer, Ref } from "effect"
 import { FetchConfig, type FetchSettings } from "../../../src/config/FetchConfig"
 import type { ToolArgs } from "../../../src/domain/FunctionCall"
 import type { ToolResult } from "../../../src/domain/ToolResult"
@@ -7,46 +7,9 @@ import { SafeHttp } from "../../../src/fetch/SafeHttp"
 import { fetchUrlTool } from "../../../src/tools/builtin/fetchUrl/FetchUrlTool"
 import type { Tool } from "../../../src/tools/Tool"
 import { ToolContext, type ToolContextShape } from "../../../src/tools/ToolContext"
-import { makeTurnState } from "../../../src/tools/TurnState"
 import { loopbackConnector } from "./loopbackConnector"
+import { testToolContext, type TestToolContext } from "../tools/testToolContext"
 
-export interface TestToolContext {
-  readonly context: ToolContextShape
-  readonly progress: Ref.Ref<ReadonlyArray<string>>
-  readonly controller: AbortController
-}
-
-/** A ToolContext for one call; progress notices are recorded, `controller` fires abortSignal. */
-export const testToolContext = (overrides: Partial<ToolContextShape> = {}): Effect.Effect<TestToolContext> =>
-  Effect.gen(function* () {
-    const progress = yield* Ref.make<ReadonlyArray<string>>([])
-    const killed = yield* Deferred.make<void>()
-    const controller = new AbortController()
-    const context: ToolContextShape = {
-      channelId: "channel-1",
-      guildId: "guild-1",
-      userId: "user-1",
-      messageId: "message-1",
-      isDM: false,
-      provider: "openai-compatible",
-      model: "test-model",
-      locale: "en",
-      personaId: undefined,
-      personaName: "Loopcord",
-      personaAvatarUrl: undefined,
-      isUserImpersonation: false,
-      impersonatedUserId: undefined,
-      suppressProgressNotices: false,
-      showKillHint: false,
-      iteration: 0,
-      turnState: yield* makeTurnState(),
-      abortSignal: controller.signal,
-      killed: Deferred.await(killed),
-      progress: (text) => Ref.update(progress, (all) => [...all, text]),
-      ...overrides
-    }
-    return { context, progress, controller }
-  })
 
 export interface WebKitOptions {
   readonly production: boolean
@@ -95,3 +58,5 @@ export const fetchUrlKit = (options: WebKitOptions) => {
     call
   }
 }
+
+export { testToolContext, type TestToolContext }

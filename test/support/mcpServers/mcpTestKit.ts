@@ -1,4 +1,4 @@
-import { Deferred, Effect, Layer, Ref } from "effect"
+import { Effect, Layer } from "effect"
 import { McpConfig, type McpSettings } from "../../../src/config/McpConfig"
 import { AddressPolicy } from "../../../src/fetch/AddressPolicy"
 import { DnsResolver } from "../../../src/fetch/DnsResolver"
@@ -11,8 +11,9 @@ import { InMemoryGuildMcpRegistry } from "../../../src/mcp/InMemoryGuildMcpRegis
 import type { AvailabilityContext } from "../../../src/tools/Tool"
 import { ToolContext, type ToolContextShape } from "../../../src/tools/ToolContext"
 import { ToolRegistry } from "../../../src/tools/ToolRegistry"
-import { initialTurnFlags, makeTurnState } from "../../../src/tools/TurnState"
+import { initialTurnFlags } from "../../../src/tools/TurnState"
 import { loopbackConnector } from "../fakeWeb/loopbackConnector"
+import { testToolContext } from "../tools/testToolContext"
 
 /** Starts a test server for the current scope; it is closed when the scope closes. */
 export const serve = <S extends { readonly close: () => Promise<void> }>(start: () => Promise<S>) =>
@@ -74,43 +75,6 @@ export const guildMcpLayer = (options: GuildMcpTestOptions = {}) => {
   return { layer: services, connector }
 }
 
-export interface TestToolContext {
-  readonly context: ToolContextShape
-  readonly progress: Ref.Ref<ReadonlyArray<string>>
-  readonly controller: AbortController
-}
-
-/** A ToolContext for calling tools directly (guild-1, channel-1); progress notices are recorded. */
-export const makeToolContext = (overrides: Partial<ToolContextShape> = {}) =>
-  Effect.gen(function* () {
-    const progress = yield* Ref.make<ReadonlyArray<string>>([])
-    const killed = yield* Deferred.make<void>()
-    const controller = new AbortController()
-    const context: ToolContextShape = {
-      channelId: "channel-1",
-      guildId: "guild-1",
-      userId: "user-1",
-      messageId: "message-1",
-      isDM: false,
-      provider: "openai-compatible",
-      model: "test-model",
-      locale: "en",
-      personaId: undefined,
-      personaName: "Loopcord",
-      personaAvatarUrl: undefined,
-      isUserImpersonation: false,
-      impersonatedUserId: undefined,
-      suppressProgressNotices: false,
-      showKillHint: false,
-      iteration: 0,
-      turnState: yield* makeTurnState(),
-      abortSignal: controller.signal,
-      killed: Deferred.await(killed),
-      progress: (text) => Ref.update(progress, (all) => [...all, text]),
-      ...overrides
-    }
-    return { context, progress, controller } satisfies TestToolContext
-  })
 
 export const provideToolContext = (context: ToolContextShape) => Effect.provideService(ToolContext, context)
 
@@ -143,3 +107,6 @@ export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, accept: (val
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
     }
   })
+
+/** A ToolContext for calling tools directly (see testToolContext). */
+export const makeToolContext = testToolContext
