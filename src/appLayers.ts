@@ -42,6 +42,21 @@ import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
 import { StickerCatalog } from "./tools/StickerCatalog"
 import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
 
+/**
+ * Every setting the app reads, checked before anything starts (a database opens, a server
+ * connects, a log line is written), so a bad value is the one line start-up prints.
+ */
+export const checkSettings = (front: "terminal" | "discord") =>
+  Effect.scoped(Layer.build(Layer.mergeAll(
+    LoopConfig.layer,
+    ProviderConfig.layer,
+    StoreConfig.layer,
+    FetchConfig.layer,
+    SearchConfig.layer,
+    McpConfig.layer,
+    front === "discord" ? DiscordConfig.layer : Layer.empty
+  )))
+
 /** The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin. */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
   kind === "scripted"

@@ -7,7 +7,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Config, Effect, Either, Exit, Layer, Option } from "effect"
-import { chatLayer, discordBotLayer, terminalFrontServices } from "./appLayers"
+import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices } from "./appLayers"
 import { loggingLayer } from "./config/LoggingConfig"
 import { personaSetting } from "./config/PersonaConfig"
 import { providerSettings } from "./config/ProviderConfig"
@@ -36,10 +36,12 @@ const program = Effect.gen(function*() {
   const persona = yield* personaSetting
 
   const terminalChat = chatLayer(settings.provider, terminalFrontServices)
+  const discord = command._tag !== "Once" && (yield* discordTokenPresent)
+  yield* checkSettings(discord ? "discord" : "terminal")
   if (command._tag === "Once") {
     return yield* runOnce({ text: command.text, json: command.json, persona }).pipe(Effect.provide(terminalChat))
   }
-  if (yield* discordTokenPresent) {
+  if (discord) {
     // Runs until the process is stopped (SIGINT/SIGTERM interrupt it and log the client out).
     return yield* Layer.launch(discordBotLayer(settings.provider))
   }

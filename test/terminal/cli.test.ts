@@ -1,7 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+
+import { startFakeLlmServer } from "../support/fakeProviders/FakeLlmServer"
+import { finishChunk, openAiStream, textChunk, toolCallChunk, usageChunk } from "../support/fakeProviders/openAiCompatible"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
@@ -20,7 +25,8 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string>): Promis
     execFile("npx", ["tsx", "src/main.ts", ...args], {
       cwd: root,
       timeout: 60_000,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? root, NO_COLOR: "1", ...env }
+      // An in-memory database: a test run leaves no ./data behind.
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? root, NO_COLOR: "1", DATABASE_URL: "sqlite::memory:", ...env }
     }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
       resolve({ code, stdout, stderr })
@@ -67,13 +73,62 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
     assert.include(run.stderr, "still down")
   }, 60_000)
 
-  it("[5.2] a bad environment value fails start-up with exactly one line naming the variable", async () => {
-    const run = await start(["--once", "hi", "--json"], { LLM_PROVIDER: "scripted", BOT_MAX_CONSECUTIVE_TOOL_ERRORS: "many" })
-    assert.notStrictEqual(run.code, 0)
-    assert.strictEqual(run.stdout, "")
-    const lines = run.stderr.trimEnd().split("\n")
-    assert.strictEqual(lines.length, 1, run.stderr)
-    assert.include(lines[0], "BOT_MAX_CONSECUTIVE_TOOL_ERRORS")
-    assert.notInclude(run.stderr, "    at ")
+  it("[5.2] a bad environment value fails start-up with exactly one line naming the variable, before anything starts", async () => {
+    const bad: ReadonlyArray<readonly [string, string]> = [
+      ["BOT_MAX_CONSECUTIVE_TOOL_ERRORS", "many"],
+      ["DATABASE_URL", "mysql://localhost/loopcord"],
+      ["FETCH_URL_TIMEOUT_MS", "soon"],
+      ["MCP_SERVERS", "[{\"name\":"],
+      ["LLM_TOOL_CALLING", "sometimes"]
+    ]
+    const runs = await Promise.all(bad.map(([name, value]) => start(["--once", "hi", "--json"], { LLM_PROVIDER: "scripted", [name]: value })))
+    for (const [index, run] of runs.entries()) {
+      const name = bad[index]?.[0] ?? ""
+      assert.notStrictEqual(run.code, 0, name)
+      assert.strictEqual(run.stdout, "", name)
+      const lines = run.stderr.trimEnd().split("\n")
+      assert.strictEqual(lines.length, 1, run.stderr)
+      assert.include(lines[0], name)
+      assert.notInclude(run.stderr, "    at ")
+    }
+  }, 60_000)
+
+  it("[4][5.1] an OpenAI-compatible server configured only through env: a fetch_url round trip over loopback, keys and model on the wire", async () => {
+    const page = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/html" })
+      response.end("<html><body><main><h1>Loopback page</h1><p>The secret word is pelican.</p></main></body></html>")
+    })
+    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve))
+    const pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/article`
+    const llm = await startFakeLlmServer()
+    llm.enqueue(
+      openAiStream([textChunk("Let me read it. "), toolCallChunk({ index: 0, id: "call_1", name: "fetch_url", arguments: JSON.stringify({ url: pageUrl }) }), finishChunk("tool_calls"), usageChunk(30, 8)]),
+      openAiStream([textChunk("The secret word is pelican."), finishChunk("stop"), usageChunk(60, 7)])
+    )
+    const run = await start(["--once", "what does the page say?", "--json"], {
+      LLM_PROVIDER: "openai-compatible",
+      LLM_BASE_URL: `${llm.url}/v1`,
+      LLM_API_KEYS: "test-key-1",
+      LLM_MODELS: "test-model"
+    }).finally(async () => {
+      await llm.close()
+      await new Promise<void>((resolve) => page.close(() => resolve()))
+    })
+    assert.strictEqual(run.code, 0, run.stderr)
+    const report = JSON.parse(run.stdout.trim())
+    assert.strictEqual(report.status, "completed")
+    assert.strictEqual(report.text, "The secret word is pelican.")
+    assert.deepStrictEqual(report.attempts, [{ model: "test-model", keyIndex: 0, status: "completed" }])
+    assert.strictEqual(report.toolCalls.length, 1)
+    assert.strictEqual(report.toolCalls[0].name, "fetch_url")
+    assert.isTrue(report.toolCalls[0].success)
+    assert.include(report.toolCalls[0].response.summary, "# Loopback page")
+    assert.deepStrictEqual(report.usage, { inputTokens: 90, outputTokens: 15, totalTokens: 105 })
+    assert.strictEqual(llm.requests.length, 2)
+    assert.strictEqual(llm.requests[0]?.headers["authorization"], "Bearer test-key-1")
+    const second = llm.requests[1]?.json as { model: string; messages: ReadonlyArray<{ role: string; content: unknown }> }
+    assert.strictEqual(second.model, "test-model")
+    const toolMessage = second.messages.find((message) => message.role === "tool")
+    assert.include(String(toolMessage?.content), "pelican", "the page reached the model as the tool result")
   }, 60_000)
 })
