@@ -8,32 +8,11 @@ import { EXECUTION_HISTORY_KEEP, EXECUTION_HISTORY_MAX, type ToolRegistryShape }
 import { makeTurnState } from "../../src/tools/TurnState"
 import { constantTool, dyingTool, failingTool, makeHangingTool, makeRecordingTool, rawTool } from "../support/tools/testTools"
 import { makeToolCallHarness, type ToolCallHarness, type ToolCallHarnessOptions } from "../support/tools/toolCallHarness"
+import { testToolContext } from "../support/tools/testToolContext"
 
 /** A ToolContext for calling `registry.execute` directly. */
 const toolContext = (overrides: Partial<ToolContextShape> = {}) =>
-  Effect.map(makeTurnState(), (turnState): ToolContextShape => ({
-    channelId: "channel-1",
-    guildId: "guild-1",
-    userId: "user-1",
-    messageId: undefined,
-    isDM: false,
-    provider: "openai-compatible",
-    model: "test-model",
-    locale: "en",
-    personaId: undefined,
-    personaName: "Loopcord",
-    personaAvatarUrl: undefined,
-    isUserImpersonation: false,
-    impersonatedUserId: undefined,
-    suppressProgressNotices: false,
-    showKillHint: false,
-    iteration: 0,
-    turnState,
-    abortSignal: new AbortController().signal,
-    killed: Effect.never,
-    progress: () => Effect.void,
-    ...overrides
-  }))
+  Effect.map(testToolContext({ messageId: undefined, ...overrides }), ({ context }) => context)
 
 const execute = (h: ToolCallHarness, name: string, args: Record<string, unknown> = {}, overrides: Partial<ToolContextShape> = {}) =>
   Effect.flatMap(toolContext(overrides), (context) =>

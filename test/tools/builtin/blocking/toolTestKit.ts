@@ -2,7 +2,8 @@ import { Effect, Layer } from "effect"
 import * as Stores from "../../../../src/store/Stores"
 import type { AvailabilityContext, Tool } from "../../../../src/tools/Tool"
 import { ToolContext, type ToolContextShape } from "../../../../src/tools/ToolContext"
-import { initialTurnFlags, makeTurnState, type TurnFlags } from "../../../../src/tools/TurnState"
+import { initialTurnFlags, type TurnFlags } from "../../../../src/tools/TurnState"
+import { testToolContext } from "../../../support/tools/testToolContext"
 
 /**
  * Helpers for the Discord-side tool tests (memory, stickers, blocking): real stores over a fresh
@@ -11,32 +12,7 @@ import { initialTurnFlags, makeTurnState, type TurnFlags } from "../../../../src
 export const memoryStores = Layer.fresh(Stores.layerMemory)
 
 export const toolContext = (overrides: Partial<ToolContextShape> = {}): Effect.Effect<ToolContextShape> =>
-  Effect.gen(function* () {
-    const controller = new AbortController()
-    return {
-      channelId: "channel-1",
-      guildId: "guild-1",
-      userId: "user-1",
-      messageId: "message-1",
-      isDM: false,
-      provider: "openai-compatible",
-      model: "test-model",
-      locale: "en",
-      personaId: "persona-1",
-      personaName: "Loopcord",
-      personaAvatarUrl: undefined,
-      isUserImpersonation: false,
-      impersonatedUserId: undefined,
-      suppressProgressNotices: false,
-      showKillHint: false,
-      iteration: 0,
-      turnState: yield* makeTurnState(),
-      abortSignal: controller.signal,
-      killed: Effect.never,
-      progress: () => Effect.void,
-      ...overrides
-    }
-  })
+  Effect.map(testToolContext({ personaId: "persona-1", ...overrides }), ({ context }) => context)
 
 /** Runs the tool's `execute` (arguments decoded by makeTool) in the given context. */
 export const executeIn = (tool: Tool, args: Readonly<Record<string, unknown>>, context: ToolContextShape) =>
