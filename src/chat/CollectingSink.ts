@@ -1,7 +1,7 @@
 import { type Context, Duration, Effect, Option, Ref } from "effect"
-import type { DeliveryError, ResponseSink } from "./ResponseSink"
-import type { ToolActivity } from "./ToolActivity"
-import type { UserNotice } from "./UserNotice"
+import type { DeliveryError, ResponseSink } from "../loop/ResponseSink"
+import type { ToolActivity } from "../loop/ToolActivity"
+import type { UserNotice } from "../loop/UserNotice"
 
 /** Everything a collecting sink saw, in order. */
 export type SinkEvent =

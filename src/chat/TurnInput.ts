@@ -3,7 +3,7 @@ import type { ChatMessage } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
 import type { DeliberateToolMode, Persona } from "../loop/CurrentTurn"
 import type { StopContext } from "../loop/TurnSignals"
-import type { ResponseSink } from "./ResponseSink"
+import type { ResponseSink } from "../loop/ResponseSink"
 
 /** Where one turn's reply goes, opened when the turn starts and closed (its scope) when it ends. */
 export interface TurnSink {

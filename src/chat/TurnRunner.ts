@@ -8,7 +8,7 @@ import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
 import { ContextEnricher } from "./ContextEnricher"
-import { ResponseSink } from "./ResponseSink"
+import { ResponseSink } from "../loop/ResponseSink"
 import type { TurnInput } from "./TurnInput"
 
 /** What the front is told when the turn ended with an error instead of a result. */

@@ -1,5 +1,5 @@
 import { Clock, type Context, Duration, Effect, Fiber, Option, Queue, type Scope, Stream, SubscriptionRef } from "effect"
-import { DeliveryError, type ResponseSink } from "../chat/ResponseSink"
+import { DeliveryError, type ResponseSink } from "../loop/ResponseSink"
 import { noticeEmbed } from "./noticeEmbed"
 import {
   addEmbed,

@@ -1,6 +1,6 @@
 import { PermissionFlagsBits, type SendableChannels, type TextChannel, type Webhook, type WebhookType } from "discord.js"
 import { Clock, Duration, Effect, Option, Ref } from "effect"
-import type { DeliveryError } from "../chat/ResponseSink"
+import type { DeliveryError } from "../loop/ResponseSink"
 import type { Persona } from "../loop/CurrentTurn"
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
 import { discordErrorCode, DiscordErrorCode, toDeliveryError } from "./discordErrors"

@@ -1,6 +1,6 @@
 import type { APIEmbed, SendableChannels } from "discord.js"
 import { Effect, Ref } from "effect"
-import type { DeliveryError } from "../chat/ResponseSink"
+import type { DeliveryError } from "../loop/ResponseSink"
 import { NO_MENTIONS } from "./DiscordClient"
 import { discordErrorCode, DiscordErrorCode, toDeliveryError } from "./discordErrors"
 

@@ -1,5 +1,5 @@
 import { DiscordAPIError } from "discord.js"
-import { DeliveryError } from "../chat/ResponseSink"
+import { DeliveryError } from "../loop/ResponseSink"
 
 /** Discord JSON error codes the front reacts to. */
 export const DiscordErrorCode = {

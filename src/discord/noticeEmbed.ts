@@ -1,5 +1,5 @@
 import type { APIEmbed } from "discord.js"
-import { UserNotice } from "../chat/UserNotice"
+import { UserNotice } from "../loop/UserNotice"
 import { clip, DiscordLimit } from "./discordLimits"
 
 const Color = { info: 0x5865f2, warn: 0xf1c40f, error: 0xe74c3c } as const

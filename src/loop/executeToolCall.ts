@@ -1,6 +1,6 @@
 import { Clock, type Data, Duration, Effect, Option } from "effect"
-import { ResponseSink } from "../chat/ResponseSink"
-import { UserNotice } from "../chat/UserNotice"
+import { ResponseSink } from "./ResponseSink"
+import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
 import { FunctionCall, type ToolArgs } from "../domain/FunctionCall"
 import type { PassResult } from "../domain/PassResult"

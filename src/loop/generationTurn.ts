@@ -1,6 +1,6 @@
 import { Cause, Effect, Option } from "effect"
-import { ResponseSink } from "../chat/ResponseSink"
-import { UserNotice } from "../chat/UserNotice"
+import { ResponseSink } from "./ResponseSink"
+import { UserNotice } from "./UserNotice"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
 import { keyErrorKind } from "../domain/ProviderError"
 import type { Sticker } from "../domain/Sticker"

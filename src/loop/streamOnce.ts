@@ -1,6 +1,6 @@
 import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
-import { DeliveryError, ResponseSink } from "../chat/ResponseSink"
-import { UserNotice } from "../chat/UserNotice"
+import { DeliveryError, ResponseSink } from "./ResponseSink"
+import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
 import type { FunctionCall } from "../domain/FunctionCall"
 import { PassResult, type StopReason } from "../domain/PassResult"

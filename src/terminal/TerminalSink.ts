@@ -1,5 +1,5 @@
 import { type Context, Effect, Ref } from "effect"
-import type { ResponseSink } from "../chat/ResponseSink"
+import type { ResponseSink } from "../loop/ResponseSink"
 import { dim, renderNotice, renderToolActivity } from "./render"
 
 export interface TerminalSinkOptions {

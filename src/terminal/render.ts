@@ -1,6 +1,6 @@
 import type { ToolArgs } from "../domain/FunctionCall"
-import type { ToolActivity } from "../chat/ToolActivity"
-import { UserNotice } from "../chat/UserNotice"
+import type { ToolActivity } from "../loop/ToolActivity"
+import { UserNotice } from "../loop/UserNotice"
 
 /** Pure rendering of what the terminal shows besides the reply text (unit-tested). */
 

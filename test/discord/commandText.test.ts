@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { UserNotice } from "../../src/chat/UserNotice"
+import { UserNotice } from "../../src/loop/UserNotice"
 import { killSummary } from "../../src/discord/commands/killCommand"
 import { formatServerList, parseHeader } from "../../src/discord/commands/mcpCommand"
 import { formatToolList } from "../../src/discord/commands/toolsCommand"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Ref } from "effect"
-import { UserNotice } from "../../src/chat/UserNotice"
+import { UserNotice } from "../../src/loop/UserNotice"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { deliberateModeOff } from "../../src/loop/CurrentTurn"
 import { executeToolCall } from "../../src/loop/executeToolCall"

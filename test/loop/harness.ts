@@ -1,6 +1,6 @@
 import { Effect, Layer, Ref } from "effect"
 import { type CollectingSink, type CollectingSinkOptions, makeCollectingSink } from "../../src/chat/CollectingSink"
-import { ResponseSink } from "../../src/chat/ResponseSink"
+import { ResponseSink } from "../../src/loop/ResponseSink"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import type { AttemptInfo } from "../../src/loop/AttemptInfo"

@@ -6,7 +6,7 @@
  */
 import { type Context, Duration, Effect, Layer, Logger, LogLevel, ManagedRuntime, Schema } from "effect"
 import { ChannelQueue } from "../../../src/chat/ChannelQueue"
-import type { ResponseSink } from "../../../src/chat/ResponseSink"
+import type { ResponseSink } from "../../../src/loop/ResponseSink"
 import type { TurnInput } from "../../../src/chat/TurnInput"
 import { TurnRunner } from "../../../src/chat/TurnRunner"
 import { LoopConfig, type LoopSettings } from "../../../src/config/LoopConfig"

@@ -1,6 +1,6 @@
 import { Effect, Layer, Ref } from "effect"
-import { ResponseSink } from "../../../src/chat/ResponseSink"
-import type { UserNotice } from "../../../src/chat/UserNotice"
+import { ResponseSink } from "../../../src/loop/ResponseSink"
+import type { UserNotice } from "../../../src/loop/UserNotice"
 
 /**
  * An in-memory ResponseSink: `write` buffers, `endPass("flush")` delivers the buffer (and returns

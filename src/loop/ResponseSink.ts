@@ -14,7 +14,7 @@ export class DeliveryError extends Data.TaggedError("DeliveryError")<{
  * interrupt). `endPass` returns exactly the text delivered during the pass: that is the pass's
  * `accumulatedText`.
  */
-export class ResponseSink extends Context.Tag("loopcord/chat/ResponseSink")<ResponseSink, {
+export class ResponseSink extends Context.Tag("loopcord/loop/ResponseSink")<ResponseSink, {
   readonly write: (delta: string) => Effect.Effect<void, DeliveryError>
   readonly endPass: (mode: "flush" | "discard") => Effect.Effect<string, DeliveryError>
   /** All text delivered so far in this turn, across passes and attempts. */
