@@ -1,4 +1,5 @@
 import { Config, Context, Duration, Layer, Option } from "effect"
+import { productionSetting } from "./RunEnv"
 import { flagSetting, intSetting, listSetting, millisSetting } from "./settings"
 
 /** fetch_url / safe_http settings (spec §7, §10). */
@@ -24,13 +25,8 @@ export interface FetchSettings {
 
 const MIB = 1024 * 1024
 
-/** `RUN_ENV === "production"` (trimmed, any case). */
-export const productionSetting: Config.Config<boolean> = Config.string("RUN_ENV").pipe(
-  Config.withDefault("development"),
-  Config.map((raw) => raw.trim().toLowerCase() === "production")
-)
 
-/** Spec §7.2 step 6: private networks are allowed outside production, or with the opt-in. */
+/** Spec §7.2 step 6: private networks are allowed with `RUN_ENV=development`, or with the opt-in. */
 export const allowPrivateNetworkSetting: Config.Config<boolean> = Config.all({
   production: productionSetting,
   optIn: flagSetting("FETCH_URL_ALLOW_PRIVATE_NETWORK")

@@ -3,11 +3,12 @@ import { Config, ConfigError, Either } from "effect"
 export type RunEnv = "development" | "production"
 
 /**
- * `RUN_ENV`: `development` (default) or `production` (any case). Anything else fails start-up:
- * a typo must not silently drop the production guards.
+ * `RUN_ENV`: `production` (default, design decision 12) or `development` (any case). Anything
+ * else fails start-up: a typo must not silently drop the production guards. The development
+ * relaxations apply only when `RUN_ENV=development` is set explicitly.
  */
 export const runEnvSetting: Config.Config<RunEnv> = Config.string("RUN_ENV").pipe(
-  Config.withDefault("development"),
+  Config.withDefault("production"),
   Config.mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     return value === "development" || value === "production"
@@ -15,3 +16,6 @@ export const runEnvSetting: Config.Config<RunEnv> = Config.string("RUN_ENV").pip
       : Either.left(ConfigError.InvalidData(["RUN_ENV"], `must be development or production (got "${raw}")`))
   })
 )
+
+/** `RUN_ENV` is `production` (the default). */
+export const productionSetting: Config.Config<boolean> = Config.map(runEnvSetting, (env) => env === "production")

@@ -125,7 +125,7 @@ describe("persona, run environment, logging", () => {
 
   it.effect("RUN_ENV and logging defaults", () =>
     Effect.gen(function*() {
-      assert.strictEqual(yield* Effect.orDie(runEnvSetting.pipe(withEnv({}))), "development")
+      assert.strictEqual(yield* Effect.orDie(runEnvSetting.pipe(withEnv({}))), "production")
       assert.strictEqual(yield* Effect.orDie(runEnvSetting.pipe(withEnv({ RUN_ENV: " Production " }))), "production")
       const logging = yield* Effect.orDie(loggingSettings.pipe(withEnv({ LOG_LEVEL: "WARN", LOG_FORMAT: "json" })))
       assert.deepStrictEqual([logging.level, logging.format], [LogLevel.Warning, "json"])

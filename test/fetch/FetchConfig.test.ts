@@ -10,18 +10,30 @@ const fetchSettings = (env: Record<string, string>) =>
   Effect.either(Effect.provide(FetchConfig, FetchConfig.layer.pipe(Layer.provide(withEnv(env)))))
 
 describe("FetchConfig / SearchConfig", () => {
-  it.effect("defaults: development allows private networks, 50 MB cap, 15 s, 3 redirects, 50000 characters", () =>
+  it.effect("defaults (design decision 12): production, private networks closed, 5 MB cap, 15 s, 3 redirects, 50000 characters", () =>
     Effect.gen(function* () {
       const settings = Either.getOrThrow(yield* fetchSettings({}))
-      assert.isFalse(settings.production)
-      assert.isTrue(settings.allowPrivateNetwork)
-      assert.strictEqual(settings.maxBodyBytes, 50 * 1024 * 1024)
+      assert.isTrue(settings.production)
+      assert.isFalse(settings.allowPrivateNetwork)
+      assert.strictEqual(settings.maxBodyBytes, 5 * 1024 * 1024)
       assert.strictEqual(Duration.toMillis(settings.timeout), 15_000)
       assert.strictEqual(settings.maxRedirects, 3)
       assert.strictEqual(settings.maxContentLength, 50_000)
       assert.strictEqual(Duration.toMillis(settings.headTimeout), 5_000)
       assert.deepStrictEqual(settings.engineOrder, [])
       assert.isTrue(Option.isNone(settings.crawl4aiBaseUrl))
+    })
+  )
+
+  it.effect("RUN_ENV=development (explicit, any case) relaxes: private networks allowed, 50 MB cap", () =>
+    Effect.gen(function* () {
+      const settings = Either.getOrThrow(yield* fetchSettings({ RUN_ENV: " Development " }))
+      assert.isFalse(settings.production)
+      assert.isTrue(settings.allowPrivateNetwork)
+      assert.strictEqual(settings.maxBodyBytes, 50 * 1024 * 1024)
+      const typo = yield* fetchSettings({ RUN_ENV: "dev" })
+      assert.isTrue(Either.isLeft(typo))
+      if (Either.isLeft(typo)) assert.include(String(typo.left), "RUN_ENV")
     })
   )
 
@@ -70,7 +82,8 @@ describe("FetchConfig / SearchConfig", () => {
         Effect.provide(AddressPolicy, AddressPolicy.layer.pipe(Layer.provide(Layer.merge(DnsResolver.fromTable({}), withEnv(env)))))
       assert.isFalse((yield* policyFor({ RUN_ENV: "production" })).allowPrivateNetwork)
       assert.isTrue((yield* policyFor({ RUN_ENV: "production", FETCH_URL_ALLOW_PRIVATE_NETWORK: "on" })).allowPrivateNetwork)
-      assert.isTrue((yield* policyFor({})).allowPrivateNetwork)
+      assert.isFalse((yield* policyFor({})).allowPrivateNetwork)
+      assert.isTrue((yield* policyFor({ RUN_ENV: "development" })).allowPrivateNetwork)
     })
   )
 

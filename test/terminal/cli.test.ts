@@ -109,7 +109,9 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
       LLM_PROVIDER: "openai-compatible",
       LLM_BASE_URL: `${llm.url}/v1`,
       LLM_API_KEYS: "test-key-1",
-      LLM_MODELS: "test-model"
+      LLM_MODELS: "test-model",
+      // The page is on loopback: only an explicit development run may fetch it (design decision 12).
+      RUN_ENV: "development"
     }).finally(async () => {
       await llm.close()
       await new Promise<void>((resolve) => page.close(() => resolve()))
