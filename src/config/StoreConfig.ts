@@ -1,5 +1,7 @@
-import { Config, ConfigError, Context, Either, Layer } from "effect"
+import { Config, ConfigError, Context, type Duration, Either, Layer } from "effect"
 import { DEFAULT_DATABASE_URL, type DatabaseTarget, parseDatabaseUrl } from "../store/DatabaseUrl"
+import { DEFAULT_STORE_TIMEOUT } from "../store/StoreTimeout"
+import { millisSetting } from "./settings"
 
 /** `DATABASE_URL` (design §5.2): a bad value fails start-up with one line naming the variable. */
 export const databaseTargetConfig: Config.Config<DatabaseTarget> = Config.string("DATABASE_URL").pipe(
@@ -9,11 +11,20 @@ export const databaseTargetConfig: Config.Config<DatabaseTarget> = Config.string
   )
 )
 
+/** `STORE_TIMEOUT_MS` (10000, min 1000): the longest any one store call may take. */
+export const storeTimeoutConfig: Config.Config<Duration.Duration> = millisSetting("STORE_TIMEOUT_MS", {
+  default: 10_000,
+  min: 1_000
+})
+
 export interface StoreSettings {
   readonly database: DatabaseTarget
+  /** Every store call fails with a `timeout` StoreError after this long. */
+  readonly timeout: Duration.Duration
 }
 
 export class StoreConfig extends Context.Tag("loopcord/config/StoreConfig")<StoreConfig, StoreSettings>() {
-  static readonly layer = Layer.effect(StoreConfig, Config.all({ database: databaseTargetConfig }))
-  static readonly make = (settings: StoreSettings) => Layer.succeed(StoreConfig, settings)
+  static readonly layer = Layer.effect(StoreConfig, Config.all({ database: databaseTargetConfig, timeout: storeTimeoutConfig }))
+  static readonly make = (settings: { readonly database: DatabaseTarget; readonly timeout?: Duration.Duration }) =>
+    Layer.succeed(StoreConfig, { timeout: DEFAULT_STORE_TIMEOUT, ...settings })
 }

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbBigInt, DbOptionalText, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
+import { boundedStore } from "./StoreTimeout"
 
 /** A guild channel where the bot answers every message, not only mentions (`/channel enable`). */
 export interface EnabledChannel {
@@ -86,5 +87,5 @@ export class EnabledChannelStore extends Context.Tag("loopcord/store/EnabledChan
   EnabledChannelStoreShape
 >() {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
-  static readonly layer = Layer.effect(this, make)
+  static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

@@ -8,6 +8,7 @@ import {
   MAX_GUILD_MCP_SERVERS
 } from "../mcp/GuildMcpRegistry"
 import { DbBigInt, DbFlag, flagValue } from "./columns"
+import { withStoreTimeout } from "./StoreTimeout"
 
 /**
  * Guild MCP registrations in the database (`/mcp add`), so every bot process sees the same
@@ -162,4 +163,9 @@ const make = (maxPerGuild: number) =>
 
 /** The `GuildMcpRegistry` backed by the database (needs the migrated SqlClient of `Database.layer`). */
 export const layer = (options: { readonly maxPerGuild?: number } = {}): Layer.Layer<GuildMcpRegistry, never, SqlClient.SqlClient> =>
-  Layer.effect(GuildMcpRegistry, make(Math.max(1, options.maxPerGuild ?? MAX_GUILD_MCP_SERVERS)))
+  Layer.effect(
+    GuildMcpRegistry,
+    Effect.flatMap(make(Math.max(1, options.maxPerGuild ?? MAX_GUILD_MCP_SERVERS)), (methods) =>
+      withStoreTimeout("GuildMcpRegistry", methods, (operation, detail) =>
+        new GuildMcpRegistryError({ reason: "storage", detail: `Could not ${operation} the guild MCP registration: ${detail}` })))
+  )

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbFlag, flagValue, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
+import { boundedStore } from "./StoreTimeout"
 
 /**
  * Per-guild opt-in capabilities (`/capabilities manage`). Every capability is off until an
@@ -83,5 +84,5 @@ export class GuildSettingsStore extends Context.Tag("loopcord/store/GuildSetting
   GuildSettingsStoreShape
 >() {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
-  static readonly layer = Layer.effect(this, make)
+  static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { DbBigInt, DbOptionalText, invalidInput, personaIdOf, personaKey, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
+import { boundedStore } from "./StoreTimeout"
 
 /**
  * `mute`: the persona ignores the user's messages as triggers (context unchanged).
@@ -182,5 +183,5 @@ export class PersonaBlockStore extends Context.Tag("loopcord/store/PersonaBlockS
   PersonaBlockStoreShape
 >() {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
-  static readonly layer = Layer.effect(this, make)
+  static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

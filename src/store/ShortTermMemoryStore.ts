@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { personaKey, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
+import { boundedStore } from "./StoreTimeout"
 
 /**
  * Where a short-term memory lives: one map per guild (shared by its channels) or per DM user,
@@ -77,5 +78,5 @@ export class ShortTermMemoryStore extends Context.Tag("loopcord/store/ShortTermM
   ShortTermMemoryStoreShape
 >() {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
-  static readonly layer = Layer.effect(this, make)
+  static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

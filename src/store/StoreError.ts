@@ -2,7 +2,8 @@ import { Data } from "effect"
 
 /**
  * A store could not do what was asked. `invalid_input` is the caller's fault (a bad argument
- * reached the store); `storage` is the database's (connection lost, constraint, bad row).
+ * reached the store); `storage` is the database's (connection lost, constraint, bad row);
+ * `timeout`: the database did not answer within `STORE_TIMEOUT_MS`.
  * SqlError and ParseError are converted to this at the store edge, so callers see one type.
  */
 export class StoreError extends Data.TaggedError("StoreError")<{
@@ -10,7 +11,7 @@ export class StoreError extends Data.TaggedError("StoreError")<{
   readonly store: string
   /** Which method, e.g. `block`. */
   readonly operation: string
-  readonly reason: "invalid_input" | "storage"
+  readonly reason: "invalid_input" | "storage" | "timeout"
   readonly detail: string
   readonly cause?: unknown
 }> {

@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
-import { Layer } from "effect"
-import type { StoreConfig } from "../config/StoreConfig"
+import { Effect, Layer } from "effect"
+import { StoreConfig } from "../config/StoreConfig"
 import type { GuildMcpRegistry } from "../mcp/GuildMcpRegistry"
 import type { ToolUsageStats } from "../tools/ToolUsageStats"
 import * as Database from "./Database"
@@ -10,6 +10,7 @@ import * as GuildMcpRegistryStore from "./GuildMcpRegistryStore"
 import { GuildSettingsStore } from "./GuildSettingsStore"
 import { PersonaBlockStore } from "./PersonaBlockStore"
 import { ShortTermMemoryStore } from "./ShortTermMemoryStore"
+import { StoreTimeout } from "./StoreTimeout"
 import { ToolUsageStore } from "./ToolUsageStore"
 
 /** Every service the store module provides. */
@@ -36,10 +37,10 @@ export const layerWithoutDatabase: Layer.Layer<Stores, never, SqlClient.SqlClien
 export const layer = (target: DatabaseTarget): Layer.Layer<Stores, Database.DatabaseError> =>
   layerWithoutDatabase.pipe(Layer.provide(Database.layer(target)))
 
-/** All stores over `DATABASE_URL`: what `main.ts` provides. */
-export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfig> = layerWithoutDatabase.pipe(
-  Layer.provide(Database.layerConfig)
-)
+/** All stores over `DATABASE_URL`, each call bounded by `STORE_TIMEOUT_MS`: what `main.ts` provides. */
+export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfig> = Layer.unwrapEffect(
+  Effect.map(StoreConfig, (settings) => layerWithoutDatabase.pipe(Layer.provide(Layer.succeed(StoreTimeout, settings.timeout))))
+).pipe(Layer.provide(Database.layerConfig))
 
 /** All stores over a fresh in-memory SQLite database (tests of other modules, the terminal demo). */
 export const layerMemory: Layer.Layer<Stores, Database.DatabaseError> = layerWithoutDatabase.pipe(

@@ -3,6 +3,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { DbBigInt, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
+import { boundedStore } from "./StoreTimeout"
 
 /** How often one tool succeeded in one guild (`tool_used`, spec §3 step 8). */
 export interface ToolUsageCount {
@@ -60,7 +61,7 @@ const make: Effect.Effect<ToolUsageStoreShape, never, SqlClient.SqlClient> = Eff
 /** Query side of the tool usage stats; its layer also provides the loop's `ToolUsageStats`. */
 export class ToolUsageStore extends Context.Tag("loopcord/store/ToolUsageStore")<ToolUsageStore, ToolUsageStoreShape>() {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
-  static readonly layer = Layer.effect(this, make)
+  static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 
   /**
    * The loop's `ToolUsageStats` over this store. Statistics are fire-and-forget (spec §3 step 8):
