@@ -9,6 +9,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { type ConfigError, Effect, Layer } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
+import { ChatConfig } from "./config/ChatConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { FetchConfig } from "./config/FetchConfig"
 import { LoopConfig } from "./config/LoopConfig"
@@ -49,6 +50,7 @@ import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/Too
 export const checkSettings = (front: "terminal" | "discord") =>
   Effect.scoped(Layer.build(Layer.mergeAll(
     LoopConfig.layer,
+    ChatConfig.layer,
     ProviderConfig.layer,
     StoreConfig.layer,
     FetchConfig.layer,
@@ -137,7 +139,10 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
 
 /** The ChannelQueue over the turn services (what every front submits messages to). */
 export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) =>
-  ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provideMerge(turnServices(kind, front)))
+  ChannelQueue.Default.pipe(
+    Layer.provide(Layer.merge(TurnRunner.Default, ChatConfig.layer)),
+    Layer.provideMerge(turnServices(kind, front))
+  )
 
 /** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
 export const discordBotLayer = (kind: ProviderKind) => {

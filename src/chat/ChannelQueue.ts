@@ -1,4 +1,6 @@
 import { Data, Deferred, Effect, Exit, FiberMap, Option, SynchronizedRef } from "effect"
+import { ChatConfig } from "../config/ChatConfig"
+import type { ChatMessage } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
 import type { ImpersonationAbortedError } from "../loop/ImpersonationAbortedError"
 import { resetsFollowUpCount } from "../loop/policy"
@@ -23,18 +25,66 @@ export type TurnFailure = TurnCancelledError | ImpersonationAbortedError
  */
 export const MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS = 3
 
+/**
+ * Messages a folded turn carries for its context at most (the newest are kept): enough for a
+ * conversation, bounded against a flood. Fronts whose context is the channel's history carry none.
+ */
+export const FOLDED_MESSAGES_KEPT = 20
+
 /** A handle on a submitted message. */
 export interface TurnTicket {
   readonly channelId: string
-  /** The turn's result; fails with TurnCancelledError when /kill cancelled it before it ran. */
+  /**
+   * The result of the turn that answered the message; fails with TurnCancelledError when /kill
+   * cancelled it before it ran. A message folded into a later one's turn (the channel's queue
+   * was full) shares that turn: its ticket resolves with the same result, when that turn ends.
+   */
   readonly result: Effect.Effect<TurnResult, TurnFailure>
 }
 
 interface Entry {
   readonly input: TurnInput
   readonly isFromQueue: boolean
+  /** Shared by every message folded into this turn. */
   readonly done: Deferred.Deferred<TurnResult, TurnFailure>
+  /** A stop response: queued at the front, never counted against the bound, never folded into. */
+  readonly isStopResponse: boolean
+  /** Folded messages the turn's own context may lack (`TurnInput.message`), oldest first, bounded. */
+  readonly folded: ReadonlyArray<ChatMessage>
+  readonly foldedCount: number
 }
+
+const newEntry = (input: TurnInput, done: Entry["done"], options: { readonly isFromQueue: boolean; readonly isStopResponse?: boolean }): Entry => ({
+  input,
+  isFromQueue: options.isFromQueue,
+  done,
+  isStopResponse: options.isStopResponse ?? false,
+  folded: [],
+  foldedCount: 0
+})
+
+/** `waiting` answers `newer` instead: the newest message is answered, the earlier ones are context. */
+const foldInto = (waiting: Entry, newer: TurnInput): Entry => ({
+  input: newer,
+  isFromQueue: true,
+  done: waiting.done,
+  isStopResponse: false,
+  folded: (waiting.input.message === undefined ? waiting.folded : [...waiting.folded, waiting.input.message]).slice(-FOLDED_MESSAGES_KEPT),
+  foldedCount: waiting.foldedCount + 1
+})
+
+/** The folded messages the context does not hold yet go right before its last item (the message answered). */
+export const withFoldedMessages = (context: ReadonlyArray<ChatMessage>, folded: ReadonlyArray<ChatMessage>): ReadonlyArray<ChatMessage> => {
+  const missing = folded.filter((message) =>
+    !context.some((item) => item === message || (message.messageId !== undefined && item.messageId === message.messageId)))
+  return missing.length === 0 ? context : [...context.slice(0, -1), ...missing, ...context.slice(-1)]
+}
+
+/** The input a queued entry runs with: its own, plus the folded messages in its context. */
+const effectiveInput = (entry: Entry): TurnInput =>
+  entry.folded.length === 0
+    ? entry.input
+    : { ...entry.input, loadContext: Effect.map(entry.input.loadContext, (context) => withFoldedMessages(context, entry.folded)) }
 
 interface Active {
   readonly entry: Entry
@@ -65,13 +115,17 @@ const defaultStopResponse = (input: TurnInput, stop: StopContext): TurnInput => 
 /**
  * One turn at a time per channel (spec §2.8, design §2). A message arriving while a turn runs
  * asks that turn to yield (follow-up interrupt: a streaming reply stops, a tool chain goes on)
- * and is answered next. /kill cancels the queued turns first, then kills the running one; a
- * stop that carries a context gets its answer queued at the front. A channel's state exists
- * only while it has work, so idle channels cost nothing.
+ * and is answered next. At most `CHANNEL_QUEUE_MAX` turns wait (design decision 17): a message
+ * beyond folds into the newest waiting turn, which then answers it with the earlier ones in its
+ * context, so a flood costs at most that many model turns. /kill cancels the queued turns first,
+ * then kills the running one; a stop that carries a context gets its answer queued at the front
+ * (not counted against the bound). A channel's state exists only while it has work, so idle
+ * channels cost nothing.
  */
 export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/ChannelQueue", {
   scoped: Effect.gen(function*() {
     const runner = yield* TurnRunner
+    const { channelQueueMax } = yield* ChatConfig
     const workers = yield* FiberMap.make<string>()
     const channels = yield* SynchronizedRef.make<ReadonlyMap<string, ChannelState>>(new Map())
 
@@ -89,7 +143,7 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
           const state = all.get(channelId)
           const [entry, ...rest] = state?.queue ?? []
           if (state === undefined || entry === undefined) return [Option.none(), withChannel(all, channelId, undefined)]
-          const active: Active = { entry, signals }
+          const active: Active = { entry: { ...entry, input: effectiveInput(entry) }, signals }
           return [Option.some(active), withChannel(all, channelId, { ...state, queue: rest, active: Option.some(active) })]
         }))
 
@@ -103,7 +157,7 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
       queue: (stop: StopContext) =>
         Effect.gen(function*() {
           const input = active.entry.input.stopResponse?.(stop) ?? defaultStopResponse(active.entry.input, stop)
-          yield* insertFront(input.channelId, { input, isFromQueue: true, done: yield* Deferred.make<TurnResult, TurnFailure>() })
+          yield* insertFront(input.channelId, newEntry(input, yield* Deferred.make<TurnResult, TurnFailure>(), { isFromQueue: true, isStopResponse: true }))
           yield* Effect.logInfo("stop response queued at the front of the channel")
         })
     })
@@ -130,23 +184,39 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
         }
       }).pipe(Effect.annotateLogs({ channelId }))
 
-    /** Queues `input` in its channel; answered after the running turn (which is asked to yield). */
+    /**
+     * Queues `input` in its channel; answered after the running turn (which is asked to yield).
+     * With the queue full, it folds into the newest waiting turn (and shares its ticket result).
+     */
     const submit = Effect.fn("ChannelQueue.submit")(function*(input: TurnInput) {
-      const done = yield* Deferred.make<TurnResult, TurnFailure>()
+      const fresh = yield* Deferred.make<TurnResult, TurnFailure>()
       const channelId = input.channelId
-      yield* SynchronizedRef.updateEffect(channels, (all) =>
-        Effect.gen(function*() {
+      const [done, folded] = yield* SynchronizedRef.modifyEffect(channels, (all) =>
+        Effect.gen(function*(): Effect.fn.Return<readonly [readonly [Entry["done"], Option.Option<Entry>], ReadonlyMap<string, ChannelState>]> {
           const state = all.get(channelId)
           if (state === undefined) {
             yield* FiberMap.run(workers, channelId, worker(channelId))
-            return withChannel(all, channelId, { queue: [{ input, isFromQueue: false, done }], active: Option.none(), followUps: 0 })
+            return [[fresh, Option.none()], withChannel(all, channelId, { queue: [newEntry(input, fresh, { isFromQueue: false })], active: Option.none(), followUps: 0 })]
           }
           const busy = Option.isSome(state.active) || state.queue.length > 0
           if (Option.isSome(state.active) && state.followUps < MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS) {
             yield* state.active.value.signals.requestFollowUp
           }
-          return withChannel(all, channelId, { ...state, queue: [...state.queue, { input, isFromQueue: busy, done }] })
+          const newest = state.queue.findLastIndex((entry) => !entry.isStopResponse)
+          const waiting = state.queue.filter((entry) => !entry.isStopResponse).length
+          const target = state.queue[newest]
+          if (waiting < channelQueueMax || target === undefined) {
+            return [[fresh, Option.none()], withChannel(all, channelId, { ...state, queue: [...state.queue, newEntry(input, fresh, { isFromQueue: busy })] })]
+          }
+          const merged = foldInto(target, input)
+          const queue = state.queue.map((entry, index) => (index === newest ? merged : entry))
+          return [[target.done, Option.some(merged)], withChannel(all, channelId, { ...state, queue })]
         }))
+      if (Option.isSome(folded)) {
+        yield* Effect.logInfo(
+          `channel queue full (${channelQueueMax} waiting): message folded into the newest waiting turn, which now answers it (${folded.value.foldedCount} folded so far)`
+        ).pipe(Effect.annotateLogs({ channelId, messageId: input.messageId ?? "" }))
+      }
       const ticket: TurnTicket = { channelId, result: Deferred.await(done) }
       return ticket
     })

@@ -30,6 +30,13 @@ export interface TurnInput {
    * queued turn sees the replies that were given while it waited.
    */
   readonly loadContext: Effect.Effect<ReadonlyArray<ChatMessage>>
+  /**
+   * The message answered, for fronts whose `loadContext` of a later message would not hold it
+   * (the terminal keeps only answered turns). When the channel's queue is full and this message
+   * folds into a later one's turn, it is added to that turn's context. Fronts whose context is
+   * the channel's history (Discord) leave it out.
+   */
+  readonly message?: ChatMessage
   readonly shouldSurfaceUserErrors: boolean
   readonly isUserImpersonation?: boolean
   readonly impersonatedUserId?: string

@@ -9,7 +9,7 @@ import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
 import { ContextEnricher } from "./ContextEnricher"
 import { ResponseSink } from "../loop/ResponseSink"
-import type { TurnInput } from "./TurnInput"
+import type { TurnInput, TurnSink } from "./TurnInput"
 
 /** What the front is told when the turn ended with an error instead of a result. */
 const abortedResult: TurnResult = {
@@ -21,6 +21,18 @@ const abortedResult: TurnResult = {
   usage: undefined,
   toolResponseDelivered: false
 }
+
+/** A turn /kill ended before its tool loop started: nothing was asked of the model. */
+const stoppedBeforeLoop: TurnResult = { ...abortedResult, status: "stopped_by_user" }
+
+/**
+ * Runs a stage before the loop (opening the sink, loading the context, memory) until the turn is
+ * killed: `None` when the kill came first. The stage is disconnected, so one that ignores
+ * interruption (a hung fetch, a dead database connection) is interrupted in the background and
+ * the kill still ends the turn at once.
+ */
+const untilKilled = <A, E, R>(signals: TurnSignalsShape, stage: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
+  Effect.raceFirst(Effect.asSome(Effect.disconnect(stage)), Effect.as(signals.awaitKill, Option.none()))
 
 /** What the runner provides itself per turn; everything else comes from the app's layers. */
 type PerTurn = ResponseSink | CurrentTurn | TurnSignals | StopResponses
@@ -34,7 +46,9 @@ export interface RunTurnOptions {
 
 /**
  * Runs one turn: opens its sink, builds the turn context and state, runs the generation turn,
- * lets the front finish (drain, mark stopped), and closes the sink's scope on every path.
+ * lets the front finish (drain, mark stopped), and closes the sink's scope on every path. /kill
+ * ends it at every stage: before the loop (sink, context, memory) it ends `stopped_by_user` at
+ * once, with the stop response queued as the loop would.
  */
 export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/TurnRunner", {
   effect: Effect.gen(function*() {
@@ -42,17 +56,33 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
     const enricher = yield* Effect.serviceOption(ContextEnricher)
     const affordances = Context.get(services, ToolAffordances)
 
-    const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
-      const { sink, finish } = yield* input.openSink
-      const loaded = yield* input.loadContext
-      const context = Option.isNone(enricher)
-        ? loaded
-        : yield* enricher.value.enrich({
+    /** The end of a turn /kill stopped before its loop: the stop response is queued as the loop would. */
+    const endBeforeLoop = (input: TurnInput, options: RunTurnOptions, stage: string, finish: TurnSink["finish"]) =>
+      Effect.gen(function*() {
+        yield* Effect.logInfo(`turn stopped by /kill while ${stage}, before the model was asked`)
+        const stop = yield* options.signals.takeStopContext
+        yield* Option.match(stop, { onNone: () => options.signals.clearStop, onSome: options.stopResponses.queue })
+        yield* affordances.turnEnded(input.channelId)
+        if (finish !== undefined) yield* finish(stoppedBeforeLoop)
+        return stoppedBeforeLoop
+      }).pipe(Effect.annotateLogs({ channelId: input.channelId }))
+
+    const loadContext = (input: TurnInput) =>
+      Effect.flatMap(input.loadContext, (loaded) =>
+        Option.isNone(enricher) ? Effect.succeed(loaded) : enricher.value.enrich({
           channelId: input.channelId,
           guildId: input.guildId,
           userId: input.userId,
           personaId: input.persona.id
-        }, loaded)
+        }, loaded))
+
+    const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
+      const opened = yield* untilKilled(options.signals, input.openSink)
+      if (Option.isNone(opened)) return yield* endBeforeLoop(input, options, "opening the reply", undefined)
+      const { sink, finish } = opened.value
+      const loaded = yield* untilKilled(options.signals, loadContext(input))
+      if (Option.isNone(loaded)) return yield* endBeforeLoop(input, options, "loading the context", finish)
+      const context = loaded.value
       const state = yield* makeTurnState(context)
       const turn: TurnContextShape = {
         channelId: input.channelId,

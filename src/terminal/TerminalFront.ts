@@ -136,7 +136,8 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
             })
         })
       )
-      const ticket = yield* queue.submit(baseInput(options.persona, Effect.map(Ref.get(history), (items) => [...items, user]), openSink))
+      // `message`: a line folded into a later one's turn (queue full) still reaches its context.
+      const ticket = yield* queue.submit({ ...baseInput(options.persona, Effect.map(Ref.get(history), (items) => [...items, user]), openSink), message: user })
       yield* Ref.update(pending, (n) => n + 1)
       const settle = ticket.result.pipe(
         Effect.catchAll((error) => Effect.succeed(failedTurn(error))),
