@@ -199,8 +199,10 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
             return [[fresh, Option.none()], withChannel(all, channelId, { queue: [newEntry(input, fresh, { isFromQueue: false })], active: Option.none(), followUps: 0 })]
           }
           const busy = Option.isSome(state.active) || state.queue.length > 0
-          if (Option.isSome(state.active) && state.followUps < MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS) {
-            yield* state.active.value.signals.requestFollowUp
+          // A stop response is one short acknowledgement: it is not interrupted, the message waits for its end.
+          const interruptible = Option.isSome(state.active) && !state.active.value.entry.isStopResponse
+          if (interruptible && state.followUps < MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS) {
+            yield* Option.getOrThrow(state.active).signals.requestFollowUp
           }
           const newest = state.queue.findLastIndex((entry) => !entry.isStopResponse)
           const waiting = state.queue.filter((entry) => !entry.isStopResponse).length

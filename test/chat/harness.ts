@@ -3,6 +3,7 @@ import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { type CollectingSink, makeCollectingSink } from "../../src/chat/CollectingSink"
 import type { TurnInput } from "../../src/chat/TurnInput"
 import { TurnRunner } from "../../src/chat/TurnRunner"
+import { ChatConfig, type ChatSettings } from "../../src/config/ChatConfig"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
 import type { ChatMessage } from "../../src/domain/ChatMessage"
 import { KeyPool } from "../../src/loop/KeyPool"
@@ -48,9 +49,9 @@ export const coreLayer = (options: {
 }
 
 /** ChannelQueue over `coreLayer`, exposing the core services too (the probe, the registry). */
-export const queueLayer = (options: Parameters<typeof coreLayer>[0]) => {
+export const queueLayer = (options: Parameters<typeof coreLayer>[0] & { readonly chat?: Partial<ChatSettings> }) => {
   const core = coreLayer(options)
-  return ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provideMerge(core))
+  return ChannelQueue.Default.pipe(Layer.provide(Layer.merge(TurnRunner.Default, ChatConfig.make(options.chat))), Layer.provideMerge(core))
 }
 
 export interface TestTurn {
@@ -58,20 +59,30 @@ export interface TestTurn {
   readonly collected: CollectingSink
 }
 
-/** A message from `user` in `channelId`; the reply goes to a collecting sink returned with it. */
-export const message = (text: string, options: { readonly channelId?: string; readonly history?: ReadonlyArray<ChatMessage> } = {}) =>
-  Effect.map(makeCollectingSink(), (collected): TestTurn => ({
-    collected,
-    input: {
-      channelId: options.channelId ?? "channel-1",
-      guildId: "guild-1",
-      userId: "user-1",
-      messageId: `message-${text}`,
-      isDM: false,
-      locale: "en",
-      persona: { id: undefined, name: "Loopcord", avatarUrl: undefined, systemPrompt: "You are a test bot." },
-      loadContext: Effect.succeed([...(options.history ?? []), { role: "user", content: text }]),
-      shouldSurfaceUserErrors: true,
-      openSink: Effect.succeed({ sink: collected.sink })
+/**
+ * A message from `user` in `channelId`; the reply goes to a collecting sink returned with it.
+ * `carryMessage`: the input names its message (`TurnInput.message`), as the terminal does.
+ */
+export const message = (
+  text: string,
+  options: { readonly channelId?: string; readonly history?: ReadonlyArray<ChatMessage>; readonly carryMessage?: boolean } = {}
+) =>
+  Effect.map(makeCollectingSink(), (collected): TestTurn => {
+    const own: ChatMessage = { role: "user", content: text }
+    return {
+      collected,
+      input: {
+        ...(options.carryMessage === true ? { message: own } : {}),
+        channelId: options.channelId ?? "channel-1",
+        guildId: "guild-1",
+        userId: "user-1",
+        messageId: `message-${text}`,
+        isDM: false,
+        locale: "en",
+        persona: { id: undefined, name: "Loopcord", avatarUrl: undefined, systemPrompt: "You are a test bot." },
+        loadContext: Effect.succeed([...(options.history ?? []), own]),
+        shouldSurfaceUserErrors: true,
+        openSink: Effect.succeed({ sink: collected.sink })
+      }
     }
-  }))
+  })
