@@ -155,18 +155,18 @@ describe("ChannelQueue bound and stop responses", () => {
   it.effect("a stop response waits at the front: never counted against the bound, never folded into", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const layer = ChannelQueue.Default.pipe(Layer.provide(Layer.merge(Layer.succeed(TurnRunner, stubRunner(seen)), ChatConfig.make({ channelQueueMax: 1 }))))
+      const layer = ChannelQueue.Default.pipe(Layer.provide(Layer.merge(Layer.succeed(TurnRunner, stubRunner(seen)), ChatConfig.make({ channelQueueMax: 2 }))))
       yield* Effect.gen(function*() {
         const queue = yield* ChannelQueue
         yield* queue.submit((yield* message("first")).input)
         yield* TestClock.adjust("1 second")
         assert.deepStrictEqual(yield* queue.status("channel-1"), { active: true, queued: 1, followUps: 0 }, "the stop response waits")
         const tickets = yield* submitAll(["x", "y", "z"])
-        assert.deepStrictEqual(yield* queue.status("channel-1"), { active: true, queued: 2, followUps: 0 })
-        yield* TestClock.adjust("30 seconds")
+        assert.deepStrictEqual(yield* queue.status("channel-1"), { active: true, queued: 3, followUps: 0 })
+        yield* TestClock.adjust("40 seconds")
         const results = yield* Effect.forEach(tickets, (ticket) => ticket.result)
-        assert.deepStrictEqual(results.map((result) => result.text), ["message-z", "message-z", "message-z"])
-        assert.deepStrictEqual(seen, ["message-first", "kill-1", "message-z"], "stop response first, then the newest message")
+        assert.deepStrictEqual(results.map((result) => result.text), ["message-x", "message-z", "message-z"])
+        assert.deepStrictEqual(seen, ["message-first", "kill-1", "message-x", "message-z"], "stop response first, then the two waiting turns")
       }).pipe(Effect.provide(layer))
     }))
 })
