@@ -11,6 +11,7 @@ import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { Script } from "../../src/provider/scripted/Script"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
+import type { DatabaseError } from "../../src/store/Database"
 import * as Stores from "../../src/store/Stores"
 import { DeliberateToolPlanner } from "../../src/tools/deliberate/DeliberateToolPlanner"
 import { GuildToolSource } from "../../src/tools/GuildToolSource"
@@ -31,6 +32,8 @@ export interface BotHarnessOptions {
   readonly front?: DiscordFrontOptions
   /** Create a `#thought-log` channel and set THOUGHT_LOG_CHANNEL_ID to it. */
   readonly thoughtLogChannel?: boolean
+  /** The stores (default: a fresh in-memory SQLite database). */
+  readonly stores?: Layer.Layer<Stores.Stores, DatabaseError>
 }
 
 /**
@@ -70,7 +73,7 @@ export const botHarness = (options: BotHarnessOptions) =>
       KeyPool.Default
     )
     const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.merge(core, discord)))
-    const stores = Stores.layerMemory
+    const stores = options.stores ?? Stores.layerMemory
     const mcp = guildMcpLayer().layer
     const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
     const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(
