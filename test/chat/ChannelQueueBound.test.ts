@@ -171,6 +171,32 @@ describe("ChannelQueue bound and stop responses", () => {
     }))
 })
 
+describe("after /kill (issue 11.1, queue side)", () => {
+  /** The stop response streams for 2 s: long enough for a new message to interrupt it, if it could. */
+  const slowStop = ({ request }: { readonly request: GenerationRequest }) =>
+    request.messages.some((item) => item.content === STOP_RESPONSE_NOTE)
+      ? [S.text("Okay, "), S.sleep("2 seconds"), S.text("I stopped."), S.finish()]
+      : script({ request })
+
+  it.effect("the next message is answered as soon as the stop response ends: first in line, not interrupted, nothing stale before it", () =>
+    Effect.gen(function*() {
+      const queue = yield* ChannelQueue
+      const probe = yield* ScriptedProbe
+      yield* queue.submit((yield* message("tool long")).input)
+      yield* TestClock.adjust("1 second")
+      yield* submitAll(["stale 1", "stale 2"])
+      yield* queue.kill("channel-1", { requesterId: "user-1", stopContext: { requesterId: "user-1", originalMessageId: "kill-1" } })
+      yield* probe.awaitCall(1) // the stop response streams
+      const next = yield* queue.submit((yield* message("next")).input)
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual((yield* next.result).text, "answer to next")
+      const calls = yield* probe.calls
+      assert.deepStrictEqual(calls.map((call) => call.ending), ["abandoned", "completed", "completed"], "the stop response ran to its end")
+      assert.deepStrictEqual(calls.map((call) => lastUser(call.request)), ["tool long", "tool long", "next"])
+      assert.isTrue(calls[1]?.request.messages.some((item) => item.content === STOP_RESPONSE_NOTE))
+    }).pipe(Effect.provide(queueLayer({ script: slowStop, tools: [waitABit] }))))
+})
+
 describe("/kill ends a turn stuck before its loop (issue 11.6)", () => {
   const stuck = (stage: "loadContext" | "openSink", how: Effect.Effect<never>) =>
     Effect.gen(function*() {
