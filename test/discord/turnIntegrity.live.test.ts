@@ -119,7 +119,7 @@ describe("turn integrity end to end (issue 11; real discord.js, fake Discord, sc
       yield* awaitLogLines(logs, "message folded into the newest waiting turn", FLOOD - CHANNEL_QUEUE_MAX)
       yield* Deferred.succeed(release, undefined)
       yield* awaitBotMessages(fake, fake.channel.id, 1, "the newest message answered", () =>
-        fake.botMessages(fake.channel.id).some((message) => message.replyTo === newest?.id), 15_000)
+        fake.botMessages(fake.channel.id).some((message) => message.replyTo === newest?.id && message.content === `Answer to m${FLOOD}.`), 15_000)
       const requests = yield* probe.requests
       assert.strictEqual(requests.filter(isFirstPass).length, 1 + CHANNEL_QUEUE_MAX, "model turns")
       assert.strictEqual(requests.length, 2 + CHANNEL_QUEUE_MAX, "the running turn's two passes, one per waiting turn")
