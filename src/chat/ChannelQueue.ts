@@ -86,6 +86,9 @@ const effectiveInput = (entry: Entry): TurnInput =>
     ? entry.input
     : { ...entry.input, loadContext: Effect.map(entry.input.loadContext, (context) => withFoldedMessages(context, entry.folded)) }
 
+/** Where a submitted message went: the result it waits for, and the turn it folded into, if it did. */
+type Placement = readonly [Entry["done"], Option.Option<Entry>]
+
 interface Active {
   readonly entry: Entry
   readonly signals: TurnSignalsShape
@@ -192,7 +195,7 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
       const fresh = yield* Deferred.make<TurnResult, TurnFailure>()
       const channelId = input.channelId
       const [done, folded] = yield* SynchronizedRef.modifyEffect(channels, (all) =>
-        Effect.gen(function*(): Effect.fn.Return<readonly [readonly [Entry["done"], Option.Option<Entry>], ReadonlyMap<string, ChannelState>]> {
+        Effect.gen(function*(): Effect.fn.Return<readonly [Placement, ReadonlyMap<string, ChannelState>]> {
           const state = all.get(channelId)
           if (state === undefined) {
             yield* FiberMap.run(workers, channelId, worker(channelId))
@@ -200,9 +203,9 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
           }
           const busy = Option.isSome(state.active) || state.queue.length > 0
           // A stop response is one short acknowledgement: it is not interrupted, the message waits for its end.
-          const interruptible = Option.isSome(state.active) && !state.active.value.entry.isStopResponse
-          if (interruptible && state.followUps < MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS) {
-            yield* Option.getOrThrow(state.active).signals.requestFollowUp
+          const interruptible = Option.filter(state.active, (active) => !active.entry.isStopResponse)
+          if (Option.isSome(interruptible) && state.followUps < MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS) {
+            yield* interruptible.value.signals.requestFollowUp
           }
           const newest = state.queue.findLastIndex((entry) => !entry.isStopResponse)
           const waiting = state.queue.filter((entry) => !entry.isStopResponse).length
