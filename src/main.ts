@@ -5,32 +5,30 @@
  *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
  * Any start-up failure prints one line on stderr (naming the variable for a bad setting).
  */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Config, Effect, Either, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Either, Exit, Layer } from "effect"
 import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices } from "./appLayers"
+import { renderSettings, settingsCatalog } from "./config/catalog"
+import { discordTokenPresent } from "./config/DiscordConfig"
+import { dotenvLayer } from "./config/dotenv"
 import { loggingLayer } from "./config/LoggingConfig"
 import { personaSetting } from "./config/PersonaConfig"
 import { providerSettings } from "./config/ProviderConfig"
 import { runEnvSetting } from "./config/RunEnv"
 import { describeFailure, StartupError } from "./config/startupError"
-import { parseCliArgs, USAGE } from "./terminal/cliArgs"
+import { packageVersion } from "./config/version"
+import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArgs"
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
 import { TerminalOutput } from "./terminal/TerminalOutput"
 
-/** `DISCORD_TOKEN` set (and not blank) selects the Discord front for `npm start`. */
-const discordTokenPresent = Config.option(Config.string("DISCORD_TOKEN")).pipe(
-  Config.map((token) => Option.isSome(token) && token.value.trim().length > 0)
-)
+const help = Effect.gen(function*() {
+  const settings = renderSettings(yield* settingsCatalog)
+  const environment = "Environment (also read from ./.env when present; the real environment wins):"
+  yield* Effect.flatMap(TerminalOutput, (out) => out.stdout(`${USAGE}\n\n${OPTIONS}\n\n${environment}\n${settings}\n`))
+})
 
-const program = Effect.gen(function*() {
-  const command = yield* Either.match(parseCliArgs(process.argv.slice(2)), {
-    onLeft: (detail) => Effect.fail(new StartupError({ detail })),
-    onRight: Effect.succeed
-  })
-  if (command._tag === "Help") {
-    yield* Effect.flatMap(TerminalOutput, (out) => out.stdout(`${USAGE}\n`))
-    return 0
-  }
+const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" }>) => Effect.gen(function*() {
   const settings = yield* providerSettings
   yield* runEnvSetting
   const persona = yield* personaSetting
@@ -48,14 +46,29 @@ const program = Effect.gen(function*() {
   return yield* runInteractive({ persona }).pipe(Effect.scoped, Effect.provide(terminalChat))
 })
 
-const interactive = !process.argv.slice(2).some((arg) => arg.startsWith("--once") || arg === "--help" || arg === "-h")
+const program = Effect.gen(function*() {
+  const command = yield* Either.match(parseCliArgs(process.argv.slice(2)), {
+    onLeft: (detail) => Effect.fail(new StartupError({ detail })),
+    onRight: Effect.succeed
+  })
+  if (command._tag === "Help") return yield* Effect.as(help, 0)
+  if (command._tag === "Version") {
+    const version = yield* packageVersion
+    return yield* Effect.as(Effect.flatMap(TerminalOutput, (out) => out.stdout(`loopcord ${version}\n`)), 0)
+  }
+  return yield* serve(command)
+})
+
+const interactive = !process.argv.slice(2).some((arg) => arg.startsWith("--once") || arg === "--help" || arg === "-h" || arg === "--version")
 
 const main = program.pipe(
   Effect.provide(loggingLayer(interactive ? "warn" : "info")),
+  // Every setting is read through this: the environment, then ./.env (the environment wins).
+  Effect.provide(dotenvLayer()),
   Effect.catchAllCause((cause) =>
     Effect.flatMap(TerminalOutput, (out) => Effect.as(out.stderr(`loopcord: ${describeFailure(cause)}\n`), 1))
   ),
-  Effect.provide(TerminalOutput.live)
+  Effect.provide(Layer.merge(TerminalOutput.live, NodeFileSystem.layer))
 )
 
 NodeRuntime.runMain(main, {

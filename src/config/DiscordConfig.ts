@@ -1,6 +1,7 @@
-import { Config, Context, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
 import type { Persona } from "../loop/CurrentTurn"
 import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
+import { type ShardAssignment, shardAssignmentSetting } from "./ShardConfig"
 
 /** Settings of the Discord front (design §5.2). */
 export interface DiscordSettings {
@@ -18,6 +19,8 @@ export interface DiscordSettings {
    * `BOT_PERSONA_NAME` is set; otherwise the bot answers as its own account.
    */
   readonly personaWebhooks: boolean
+  /** `DISCORD_SHARD_IDS` / `DISCORD_SHARD_COUNT`: the shards this host runs (several hosts split one bot). */
+  readonly shards: ShardAssignment | undefined
 }
 
 const trimmedOption = (name: string) =>
@@ -38,14 +41,28 @@ const apiBase = validated("DISCORD_API_BASE_URL", "must be an http(s) URL such a
   Config.map((url) => url?.replace(/\/+$/, ""))
 )
 
+/** `DISCORD_TOKEN`, blank counting as unset (parsed here only). */
+const tokenSetting: Config.Config<Option.Option<Redacted.Redacted<string>>> = trimmedOption("DISCORD_TOKEN").pipe(
+  Config.map(Option.map((token) => Redacted.make(token)))
+)
+
+/** `DISCORD_TOKEN` is set (and not blank): `npm start` runs the Discord front. */
+export const discordTokenPresent: Config.Config<boolean> = Config.map(tokenSetting, Option.isSome)
+
 const fromEnv: Config.Config<DiscordSettings> = Config.all({
-  token: Config.redacted(Config.nonEmptyString("DISCORD_TOKEN")),
+  token: tokenSetting.pipe(
+    Config.mapOrFail(Option.match({
+      onNone: () => Either.left(ConfigError.MissingData(["DISCORD_TOKEN"], "DISCORD_TOKEN is required for the Discord bot: the token of its Bot page in the Developer Portal")),
+      onSome: (token) => Either.right(token)
+    }))
+  ),
   apiBaseUrl: apiBase,
   thoughtLogChannelId: snowflake("THOUGHT_LOG_CHANNEL_ID"),
   commandGuildId: snowflake("DISCORD_COMMAND_GUILD_ID"),
   persona: personaSetting,
   avatarUrl: validated("BOT_PERSONA_AVATAR_URL", "must be an https URL of an image", (url) => /^https:\/\/\S+$/.test(url)),
-  personaWebhooks: Config.map(trimmedOption("BOT_PERSONA_NAME"), Option.isSome)
+  personaWebhooks: Config.map(trimmedOption("BOT_PERSONA_NAME"), Option.isSome),
+  shards: Config.map(shardAssignmentSetting, Option.getOrUndefined)
 }).pipe(
   Config.map(({ avatarUrl, persona, ...rest }) => ({ ...rest, persona: { ...persona, avatarUrl } }))
 )
@@ -60,6 +77,7 @@ export class DiscordConfig extends Context.Tag("loopcord/config/DiscordConfig")<
       commandGuildId: undefined,
       persona: { id: undefined, name: DEFAULT_PERSONA_NAME, avatarUrl: undefined, systemPrompt: DEFAULT_SYSTEM_PROMPT },
       personaWebhooks: false,
+      shards: undefined,
       ...settings,
       token: Redacted.make(settings.token)
     })

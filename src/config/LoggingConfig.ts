@@ -1,4 +1,5 @@
-import { Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import { Config, ConfigError, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
+import { runEnvSetting } from "./RunEnv"
 
 export type LogFormat = "pretty" | "json"
 
@@ -21,7 +22,8 @@ const LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
 
 /**
  * `LOG_LEVEL` (default `info`; the interactive chat passes `warn` so logs do not interleave with
- * the conversation) and `LOG_FORMAT` (`pretty` default, or `json`).
+ * the conversation) and `LOG_FORMAT` (`pretty` or `json`; `json` by default when `RUN_ENV=production`,
+ * the default, so a deployed bot logs for machines unless told otherwise).
  */
 export const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Config<LoggingSettings> =>
   Config.all({
@@ -34,13 +36,13 @@ export const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Confi
           : Either.right(level)
       })
     ),
-    format: Config.string("LOG_FORMAT").pipe(
-      Config.withDefault("pretty"),
-      Config.mapOrFail((raw) => {
-        const value = raw.trim().toLowerCase()
+    format: Config.all({ runEnv: runEnvSetting, raw: Config.option(Config.string("LOG_FORMAT")) }).pipe(
+      Config.mapOrFail(({ raw, runEnv }) => {
+        if (Option.isNone(raw)) return Either.right<LogFormat>(runEnv === "production" ? "json" : "pretty")
+        const value = raw.value.trim().toLowerCase()
         return value === "pretty" || value === "json"
           ? Either.right<LogFormat>(value)
-          : Either.left(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw}")`))
+          : Either.left(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw.value}")`))
       })
     )
   })

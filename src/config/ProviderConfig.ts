@@ -8,9 +8,9 @@ export type ProviderKind = typeof PROVIDER_KINDS[number]
 /** Which provider, where, with which keys and models (design §5.2). */
 export interface ProviderSettings {
   readonly provider: ProviderKind
-  /** `LLM_BASE_URL`; undefined means the provider's public default. */
+  /** `LLM_BASE_URL` (or the vendor's variable); undefined means the provider's public default. */
   readonly baseUrl: string | undefined
-  /** `LLM_API_KEYS`: the rotation pool, never logged. Empty for keyless endpoints. */
+  /** `LLM_API_KEYS` (or the vendor's key): the rotation pool, never logged. Empty for keyless endpoints. */
   readonly apiKeys: ReadonlyArray<Redacted.Redacted<string>>
   /** `LLM_MODELS`: the primary model, then the fallback chain. Never empty. */
   readonly models: ReadonlyArray<string>
@@ -33,26 +33,67 @@ const provider: Config.Config<ProviderKind> = Config.string("LLM_PROVIDER").pipe
   })
 )
 
-const baseUrl: Config.Config<string | undefined> = Config.option(Config.string("LLM_BASE_URL")).pipe(
-  Config.mapOrFail((value) => {
-    const url = Option.getOrUndefined(Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0))
-    if (url === undefined) return Either.right(undefined)
-    return /^https?:\/\/[^\s/]+/.test(url)
-      ? Either.right(url)
-      : Either.left(ConfigError.InvalidData(["LLM_BASE_URL"], `must be an http(s) URL such as http://127.0.0.1:11434/v1 (got "${url}")`))
+/**
+ * Each vendor's conventional variables, read when `LLM_API_KEYS` / `LLM_BASE_URL` are unset (so
+ * an environment set up for the vendor's own SDK works as is). Add a row for a new provider kind.
+ */
+export const VENDOR_FALLBACKS: Partial<Record<ProviderKind, { readonly apiKey: string; readonly baseUrl?: string }>> = {
+  "openai-compatible": { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+  anthropic: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
+  google: { apiKey: "GEMINI_API_KEY" }
+}
+
+const fallbackNames = (pick: "apiKey" | "baseUrl"): ReadonlyArray<string> => [
+  ...new Set(Object.values(VENDOR_FALLBACKS).flatMap((row) => (row[pick] === undefined ? [] : [row[pick]])))
+]
+
+/** Unset and blank are the same: nothing configured. */
+const optionalText = (name: string): Config.Config<Option.Option<string>> =>
+  Config.option(Config.string(name)).pipe(Config.map((value) => Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0)))
+
+/** Every vendor variable of one kind, read whatever the provider (a lookup is free; only the chosen one is validated). */
+const vendorValues = (pick: "apiKey" | "baseUrl"): Config.Config<Readonly<Record<string, Option.Option<string>>>> =>
+  Config.all(Object.fromEntries(fallbackNames(pick).map((name) => [name, optionalText(name)])))
+
+const httpUrl = (name: string, url: string): Either.Either<string, ConfigError.ConfigError> =>
+  /^https?:\/\/[^\s/]+/.test(url)
+    ? Either.right(url)
+    : Either.left(ConfigError.InvalidData([name], `must be an http(s) URL such as http://127.0.0.1:11434/v1 (got "${url}")`))
+
+/**
+ * `LLM_BASE_URL`, else the provider's vendor variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`);
+ * undefined means the provider's public default. Parsed here only (the providers read this value).
+ */
+export const baseUrlSetting: Config.Config<string | undefined> = Config.all({
+  provider,
+  configured: optionalText("LLM_BASE_URL"),
+  vendor: vendorValues("baseUrl")
+}).pipe(
+  Config.mapOrFail(({ configured, provider, vendor }) => {
+    if (Option.isSome(configured)) return httpUrl("LLM_BASE_URL", configured.value)
+    const name = VENDOR_FALLBACKS[provider]?.baseUrl
+    const fallback = name === undefined ? Option.none() : vendor[name] ?? Option.none()
+    return name !== undefined && Option.isSome(fallback) ? httpUrl(name, fallback.value) : Either.right(undefined)
   })
 )
 
-const apiKeys: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.option(Config.redacted("LLM_API_KEYS")).pipe(
-  Config.map((value) =>
-    Option.match(value, {
-      onNone: () => [],
-      onSome: (secret) => trimmedList(Redacted.value(secret)).map((key) => Redacted.make(key))
-    })
-  )
+/** `LLM_API_KEYS`, else the provider's vendor key (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`). */
+const apiKeys: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.all({
+  provider,
+  configured: Config.option(Config.redacted("LLM_API_KEYS")),
+  vendor: vendorValues("apiKey")
+}).pipe(
+  Config.map(({ configured, provider, vendor }) => {
+    const listed = Option.match(configured, { onNone: () => [], onSome: (secret) => trimmedList(Redacted.value(secret)) })
+    if (listed.length > 0) return listed.map((key) => Redacted.make(key))
+    const name = VENDOR_FALLBACKS[provider]?.apiKey
+    const fallback = name === undefined ? Option.none() : vendor[name] ?? Option.none()
+    return Option.match(fallback, { onNone: () => [], onSome: (key) => [Redacted.make(key)] })
+  })
 )
 
-const toolCalling = Config.string("LLM_TOOL_CALLING").pipe(
+/** `LLM_TOOL_CALLING`: `native` or `verbatim`, any case. Parsed here only (the providers read this value). */
+export const toolCallingSetting: Config.Config<"native" | "verbatim"> = Config.string("LLM_TOOL_CALLING").pipe(
   Config.withDefault("native"),
   Config.mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
@@ -65,10 +106,10 @@ const toolCalling = Config.string("LLM_TOOL_CALLING").pipe(
 /** Every `LLM_*` variable, validated: a bad value fails start-up naming its variable. */
 export const providerSettings: Config.Config<ProviderSettings> = Config.all({
   provider,
-  baseUrl,
+  baseUrl: baseUrlSetting,
   apiKeys,
   rawModels: Config.string("LLM_MODELS").pipe(Config.withDefault("")),
-  toolCalling
+  toolCalling: toolCallingSetting
 }).pipe(
   Config.mapOrFail(({ rawModels, ...rest }) => {
     const listed = trimmedList(rawModels)
@@ -80,6 +121,12 @@ export const providerSettings: Config.Config<ProviderSettings> = Config.all({
     ))
   })
 )
+
+/**
+ * `LLM_SCRIPT` (`LLM_PROVIDER=scripted`): the script, inline JSON or a path to a JSON file;
+ * the scripted provider decodes it (its errors name this variable).
+ */
+export const scriptSourceSetting: Config.Config<Option.Option<string>> = optionalText("LLM_SCRIPT")
 
 export class ProviderConfig extends Context.Tag("loopcord/config/ProviderConfig")<ProviderConfig, ProviderSettings>() {
   static readonly layer = Layer.effect(ProviderConfig, providerSettings)

@@ -1,4 +1,5 @@
-import { Config, Option } from "effect"
+import { Config } from "effect"
+import { baseUrlSetting, toolCallingSetting } from "../config/ProviderConfig"
 import { intSetting } from "../config/settings"
 import { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "./jsonRepair"
 
@@ -16,10 +17,9 @@ export interface HttpProviderSettings {
 }
 
 export const httpProviderSettings: Config.Config<HttpProviderSettings> = Config.all({
-  baseUrl: Config.option(Config.string("LLM_BASE_URL")).pipe(
-    Config.map((value) => Option.getOrUndefined(Option.filter(Option.map(value, (url) => url.trim()), (url) => url.length > 0)))
-  ),
-  toolCalling: Config.literal("native", "verbatim")("LLM_TOOL_CALLING").pipe(Config.withDefault("native" as const)),
+  // Parsed once, in config/ProviderConfig (validated, any case, with the vendor fallbacks).
+  baseUrl: baseUrlSetting,
+  toolCalling: toolCallingSetting,
   jsonRepairMaxChars: intSetting("BOT_JSON_REPAIR_MAX_CHARS", { default: defaultJsonRepairMaxChars, min: minJsonRepairMaxChars }),
   // Spec §10: a positive integer, anything else falls back to the default.
   verbatimMaxBufferChars: Config.integer("VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS").pipe(

@@ -5,12 +5,21 @@ export type CliCommand =
   | { readonly _tag: "Interactive" }
   | { readonly _tag: "Once"; readonly text: string; readonly json: boolean }
   | { readonly _tag: "Help" }
+  | { readonly _tag: "Version" }
 
-export const USAGE = "usage: npm start [--silent] -- [--once \"TEXT\" [--json]]"
+export const USAGE = "usage: npm start [--silent] -- [--once \"TEXT\" [--json]] [--help] [--version]"
+
+/** The options part of `--help` (the environment part comes from the settings catalogue). */
+export const OPTIONS = [
+  "  --once \"TEXT\"   run exactly one turn in the terminal and exit (0 when it completed, 1 otherwise)",
+  "  --json          with --once: stdout carries exactly one JSON line, the turn report",
+  "  --help, -h      this help",
+  "  --version       print the version"
+].join("\n")
 
 /**
  * Parses the command line: nothing ⇒ interactive chat; `--once TEXT [--json]` (or
- * `--once=TEXT`) ⇒ one turn; `--help`. Anything else is a usage error (one line).
+ * `--once=TEXT`) ⇒ one turn; `--help`; `--version`. Anything else is a usage error (one line).
  */
 export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliCommand, string> => {
   let once: string | undefined
@@ -18,6 +27,7 @@ export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliComm
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? ""
     if (arg === "--help" || arg === "-h") return Either.right({ _tag: "Help" })
+    if (arg === "--version") return Either.right({ _tag: "Version" })
     if (arg === "--json") {
       json = true
     } else if (arg === "--once") {

@@ -1,5 +1,6 @@
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Config, ConfigError, Context, Deferred, Effect, Either, Exit, Layer, Option, Ref, Stream, SynchronizedRef } from "effect"
+import { ConfigError, Context, Deferred, Effect, Either, Exit, Layer, Option, Ref, Stream, SynchronizedRef } from "effect"
+import { scriptSourceSetting } from "../../config/ProviderConfig"
 import { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
 import type { GenerationRequest } from "../GenerationRequest"
@@ -116,8 +117,8 @@ const scriptError = (detail: string) => ConfigError.InvalidData(["LLM_SCRIPT"], 
  */
 export const layerConfig: Layer.Layer<LanguageModel | ScriptedProbe, ConfigError.ConfigError, FileSystem.FileSystem> = Layer
   .unwrapEffect(Effect.gen(function*() {
-    const source = yield* Config.option(Config.string("LLM_SCRIPT"))
-    if (Option.isNone(source) || source.value.trim() === "") return layer({ script: echoScript })
+    const source = yield* scriptSourceSetting
+    if (Option.isNone(source)) return layer({ script: echoScript })
     const raw = source.value.trim()
     const json = raw.startsWith("[") || raw.startsWith("{")
       ? raw

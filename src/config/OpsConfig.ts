@@ -1,0 +1,105 @@
+import { Config, ConfigError, Context, Duration, Either, Layer, Option, Redacted } from "effect"
+import { millisSetting } from "./settings"
+
+/** Where traces, metrics and logs go over OTLP/HTTP, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+export interface OtlpSettings {
+  /** The collector's base URL; `/v1/traces`, `/v1/metrics` and `/v1/logs` are appended. */
+  readonly endpoint: string
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (`key=value,…`), e.g. an authorization header; never logged. */
+  readonly headers: Redacted.Redacted<Readonly<Record<string, string>>>
+  readonly serviceName: string
+}
+
+/** Operations settings (design §5.2 "operations"). */
+export interface OpsSettings {
+  readonly otlp: Option.Option<OtlpSettings>
+  /** `HEALTH_PORT`: /healthz, /readyz and /metrics; none ⇒ no health server. 0 picks a free port. */
+  readonly healthPort: Option.Option<number>
+  readonly healthHost: string
+  /** How long running turns may go on after SIGTERM/SIGINT before they are stopped. */
+  readonly shutdownGrace: Duration.Duration
+}
+
+export const defaultOpsSettings: OpsSettings = {
+  otlp: Option.none(),
+  healthPort: Option.none(),
+  healthHost: "0.0.0.0",
+  shutdownGrace: Duration.millis(15_000)
+}
+
+const optionalText = (name: string): Config.Config<Option.Option<string>> =>
+  Config.option(Config.string(name)).pipe(Config.map((value) => Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0)))
+
+const endpoint = optionalText("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(
+  Config.mapOrFail((value) => {
+    if (Option.isNone(value)) return Either.right(Option.none<string>())
+    const url = URL.canParse(value.value) ? new URL(value.value) : undefined
+    return url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
+      ? Either.right(Option.some(value.value.replace(/\/+$/, "")))
+      : Either.left(ConfigError.InvalidData(["OTEL_EXPORTER_OTLP_ENDPOINT"], `must be the collector's http(s) base URL such as http://otel-collector:4318 (got "${value.value}")`))
+  })
+)
+
+/** The OpenTelemetry convention: `key=value` pairs, comma-separated, values percent-encoded. */
+export const parseOtlpHeaders = (raw: string): Either.Either<Readonly<Record<string, string>>, string> => {
+  const headers: Record<string, string> = {}
+  for (const [index, pair] of raw.split(",").entries()) {
+    if (pair.trim() === "") continue
+    const separator = pair.indexOf("=")
+    const key = separator < 0 ? "" : pair.slice(0, separator).trim()
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(key)) return Either.left(`entry ${index + 1} is not key=value`)
+    const value = pair.slice(separator + 1).trim()
+    try {
+      headers[key.toLowerCase()] = decodeURIComponent(value)
+    } catch {
+      return Either.left(`entry ${index + 1} (${key}) is not valid percent-encoding`)
+    }
+  }
+  return Either.right(headers)
+}
+
+const headers = Config.option(Config.redacted("OTEL_EXPORTER_OTLP_HEADERS")).pipe(
+  Config.mapOrFail((value) =>
+    Option.match(value, {
+      onNone: () => Either.right(Redacted.make<Readonly<Record<string, string>>>({})),
+      onSome: (secret) =>
+        Either.mapBoth(parseOtlpHeaders(Redacted.value(secret)), {
+          // The message never repeats the value: it may be a credential.
+          onLeft: (detail) => ConfigError.InvalidData(["OTEL_EXPORTER_OTLP_HEADERS"], `must be key=value pairs separated by commas: ${detail}`),
+          onRight: (parsed) => Redacted.make(parsed)
+        })
+    })
+  )
+)
+
+const healthPort = Config.option(Config.integer("HEALTH_PORT")).pipe(
+  Config.mapOrFail((port) =>
+    Option.isSome(port) && (port.value < 0 || port.value > 65_535)
+      ? Either.left(ConfigError.InvalidData(["HEALTH_PORT"], `must be a TCP port, 0 to 65535 (got ${port.value})`))
+      : Either.right(port)
+  )
+)
+
+/** Every operations variable, validated (the telemetry layer and OpsConfig.layer read this). */
+export const opsSettings: Config.Config<OpsSettings> = Config.all({
+  endpoint,
+  headers,
+  serviceName: optionalText("OTEL_SERVICE_NAME").pipe(Config.map(Option.getOrElse(() => "loopcord"))),
+  healthPort,
+  healthHost: optionalText("HEALTH_HOST").pipe(Config.map(Option.getOrElse(() => defaultOpsSettings.healthHost))),
+  shutdownGrace: millisSetting("SHUTDOWN_GRACE_MS", { default: 15_000, min: 0 })
+}).pipe(
+  Config.map(({ endpoint, headers, healthHost, healthPort, serviceName, shutdownGrace }): OpsSettings => ({
+    otlp: Option.map(endpoint, (url) => ({ endpoint: url, headers, serviceName })),
+    healthPort,
+    healthHost,
+    shutdownGrace
+  }))
+)
+
+export class OpsConfig extends Context.Tag("loopcord/config/OpsConfig")<OpsConfig, OpsSettings>() {
+  static readonly layer = Layer.effect(OpsConfig, opsSettings)
+  /** Defaults with overrides, for tests and embedding. */
+  static readonly make = (overrides: Partial<OpsSettings> = {}) => Layer.succeed(OpsConfig, { ...defaultOpsSettings, ...overrides })
+}
+
