@@ -25,6 +25,8 @@ import { KeyPool } from "./loop/KeyPool"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
 import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
+import { instrumentedModelLayer } from "./ops/instrumentedModel"
+import { instrumentToolRegistry } from "./ops/instrumentedTools"
 import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
 import { providerHttpClient } from "./provider/providerHttpClient"
@@ -59,11 +61,16 @@ export const checkSettings = (front: "terminal" | "discord") =>
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
-/** The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin. */
+/**
+ * The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin.
+ * Passes get spans and provider errors get counted when telemetry is on (ops/instrumentedModel).
+ */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
-  kind === "scripted"
-    ? Scripted.layerConfig.pipe(Layer.provide(NodeFileSystem.layer))
-    : layerConfigFor(kind).pipe(Layer.provide(providerHttpClient()))
+  instrumentedModelLayer(
+    kind === "scripted"
+      ? Scripted.layerConfig.pipe(Layer.provide(NodeFileSystem.layer))
+      : layerConfigFor(kind).pipe(Layer.provide(providerHttpClient()))
+  )
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
@@ -105,7 +112,8 @@ const toolRegistryLive = Layer.effect(
   Effect.gen(function*() {
     const registry = yield* makeToolRegistry
     yield* Effect.orDie(registerAll(registry, yield* builtinTools))
-    return registry
+    // Tool calls get spans when telemetry is on (ops/instrumentedTools).
+    return yield* instrumentToolRegistry(registry)
   })
 ).pipe(
   Layer.provide(Layer.mergeAll(

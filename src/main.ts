@@ -7,17 +7,19 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Either, Exit, Layer } from "effect"
+import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
 import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices } from "./appLayers"
 import { renderSettings, settingsCatalog } from "./config/catalog"
 import { discordTokenPresent } from "./config/DiscordConfig"
 import { dotenvLayer } from "./config/dotenv"
 import { loggingLayer } from "./config/LoggingConfig"
+import { opsSettings } from "./config/OpsConfig"
 import { personaSetting } from "./config/PersonaConfig"
 import { providerSettings } from "./config/ProviderConfig"
 import { runEnvSetting } from "./config/RunEnv"
 import { describeFailure, StartupError } from "./config/startupError"
 import { packageVersion } from "./config/version"
+import { telemetryLayer } from "./ops/Telemetry"
 import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArgs"
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
 import { TerminalOutput } from "./terminal/TerminalOutput"
@@ -56,7 +58,12 @@ const program = Effect.gen(function*() {
     const version = yield* packageVersion
     return yield* Effect.as(Effect.flatMap(TerminalOutput, (out) => out.stdout(`loopcord ${version}\n`)), 0)
   }
-  return yield* serve(command)
+  // Telemetry for every front: OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  const ops = yield* opsSettings
+  const version = yield* Effect.option(packageVersion)
+  return yield* serve(command).pipe(
+    Effect.provide(telemetryLayer(ops, Option.match(version, { onNone: () => ({}), onSome: (serviceVersion) => ({ serviceVersion }) })))
+  )
 })
 
 const interactive = !process.argv.slice(2).some((arg) => arg.startsWith("--once") || arg === "--help" || arg === "-h" || arg === "--version")

@@ -10,6 +10,7 @@ import { makeTurnState } from "../tools/TurnState"
 import { ContextEnricher } from "./ContextEnricher"
 import { ResponseSink } from "../loop/ResponseSink"
 import type { TurnInput, TurnSink } from "./TurnInput"
+import { TurnObserver } from "./TurnObserver"
 
 /** What the front is told when the turn ended with an error instead of a result. */
 const abortedResult: TurnResult = {
@@ -55,6 +56,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
     const services = yield* Effect.context<Exclude<GenerationTurnServices, PerTurn>>()
     const enricher = yield* Effect.serviceOption(ContextEnricher)
     const affordances = Context.get(services, ToolAffordances)
+    const observer = yield* TurnObserver
 
     /** The end of a turn /kill stopped before its loop: the stop response is queued as the loop would. */
     const endBeforeLoop = (input: TurnInput, options: RunTurnOptions, stage: string, finish: TurnSink["finish"]) =>
@@ -123,7 +125,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
     }, Effect.scoped)
 
     return {
-      run: (input: TurnInput, options: RunTurnOptions): Effect.Effect<TurnResult, ImpersonationAbortedError> => run(input, options)
+      run: (input: TurnInput, options: RunTurnOptions): Effect.Effect<TurnResult, ImpersonationAbortedError> =>
+        observer.observe(input, run(input, options))
     } as const
   })
 }) {}

@@ -1,4 +1,5 @@
-import { Clock, Duration, Effect, HashMap, Option, Ref } from "effect"
+import { Clock, Duration, Effect, HashMap, Metric, Option, Ref } from "effect"
+import { mcpBreakersOpen } from "../ops/metrics"
 
 /**
  * Quarantine of servers that failed to connect (spec §6.6): while `now < until` no dial is
@@ -16,29 +17,35 @@ export interface CircuitBreaker {
 export const makeCircuitBreaker = (cooldown: Duration.Duration): Effect.Effect<CircuitBreaker> =>
   Effect.gen(function* () {
     const quarantine = yield* Ref.make(HashMap.empty<string, number>())
+    /** The breaker-state gauge follows every change (changes are rare: a failed connect, its end). */
+    const publish = Effect.flatMap(Ref.get(quarantine), (entries) => Metric.set(mcpBreakersOpen, HashMap.size(entries)))
 
     const heldUntil = (key: string) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        return yield* Ref.modify(quarantine, (entries) => {
+        const [held, elapsed] = yield* Ref.modify(quarantine, (entries): [readonly [Option.Option<number>, boolean], HashMap.HashMap<string, number>] => {
           const until = HashMap.get(entries, key)
-          if (Option.isSome(until) && now >= until.value) return [Option.none(), HashMap.remove(entries, key)]
-          return [until, entries]
+          if (Option.isSome(until) && now >= until.value) return [[Option.none(), true], HashMap.remove(entries, key)]
+          return [[until, false], entries]
         })
+        if (elapsed) yield* publish
+        return held
       })
 
     const trip = (key: string) =>
       Effect.gen(function* () {
         const until = (yield* Clock.currentTimeMillis) + Duration.toMillis(cooldown)
         yield* Ref.update(quarantine, HashMap.set(key, until))
+        yield* publish
         return until
       })
 
-    const clear = (key: string) => Ref.update(quarantine, HashMap.remove(key))
+    const clear = (key: string) => Effect.zipRight(Ref.update(quarantine, HashMap.remove(key)), publish)
 
     const prune = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       yield* Ref.update(quarantine, HashMap.filter((until) => now < until))
+      yield* publish
     })
 
     return { heldUntil, trip, clear, prune }

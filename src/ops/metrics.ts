@@ -1,0 +1,60 @@
+import { Effect, Metric, MetricBoundaries, Ref } from "effect"
+import { createHash } from "node:crypto"
+
+/**
+ * loopcord's metrics (Effect `Metric`, exported over OTLP and as Prometheus text on /metrics).
+ * Label values are bounded: statuses and reasons are closed sets, tool names are capped.
+ */
+
+export const turnsTotal = Metric.counter("loopcord_turns", { description: "Turns that ended, by status", incremental: true })
+
+export const turnDuration = Metric.histogram(
+  "loopcord_turn_duration_ms",
+  MetricBoundaries.exponential({ start: 50, factor: 2, count: 14 }),
+  "Wall time of a turn, from its start to its result (ms)"
+)
+
+export const providerErrorsTotal = Metric.counter("loopcord_provider_errors", {
+  description: "Provider stream errors, by reason (RateLimit, Auth, Server, Network, …)",
+  incremental: true
+})
+
+export const keyRotationsTotal = Metric.counter("loopcord_key_rotations", {
+  description: "Attempts that moved on to another API key of the pool for the same model",
+  incremental: true
+})
+
+export const fallbacksTotal = Metric.counter("loopcord_model_fallbacks", {
+  description: "Attempts that moved on to the next model of the fallback chain",
+  incremental: true
+})
+
+export const toolDuration = Metric.histogram(
+  "loopcord_tool_duration_ms",
+  MetricBoundaries.exponential({ start: 5, factor: 2, count: 17 }),
+  "Duration of a tool call (ms), by tool and outcome"
+)
+
+export const queuedTurns = Metric.gauge("loopcord_channel_queue_depth", { description: "Turns waiting in channel queues" })
+
+export const runningTurns = Metric.gauge("loopcord_turns_running", { description: "Turns running now" })
+
+export const mcpBreakersOpen = Metric.gauge("loopcord_mcp_breakers_open", {
+  description: "Guild MCP servers held back by the circuit breaker after a failed connect"
+})
+
+/** Distinct tool labels at most; later new names are counted as `other`. */
+export const MAX_TOOL_LABELS = 64
+
+/** Tool names come from the model: the first `MAX_TOOL_LABELS` distinct ones are labels, the rest `other`. */
+export const makeToolLabels = Effect.map(Ref.make<ReadonlySet<string>>(new Set()), (seen) => (name: string) =>
+  Ref.modify(seen, (known): [string, ReadonlySet<string>] => {
+    const label = name.slice(0, 64)
+    if (known.has(label)) return [label, known]
+    if (known.size >= MAX_TOOL_LABELS) return ["other", known]
+    return [label, new Set(known).add(label)]
+  }))
+
+/** A guild id as telemetry carries it: pseudonymous (never the raw id), stable across restarts. */
+export const hashedGuild = (guildId: string | undefined): string =>
+  guildId === undefined ? "dm" : createHash("sha256").update(`loopcord-guild:${guildId}`).digest("hex").slice(0, 16)
