@@ -25,12 +25,15 @@ import { KeyPool } from "./loop/KeyPool"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
 import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
+import { markStarted } from "./ops/botReadiness"
+import { discordOpsFoundation, discordOpsLayer } from "./ops/DiscordOps"
 import { instrumentedModelLayer } from "./ops/instrumentedModel"
 import { instrumentToolRegistry } from "./ops/instrumentedTools"
 import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
 import { providerHttpClient } from "./provider/providerHttpClient"
 import * as Scripted from "./provider/scripted/ScriptedModel"
+import * as Database from "./store/Database"
 import * as Stores from "./store/Stores"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
@@ -152,7 +155,14 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
     Layer.provideMerge(turnServices(kind, front))
   )
 
-/** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
+/** The database the stores use (the same instance: layers are shared within one build), for health checks. */
+const databaseLive = Database.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+
+/**
+ * The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. Its
+ * operations (src/ops/DiscordOps): the health server starts first; readiness checks and the
+ * graceful drain (SIGTERM lets running replies finish) sit beside the bot.
+ */
 export const discordBotLayer = (kind: ProviderKind) => {
   const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
   const chat = chatLayer(kind, discord)
@@ -160,6 +170,9 @@ export const discordBotLayer = (kind: ProviderKind) => {
     Layer.provide(Layer.merge(chat, guildToolSourceLive))
   )
   return DiscordBot.layer.pipe(
-    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, planner))
+    Layer.merge(discordOpsLayer),
+    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, planner, databaseLive)),
+    Layer.tap(() => markStarted),
+    Layer.provide(discordOpsFoundation)
   )
 }

@@ -24,6 +24,12 @@ import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArg
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
 import { TerminalOutput } from "./terminal/TerminalOutput"
 
+/**
+ * What a signal (SIGTERM/SIGINT) exits with: 0 for the Discord bot, which drains gracefully
+ * (src/ops/Drain.ts) and so stops cleanly; 130 for a terminal run cut short. Read by the teardown.
+ */
+let exitCodeOnSignal = 130
+
 const help = Effect.gen(function*() {
   const settings = renderSettings(yield* settingsCatalog)
   const environment = "Environment (also read from ./.env when present; the real environment wins):"
@@ -42,7 +48,10 @@ const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" 
     return yield* runOnce({ text: command.text, json: command.json, persona }).pipe(Effect.provide(terminalChat))
   }
   if (discord) {
-    // Runs until the process is stopped (SIGINT/SIGTERM interrupt it and log the client out).
+    // Runs until the process is stopped: SIGINT/SIGTERM interrupt it, the replies drain, the client logs out.
+    yield* Effect.sync(() => {
+      exitCodeOnSignal = 0
+    })
     return yield* Layer.launch(discordBotLayer(settings.provider))
   }
   return yield* runInteractive({ persona }).pipe(Effect.scoped, Effect.provide(terminalChat))
@@ -85,7 +94,7 @@ NodeRuntime.runMain(main, {
     const code = Exit.isSuccess(exit)
       ? (typeof exit.value === "number" ? exit.value : 0)
       : Cause.isInterruptedOnly(exit.cause)
-      ? 130
+      ? exitCodeOnSignal
       : 1
     onExit(code)
     // Exit now even if a library left a handle open (keep-alive sockets, stdin).

@@ -1,4 +1,4 @@
-import { Data, Deferred, Effect, Exit, FiberMap, Option, SynchronizedRef } from "effect"
+import { Data, Deferred, Duration, Effect, Exit, FiberMap, Option, Ref, SynchronizedRef } from "effect"
 import { ChatConfig } from "../config/ChatConfig"
 import type { ChatMessage } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
@@ -8,13 +8,22 @@ import { makeTurnSignals, type StopContext, type TurnSignalsShape } from "../loo
 import { STOP_RESPONSE_NOTE, type TurnInput } from "./TurnInput"
 import { TurnRunner } from "./TurnRunner"
 
-/** A queued turn that never ran: /kill cancelled it. */
+/** A queued turn that never ran: /kill cancelled it, or the bot is shutting down (`drain`). */
 export class TurnCancelledError extends Data.TaggedError("TurnCancelledError")<{
   readonly channelId: string
+  readonly reason?: "shutdown"
 }> {
   override get message(): string {
-    return `the queued turn in ${this.channelId} was cancelled by /kill`
+    return this.reason === "shutdown"
+      ? `the message in ${this.channelId} was not taken: the bot is shutting down`
+      : `the queued turn in ${this.channelId} was cancelled by /kill`
   }
+}
+
+/** How a drain ended: every turn finished in the grace period, or some were stopped. */
+export interface DrainOutcome {
+  /** Channels whose turns were still running or waiting when the grace period ran out. */
+  readonly stoppedChannels: number
 }
 
 export type TurnFailure = TurnCancelledError | ImpersonationAbortedError
@@ -131,6 +140,8 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
     const { channelQueueMax } = yield* ChatConfig
     const workers = yield* FiberMap.make<string>()
     const channels = yield* SynchronizedRef.make<ReadonlyMap<string, ChannelState>>(new Map())
+    /** False once `drain` began: no message is taken any more. */
+    const accepting = yield* Ref.make(true)
 
     const withChannel = (all: ReadonlyMap<string, ChannelState>, channelId: string, state: ChannelState | undefined) => {
       const next = new Map(all)
@@ -194,6 +205,12 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
     const submit = Effect.fn("ChannelQueue.submit")(function*(input: TurnInput) {
       const fresh = yield* Deferred.make<TurnResult, TurnFailure>()
       const channelId = input.channelId
+      if (!(yield* Ref.get(accepting))) {
+        // Shutting down: the running turn is neither interrupted nor joined by this message.
+        yield* Effect.logInfo("shutting down: message not taken").pipe(Effect.annotateLogs({ channelId, messageId: input.messageId ?? "" }))
+        const refused: TurnTicket = { channelId, result: Effect.fail(new TurnCancelledError({ channelId, reason: "shutdown" })) }
+        return refused
+      }
       const [done, folded] = yield* SynchronizedRef.modifyEffect(channels, (all) =>
         Effect.gen(function*(): Effect.fn.Return<readonly [Placement, ReadonlyMap<string, ChannelState>]> {
           const state = all.get(channelId)
@@ -260,6 +277,25 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
     /** Channels with work (running or queued); idle channels are forgotten. */
     const busyChannels = Effect.map(SynchronizedRef.get(channels), (all) => [...all.keys()])
 
-    return { submit, kill, status, busyChannels } as const
+    /**
+     * Graceful shutdown: stops taking messages, lets the running and waiting turns finish for up
+     * to `grace`, then does what /kill does in every busy channel (waiting turns cancelled, the
+     * running one stopped: its reply keeps the text with the stop mark, no stop response) and
+     * waits at most `settle` for those turns to wrap up.
+     */
+    const drain = Effect.fn("ChannelQueue.drain")(function*(grace: Duration.DurationInput, settle: Duration.DurationInput = Duration.seconds(5)) {
+      // Workers never fail: the channels are idle once their workers are gone. Interruptible, so
+      // the deadlines hold when the drain runs in a finalizer (uninterruptible by default).
+      const idle = Effect.interruptible(Effect.ignore(FiberMap.awaitEmpty(workers)))
+      yield* Ref.set(accepting, false)
+      const finished = yield* Effect.timeoutOption(idle, grace)
+      if (Option.isSome(finished)) return { stoppedChannels: 0 } satisfies DrainOutcome
+      const busy = yield* busyChannels
+      yield* Effect.forEach(busy, (channelId) => kill(channelId), { discard: true })
+      yield* Effect.timeoutOption(idle, settle)
+      return { stoppedChannels: busy.length } satisfies DrainOutcome
+    })
+
+    return { submit, kill, status, busyChannels, drain } as const
   })
 }) {}

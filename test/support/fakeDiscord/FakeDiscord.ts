@@ -123,6 +123,8 @@ export class FakeDiscord {
   private readonly buckets = new Map<string, { count: number; resetAt: number }>()
   private readonly changes = new EventEmitter()
   private readonly sockets = new Set<WebSocket>()
+  /** While set, the gateway drops every connection as it opens (a network outage). */
+  private gatewayOutage = false
   private server!: Server
   private wss!: WebSocketServer
   private port = 0
@@ -299,6 +301,16 @@ export class FakeDiscord {
     for (const socket of this.sockets) socket.close(code, "closed by the fake")
   }
 
+  /** An outage: every gateway connection drops, and new ones drop as they open, until `restoreGateway`. */
+  interruptGateway(): void {
+    this.gatewayOutage = true
+    for (const socket of this.sockets) socket.terminate()
+  }
+
+  restoreGateway(): void {
+    this.gatewayOutage = false
+  }
+
   failNext(rule: FaultRule): void {
     this.faults.push({ ...rule, times: rule.times ?? 1 })
   }
@@ -436,6 +448,10 @@ export class FakeDiscord {
   // ---------------------------------------------------------------- gateway
 
   private handleSocket(socket: WebSocket): void {
+    if (this.gatewayOutage) {
+      socket.terminate()
+      return
+    }
     this.sockets.add(socket)
     socket.on("close", () => this.sockets.delete(socket))
     socket.send(JSON.stringify({ op: 10, s: null, t: null, d: { heartbeat_interval: this.options.heartbeatIntervalMs ?? 41_250 } }))

@@ -1,0 +1,65 @@
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Data, Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { PrometheusMetrics } from "./PrometheusMetrics"
+import { Readiness } from "./Readiness"
+
+/** The health server could not start; the message is the one start-up line. */
+export class HealthServerError extends Data.TaggedError("HealthServerError")<{
+  readonly host: string
+  readonly port: number
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `HEALTH_PORT ${this.port}: ${this.detail}`
+  }
+}
+
+const listenFailure = (host: string, port: number) => (error: unknown) => {
+  const cause = typeof error === "object" && error !== null && "cause" in error ? error.cause : error
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  const detail = code === "EADDRINUSE"
+    ? `${host}:${port} is already in use by another process; choose a free port or unset HEALTH_PORT`
+    : code === "EACCES"
+    ? `not allowed to listen on ${host}:${port} (ports below 1024 need privileges); choose a port above 1024`
+    : `cannot listen on ${host}:${port}: ${cause instanceof Error ? cause.message : String(cause)}`
+  return new HealthServerError({ host, port, detail })
+}
+
+/** The routes: `/healthz` alive, `/readyz` every expected part ready, `/metrics` Prometheus text. */
+export const healthRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/healthz", Effect.succeed(HttpServerResponse.text("ok\n"))),
+  HttpRouter.get(
+    "/readyz",
+    Effect.map(Effect.flatMap(Readiness, (readiness) => readiness.report), (report) =>
+      HttpServerResponse.unsafeJson(report, { status: report.ready ? 200 : 503 }))
+  ),
+  HttpRouter.get(
+    "/metrics",
+    Effect.map(Effect.flatMap(PrometheusMetrics, (metrics) => metrics.scrape), (text) =>
+      HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+  )
+)
+
+/**
+ * `HEALTH_PORT`: the platform HttpServer with the health routes, for the orchestrator and the
+ * metrics scraper. Requests to it are not traced (a probe every few seconds is not telemetry).
+ * A port already in use fails start-up with one line.
+ */
+export const healthServerLayer = (options: { readonly host: string; readonly port: number }): Layer.Layer<never, HealthServerError, Readiness> =>
+  Layer.merge(
+    HttpServer.serve(healthRoutes).pipe(HttpMiddleware.withTracerDisabledWhen(() => true), Layer.provide(PrometheusMetrics.layer)),
+    Layer.effectDiscard(
+      HttpServer.addressFormattedWith((address) => Effect.logInfo(`Health server listening on ${address} (/healthz, /readyz, /metrics)`))
+    )
+  ).pipe(
+    Layer.provide(
+      NodeHttpServer.layer(() => createServer(), { host: options.host, port: options.port }).pipe(
+        Layer.mapError(listenFailure(options.host, options.port))
+      )
+    )
+  )
