@@ -6,7 +6,7 @@
  *                                                              └► ToolRegistry ─► built-ins, MCP
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { type ConfigError, Effect, Layer } from "effect"
+import { type ConfigError, Effect, Layer, Option } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
@@ -22,6 +22,7 @@ import { AddressPolicy } from "./fetch/AddressPolicy"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
+import { SharedKeyCooldowns } from "./loop/SharedKeyCooldowns"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
 import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
@@ -34,6 +35,7 @@ import type { LanguageModel } from "./provider/LanguageModel"
 import { providerHttpClient } from "./provider/providerHttpClient"
 import * as Scripted from "./provider/scripted/ScriptedModel"
 import * as Database from "./store/Database"
+import * as KeyCooldownStore from "./store/KeyCooldownStore"
 import * as Stores from "./store/Stores"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
@@ -77,6 +79,17 @@ export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, Co
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+
+/** The database the stores use (the same instance: layers are shared within one build), for health checks and leases. */
+const databaseLive = Database.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+
+/** API-key rests shared through the database when it is PostgreSQL (several hosts of one bot); else in memory. */
+const sharedKeyCooldownsLive = Layer.unwrapEffect(
+  Effect.map(StoreConfig, ({ database }) =>
+    database._tag === "Postgres"
+      ? KeyCooldownStore.layer.pipe(Layer.provide(Layer.merge(databaseLive, routePlanLayer.pipe(Layer.provide(ProviderConfig.layer)))))
+      : Layer.succeed(SharedKeyCooldowns, Option.none()))
+).pipe(Layer.provide(StoreConfig.layer))
 
 /** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
 const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
@@ -145,7 +158,7 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     shortTermMemoryContext.pipe(Layer.provide(storesLive)),
     PendingContextStash.Default,
     routePlanLayer.pipe(Layer.provide(ProviderConfig.layer)),
-    KeyPool.Default
+    KeyPool.Default.pipe(Layer.provide(sharedKeyCooldownsLive))
   )
 
 /** The ChannelQueue over the turn services (what every front submits messages to). */
@@ -154,9 +167,6 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
     Layer.provide(Layer.merge(TurnRunner.Default, ChatConfig.layer)),
     Layer.provideMerge(turnServices(kind, front))
   )
-
-/** The database the stores use (the same instance: layers are shared within one build), for health checks. */
-const databaseLive = Database.layerConfig.pipe(Layer.provide(StoreConfig.layer))
 
 /**
  * The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. Its

@@ -68,7 +68,9 @@ export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")
             // DM channels are not cached until their first message arrives.
             partials: [Partials.Channel],
             allowedMentions: NO_MENTIONS,
-            ...(config.apiBaseUrl === undefined ? {} : { rest: { api: config.apiBaseUrl } })
+            ...(config.apiBaseUrl === undefined ? {} : { rest: { api: config.apiBaseUrl } }),
+            // DISCORD_SHARD_IDS / DISCORD_SHARD_COUNT: this host's share of the bot's shards.
+            ...(config.shards === undefined ? {} : { shards: [...config.shards.ids], shardCount: config.shards.count })
           })
         ),
         (client) => Effect.promise(() => client.destroy())

@@ -42,16 +42,23 @@ export const recommendedShards = Effect.gen(function*() {
 export const runShards = (options: ShardingOptions) =>
   Effect.gen(function*() {
     const config = yield* DiscordConfig
-    const totalShards = options.totalShards ?? (yield* recommendedShards)
+    // DISCORD_SHARD_IDS / DISCORD_SHARD_COUNT: this host runs its share of the bot's shards.
+    const totalShards = options.totalShards ?? config.shards?.count ?? (yield* recommendedShards)
     const manager = new ShardingManager(options.entry, {
       token: Redacted.value(config.token),
       totalShards,
+      ...(config.shards === undefined ? {} : { shardList: [...config.shards.ids] }),
       mode: "process",
       respawn: true,
       execArgv: [...(options.execArgv ?? ["--import", "tsx"])]
     })
     const run = yield* FiberSet.makeRuntime<never>()
     manager.on("shardCreate", (shard) => {
+      // The manager hands each process its shards (SHARDS); the host's list is not the process's.
+      if (typeof shard.env === "object" && shard.env !== null) {
+        Reflect.deleteProperty(shard.env, "DISCORD_SHARD_IDS")
+        Reflect.deleteProperty(shard.env, "DISCORD_SHARD_COUNT")
+      }
       run(Effect.logInfo(`Discord sharding: shard ${shard.id + 1}/${totalShards} started`))
       shard.on("death", () => {
         run(Effect.logWarning(`Discord sharding: shard ${shard.id} exited; discord.js respawns it`))

@@ -8,6 +8,8 @@ import { gracefulDrainLayer } from "./Drain"
 import { type HealthServerError, healthServerLayer } from "./HealthServer"
 import { queueDepthLayer } from "./QueueDepth"
 import { Readiness } from "./Readiness"
+import { shardLeasesLayer } from "./ShardLeases"
+import { ShardLeaseStore } from "../store/ShardLeaseStore"
 
 /**
  * Operations of the Discord bot that come first (and so close last): its settings, the
@@ -26,7 +28,8 @@ export const discordOpsFoundation: Layer.Layer<OpsConfig | Readiness, ConfigErro
 
 /**
  * Operations that sit beside the bot, over its queue, client and database: the readiness checks,
- * the graceful drain, the queue-depth gauge.
+ * the graceful drain, the queue-depth gauge, the shard leases (overlapping shard lists between
+ * hosts are logged).
  */
 export const discordOpsLayer: Layer.Layer<never, never, ChannelQueue | DiscordClient | SqlClient.SqlClient | OpsConfig | Readiness> =
-  Layer.mergeAll(botReadinessLayer, gracefulDrainLayer, queueDepthLayer)
+  Layer.mergeAll(botReadinessLayer, gracefulDrainLayer, queueDepthLayer, shardLeasesLayer.pipe(Layer.provide(ShardLeaseStore.layer)))

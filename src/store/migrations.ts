@@ -63,8 +63,30 @@ const initialSchema = Effect.gen(function* () {
   )`
 })
 
+/**
+ * What several hosts of one bot share besides the stores: API-key rests (a key rate-limited on
+ * one host rests on all; keys are stored as SHA-256 fingerprints, never themselves) and who runs
+ * which Discord shard (a lease renewed by heartbeats, so overlapping shard lists are noticed).
+ */
+const keyCooldowns = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE api_key_cooldowns (
+    key_fingerprint TEXT NOT NULL PRIMARY KEY,
+    resting_until BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  )`
+  yield* sql`CREATE TABLE discord_shard_leases (
+    shard_id INTEGER NOT NULL,
+    shard_count INTEGER NOT NULL,
+    holder TEXT NOT NULL,
+    heartbeat_at BIGINT NOT NULL,
+    PRIMARY KEY (shard_id, shard_count)
+  )`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "1_initial_schema": initialSchema
+  "1_initial_schema": initialSchema,
+  "3_key_cooldowns": keyCooldowns
 }
 
 /** Name of the table the Migrator keeps applied versions in. */
