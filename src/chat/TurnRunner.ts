@@ -42,6 +42,8 @@ export interface RunTurnOptions {
   readonly stopResponses: Context.Tag.Service<StopResponses>
   /** The turn waited behind another one in its channel. */
   readonly isFromQueue: boolean
+  /** The turn answers a /kill (queued at the front): it only acknowledges. */
+  readonly isStopResponse?: boolean
 }
 
 /**
@@ -96,6 +98,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         impersonatedUserId: input.impersonatedUserId,
         shouldSurfaceUserErrors: input.shouldSurfaceUserErrors,
         isFromQueue: options.isFromQueue,
+        isStopResponse: options.isStopResponse ?? false,
         deliberate: input.deliberate ?? deliberateModeOff,
         state
       }

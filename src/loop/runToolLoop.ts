@@ -128,13 +128,13 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
   const buildRequest = Effect.gen(function*() {
     const s = yield* Ref.get(state)
-    const flags = yield* Ref.get(turn.state.flags)
-    const tools = yield* registry.toolsForTurn({
+    // A stop response declares nothing (design decision 15); dispatch refuses a call anyway.
+    const tools = turn.isStopResponse ? [] : yield* registry.toolsForTurn({
       provider: attempt.provider,
       model: attempt.model,
       guildId: turn.guildId,
       channelId: turn.channelId,
-      flags,
+      flags: yield* Ref.get(turn.state.flags),
       turnState: turn.state
     })
     const request: GenerationRequest = {
@@ -150,7 +150,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     return request
   })
 
-  for (let iteration = 0; iteration < config.maxIterations; iteration++) {
+  // A stop response gets one pass: its only job is the acknowledgement.
+  const maxIterations = turn.isStopResponse ? 1 : config.maxIterations
+  for (let iteration = 0; iteration < maxIterations; iteration++) {
     if (iteration === config.softWarnIteration && turn.shouldSurfaceUserErrors) {
       yield* sink.notice(UserNotice.StillWorking({ iteration }))
     }
@@ -249,6 +251,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
           consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1
         }))
+
+        // A stop response's call was refused, and it has no second pass: what it said is the answer.
+        if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
 
         // The error cap is checked before endTurn (spec §2.3 step 6).
         if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {

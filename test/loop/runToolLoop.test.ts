@@ -433,6 +433,58 @@ describe("runToolLoop (spec §2)", () => {
         }))
     }))
 
+  it.effect("[decision 15] a stop response declares no tools, refuses a call without dispatch, and gets one pass", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("fetch_page", () => Effect.succeed(toolSuccess("page")))
+      yield* withLoopHarness({
+        tools: [recorder.tool],
+        turn: { isStopResponse: true },
+        // The model of issue 11: it calls the killed tool again, then would go on talking.
+        script: [S.callTool("fetch_page", {}, "Stopped. "), S.reply("and here is more")]
+      }, () =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          const requests = yield* (yield* ScriptedProbe).requests
+          assert.deepStrictEqual(requests.map((request) => request.tools.map((tool) => tool.name)), [[]], "one pass, no tools declared")
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0, "the call was never dispatched")
+          assert.deepStrictEqual([result.status, result.text, result.passes.length], ["completed", "Stopped.", 1])
+          assert.strictEqual(result.toolCalls[0]?.success, false)
+          assert.include((result.toolCalls[0]?.response as { reason: string }).reason, "only acknowledges")
+        }))
+    }))
+
+  it.effect("[decision 15] a stop response that only emits a call ends empty, with nothing run", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("fetch_page", () => Effect.succeed(toolSuccess("page")))
+      yield* withLoopHarness({ tools: [recorder.tool], turn: { isStopResponse: true }, script: [S.callTool("fetch_page")] }, () =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          assert.deepStrictEqual([result.status, result.passes.length], ["empty_response", 1])
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0)
+        }))
+    }))
+
+  it.effect("[issue 11.5] deliberate mode with no trigger refuses a call the model emits anyway, with the block result", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("search_tool", () => Effect.succeed(toolSuccess("found")))
+      yield* withLoopHarness({
+        tools: [recorder.tool],
+        turn: { deliberate: { active: true, allowedNames: [], triggerMatchByToolName: new Map(), contextTurns: 2, disableAllTools: true } },
+        script: [S.callTool("search_tool", { q: "x" }), S.reply("ok")]
+      }, () =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0, "never dispatched")
+          assert.strictEqual(result.status, "completed")
+          assert.deepStrictEqual(result.toolCalls[0]?.response, {
+            status: "blocked_by_deliberate_tool_mode",
+            functionName: "search_tool",
+            allowedToolNames: [],
+            reason: "Tool \"search_tool\" was not exposed for this deliberate tool mode turn."
+          })
+        }))
+    }))
+
   it.effect("deliberate tool mode declares only the allowed tools; with no intent it declares none", () =>
     Effect.gen(function*() {
       const declared = (allowedNames: ReadonlyArray<string>, disableAllTools?: boolean) =>
