@@ -1,4 +1,4 @@
-import { Clock, type Data, Duration, Effect, Option } from "effect"
+import { Clock, type Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -250,16 +250,30 @@ const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: Atte
       progress: (text) => suppressProgressNotices ? Effect.void : sink.notice(UserNotice.ToolProgress({ tool: name, text }))
     }
     const timeoutMs = Duration.toMillis(config.toolExecutionTimeout)
+    const timedOut = toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)
+    const killed = toolFailure(`Tool "${name}" was killed.`)
     const startedAt = yield* Clock.currentTimeMillis
-    const result = yield* Effect.raceAll([
-      registry.execute(name, args).pipe(
-        Effect.provideService(ToolContext, context),
-        // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire.
-        Effect.onInterrupt(() => Effect.sync(() => abort.abort()))
-      ),
-      Effect.as(Effect.sleep(config.toolExecutionTimeout), toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)),
-      Effect.as(signals.awaitKill, toolFailure(`Tool "${name}" was killed.`))
-    ])
+    // The first of the tool, its timer and /kill decides. Each runs as a daemon interrupted in
+    // the background once it lost, so a loser's slow or uninterruptible cleanup never delays
+    // the winner (its finalizers still run); the ensuring below reaches every loser on every path.
+    const decided = yield* Deferred.make<ToolResult>()
+    const contenders = [
+      registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)),
+      Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut),
+      Effect.as(signals.awaitKill, killed)
+    ]
+    const fibers = yield* Effect.forEach(contenders, (contender) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result))))
+    const result = yield* Deferred.await(decided).pipe(
+      Effect.onExit((exit) =>
+        Effect.zipRight(
+          // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
+          Effect.sync(() => {
+            if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
+          }),
+          Effect.forEach(fibers, Fiber.interruptFork, { discard: true })
+        )
+      )
+    )
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt
     yield* Effect.logInfo(`Function call completed: ${name} (${durationMs}ms)`)
     return { result, durationMs }

@@ -332,6 +332,7 @@ describe("runToolLoop (spec §2)", () => {
           assert.strictEqual(result.status, "stopped_by_user")
           assert.strictEqual(result.text, "Working on it.")
           assert.deepStrictEqual(result.toolCalls, [])
+          yield* hanging.whenFinalized
           assert.isTrue(yield* Ref.get(hanging.finalized), "the losing tool fiber was interrupted")
           assert.isTrue((yield* Ref.get(hanging.signal))?.aborted, "its AbortSignal fired")
           assert.strictEqual((yield* (yield* ScriptedProbe).calls).length, 1, "no pass after the kill")
