@@ -62,10 +62,13 @@ type Ending =
   | { readonly _tag: "TimedOut"; readonly phase: Phase }
   | { readonly _tag: "Requested"; readonly request: TurnRequest }
 
+/** While text is being delivered the provider is not timed (a slow destination is not a stall). */
+const PAUSED: Deadline = { at: Number.POSITIVE_INFINITY, phase: "idle" }
+
 /**
  * Sleeps until the (moving) deadline passes; returns the phase it expired in. Re-arming only
- * moves the deadline later, except at the first content, which can bring it earlier (to one
- * inactivity budget from then): so while no content came, no nap is longer than that budget,
+ * moves the deadline later, except at the first content and at the end of a delivery, which can
+ * bring it earlier (to one inactivity budget from then): so no nap is longer than that budget,
  * and the watchdog is never late without having to be woken.
  */
 const watchdog = (deadline: Ref.Ref<Deadline>, inactivityMs: number): Effect.Effect<Phase> =>
@@ -74,7 +77,7 @@ const watchdog = (deadline: Ref.Ref<Deadline>, inactivityMs: number): Effect.Eff
       const { at, phase } = yield* Ref.get(deadline)
       const now = yield* Clock.currentTimeMillis
       if (now >= at) return phase
-      yield* Effect.sleep(Duration.millis(phase === "first_token" ? Math.min(at - now, inactivityMs) : at - now))
+      yield* Effect.sleep(Duration.millis(Math.min(at - now, inactivityMs)))
     }
   })
 
@@ -115,19 +118,21 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
   const beginDelivery = Ref.modify(consumerPhase, enterDelivery)
   const endDelivery = Ref.modify(consumerPhase, leaveDelivery)
 
+  // First content ends the first-token budget; every later one re-arms the inactivity budget.
+  const rearm = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Ref.set(deadline, { at: now + Duration.toMillis(config.streamInactivityTimeout), phase: "idle" } satisfies Deadline))
+
   const onEvent = (event: ProviderEvent): Effect.Effect<void, DeliveryError> =>
     Effect.gen(function*() {
-      if (isContent(event)) {
-        // First content ends the first-token budget; every later one re-arms the inactivity budget.
-        const now = yield* Clock.currentTimeMillis
-        const next: Deadline = { at: now + Duration.toMillis(config.streamInactivityTimeout), phase: "idle" }
-        yield* Ref.set(deadline, next)
-      }
+      if (isContent(event)) yield* rearm
       switch (event._tag) {
         case "TextDelta": {
           const deliverable = yield* Ref.modify(echo, (current) => feedEcho(current, event.text))
-          if (deliverable.length > 0) yield* sink.write(deliverable)
-          return
+          if (deliverable.length === 0) return
+          // The watchdog times the provider only: the budget starts again once the write is done.
+          yield* Ref.set(deadline, PAUSED)
+          yield* sink.write(deliverable)
+          return yield* rearm
         }
         case "ReasoningDelta":
           return yield* Ref.update(state, (s) => ({ ...s, reasoning: s.reasoning + event.text }))
