@@ -95,7 +95,8 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
       usage: outcomes.reduce<TokenUsage | undefined>((total, o) => addUsage(total, o.result.usage), undefined),
       toolResponseDelivered: outcomes.some((o) => o.result.toolResponseDelivered),
       ...(thoughtLog === undefined ? {} : { thoughtLog }),
-      ...(sticker === undefined || sticker === null ? {} : { stickerSelection: sticker })
+      ...(sticker === undefined || sticker === null ? {} : { stickerSelection: sticker }),
+      ...(final?.result.reason === undefined ? {} : { reason: final.result.reason })
     }
   }
 
@@ -191,7 +192,7 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
         yield* sink.notice(UserNotice.FallbackUsed({ model, failures }))
       }
     }
-    if (surfaced && (status === "timeout" || status === "error") && deferredTimeout !== undefined) {
+    if (surfaced && (status === "timeout" || status === "error") && deferredTimeout !== undefined && last?._tag !== "DeliveryFailed") {
       const shownByFinal = last?._tag === "Timeout" && !current.info.suppressUserErrors
       if (!shownByFinal) yield* sink.notice(deferredTimeout)
     }

@@ -46,7 +46,8 @@ export type AttemptFailure = "ProviderError" | "StreamTimeout" | "ModelError" | 
 /**
  * Classifies an attempt from its status and terminating pass. Only `error` and `timeout` are
  * retryable (spec §5), and only when the provider caused them: a tool-error cap or the
- * iteration cap would repeat with any model, so they end the turn.
+ * iteration cap would repeat with any model, so they end the turn. So does a `DeliveryFailed`
+ * pass: a destination that refused the reply refuses every model's (decision 18).
  */
 export const attemptFailure = (status: TurnStatus, last: PassResult | undefined): AttemptFailure => {
   if (status !== "error" && status !== "timeout") return "Terminal"

@@ -19,6 +19,7 @@ import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall
 import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { mayTrySettle, shouldEndAfterPreToolText } from "./policy"
 import { StopResponses } from "./StopResponses"
+import { ThoughtLog } from "./ThoughtLog"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
 
@@ -89,6 +90,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
   const sink = yield* ResponseSink
   const signals = yield* TurnSignals
   const stopResponses = yield* StopResponses
+  const thoughtLog = yield* ThoughtLog
   const { attempt } = input
 
   const prefill = input.prefill ?? ""
@@ -170,6 +172,18 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     switch (pass._tag) {
       case "Completed":
         return yield* finish("completed", passText)
+
+      case "DeliveryFailed":
+        // Nothing more reaches the user; the operator hears of it (decision 18).
+        yield* thoughtLog.post({
+          kind: "delivery_failed",
+          severity: "error",
+          title: "Reply not delivered",
+          description: `The destination refused the reply (${pass.error.reason}); the turn ended as delivery_failed. ${pass.error.detail}`,
+          channelId: turn.channelId,
+          guildId: turn.guildId
+        })
+        return yield* finish("error", passText)
 
       case "Error":
       case "Timeout":

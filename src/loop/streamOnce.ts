@@ -91,7 +91,9 @@ const deliveryStopReason = (error: DeliveryError): StopReason =>
  * inactivity budget runs out. Never fails: every ending is a PassResult.
  */
 // Untraced: it runs once per model call, and a span per call is pure overhead with no tracer installed.
-export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
+export const streamOnce = Effect.fnUntraced(function*(
+  input: StreamOnceInput
+): Effect.fn.Return<PassResult, never, LanguageModel | ResponseSink | TurnSignals | LoopConfig> {
   const model = yield* LanguageModel
   const sink = yield* ResponseSink
   const signals = yield* TurnSignals
@@ -179,14 +181,18 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
   const listener = yield* Effect.fork(Effect.flatMap(signals.awaitRequest, (request) => decide({ _tag: "Requested", request })))
   const ending = yield* Effect.ensuring(Deferred.await(decided), Effect.zipRight(Fiber.interrupt(watcher), Fiber.interrupt(listener)))
 
-  /** Ends the pass on the sink; if the sink broke, what it delivered this pass is still known. */
+  /** What the sink delivered during this pass, whatever happened to it. */
+  const deliveredThisPass = Effect.map(sink.delivered, (all) => all.slice(deliveredBefore))
+
+  /**
+   * Ends a pass that is already ending for another reason (stop, follow-up, timeout): if the
+   * sink broke meanwhile, what it delivered this pass is still known, and the next turn or
+   * attempt meets the broken destination itself.
+   */
   const endPass = (mode: "flush" | "discard") =>
     sink.endPass(mode).pipe(
       Effect.catchAll((error) =>
-        Effect.zipRight(
-          Effect.logWarning(`response sink failed while ending the pass: ${error.detail}`),
-          Effect.map(sink.delivered, (all) => all.slice(deliveredBefore))
-        )
+        Effect.zipRight(Effect.logWarning(`response sink failed while ending the pass: ${error.detail}`), deliveredThisPass)
       )
     )
 
@@ -194,6 +200,19 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
     ...(s.usage === undefined ? {} : { usage: s.usage }),
     ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } })
   }))
+
+  /** The destination refused the reply for good: never reported as an answer (decision 18). */
+  const deliveryFailed = (error: DeliveryError): Effect.Effect<PassResult> =>
+    Effect.gen(function*() {
+      yield* Effect.logError(`reply delivery failed for good (${error.reason}): ${error.detail}`).pipe(
+        Effect.annotateLogs({ provider: input.attempt.provider, model: input.attempt.model })
+      )
+      return PassResult.DeliveryFailed({ ...(yield* common), accumulatedText: yield* deliveredThisPass, stopReason: deliveryStopReason(error), error })
+    })
+
+  /** Ends a pass whose outcome is decided by what it produced: a sink failure now fails the pass. */
+  const settle = (mode: "flush" | "discard", done: (accumulatedText: string) => Effect.Effect<PassResult>): Effect.Effect<PassResult> =>
+    Effect.flatMap(Effect.either(sink.endPass(mode)), (ended) => ended._tag === "Left" ? deliveryFailed(ended.left) : done(ended.right))
 
   const stopped = Effect.gen(function*() {
     yield* Fiber.interrupt(consumer)
@@ -240,28 +259,27 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
         // Defects are bugs: they propagate (the outer tier turns them into an `error` turn).
         if (Option.isNone(error)) return yield* Effect.die(Cause.squash(exit.cause))
         const reason = error.value
-        if (reason instanceof DeliveryError) {
-          // The destination broke: nothing more can be shown, so the pass ends here.
-          const accumulatedText = yield* endPass("discard")
-          return PassResult.Completed({ ...(yield* common), accumulatedText, stopReason: deliveryStopReason(reason) })
-        }
+        // The destination broke mid-stream: nothing more can be shown.
+        if (reason instanceof DeliveryError) return yield* deliveryFailed(reason)
         if (reason instanceof ProviderError && reason.reason === "Stalled") {
           return yield* timedOut((yield* Ref.get(deadline)).phase)
         }
-        const accumulatedText = yield* endPass("flush")
-        return PassResult.Error({ ...(yield* common), accumulatedText, error: reason })
+        return yield* settle("flush", (accumulatedText) =>
+          Effect.map(common, (shared) => PassResult.Error({ ...shared, accumulatedText, error: reason })))
       }
-      const accumulatedText = yield* endPass("flush")
       const s = yield* Ref.get(state)
-      if (s.call !== undefined) return PassResult.FunctionCall({ ...(yield* common), accumulatedText, call: s.call })
-      if (accumulatedText.trim().length === 0) {
-        return PassResult.EmptyResponse({
-          ...(yield* common),
-          accumulatedText,
-          ...(s.finishReason === undefined ? {} : { finishReason: s.finishReason })
-        })
-      }
-      return PassResult.Completed({ ...(yield* common), accumulatedText })
+      return yield* settle("flush", (accumulatedText) =>
+        Effect.map(common, (shared) => {
+          if (s.call !== undefined) return PassResult.FunctionCall({ ...shared, accumulatedText, call: s.call })
+          if (accumulatedText.trim().length === 0) {
+            return PassResult.EmptyResponse({
+              ...shared,
+              accumulatedText,
+              ...(s.finishReason === undefined ? {} : { finishReason: s.finishReason })
+            })
+          }
+          return PassResult.Completed({ ...shared, accumulatedText })
+        }))
     }
   }
 })

@@ -201,16 +201,36 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
         assert.isTrue(Option.isNone(yield* signals.current))
       })))
 
-  it.effect("[70] an unreachable destination ends the turn: no further model is tried", () =>
+  it.effect("[70][decision 18] a destination that refuses the reply ends the turn as error/delivery_failed: no further model, no key rotation, a thought-log notice", () =>
     withTurn({
       models: ["primary", "fallback"],
-      script: [[S.text("a"), S.fail("Server")], S.reply("never")],
-      sink: { failFrom: { delivery: 0, error: new DeliveryError({ reason: "missing_access", detail: "403 Missing Access" }) } }
+      keys: ["k1", "k2"],
+      script: [[S.text("a"), S.text("b"), S.hang], S.reply("never")],
+      sink: { failFrom: { delivery: 1, error: new DeliveryError({ reason: "missing_access", detail: "403 Missing Access" }) } }
+    }, ({ collected, tools }) =>
+      Effect.gen(function*() {
+        const result = yield* runGenerationTurn()
+        assert.deepStrictEqual([result.status, result.reason], ["error", "delivery_failed"])
+        assert.deepStrictEqual(result.attempts, [{ model: "primary", keyIndex: 0, status: "error" }])
+        assert.strictEqual((yield* (yield* ScriptedProbe).calls).length, 1)
+        assert.strictEqual((yield* (yield* ScriptedProbe).calls)[0]?.ending, "abandoned", "the provider request is closed")
+        assert.strictEqual(yield* collected.delivered, "a")
+        assert.deepStrictEqual(yield* collected.notices, [], "nothing more is posted to a destination that refuses it")
+        const notices = yield* tools.thoughtLog.notices
+        assert.deepStrictEqual(notices.map((notice) => notice.kind), ["delivery_failed"])
+        assert.include(notices[0]?.description ?? "", "missing_access")
+      })))
+
+  it.effect("[decision 18] a sink that fails while ending a completed pass never reports completed", () =>
+    withTurn({
+      models: ["primary", "fallback"],
+      script: [S.reply("all of it"), S.reply("never")],
+      sink: { chunkSize: 1000, failFrom: { delivery: 0, error: new DeliveryError({ reason: "failed", detail: "Discord 5xx, retries used up" }) } }
     }, () =>
       Effect.gen(function*() {
         const result = yield* runGenerationTurn()
-        assert.strictEqual(result.attempts.length, 1)
-        assert.strictEqual((yield* (yield* ScriptedProbe).calls).length, 1)
+        assert.deepStrictEqual([result.status, result.reason, result.text], ["error", "delivery_failed", ""])
+        assert.strictEqual(result.attempts.length, 1, "no other model can deliver to it either")
       })))
 
   it("[70] an error pass whose destination is gone is terminal", () => {

@@ -258,14 +258,18 @@ describe("streamOnce (spec §4)", () => {
         assert.strictEqual((yield* (yield* ScriptedProbe).calls)[0]?.ending, "interrupted")
       })))
 
-  it.effect("[70] an unreachable destination ends the pass with its stop reason", () =>
+  it.effect("[70][decision 18] a destination that refuses the reply ends the pass as DeliveryFailed with its stop reason", () =>
     withPassHarness({
       script: [[S.text("a"), S.text("b"), S.hang]],
       sink: { failFrom: { delivery: 1, error: new DeliveryError({ reason: "missing_access", detail: "403" }) } }
     }, () =>
       Effect.gen(function*() {
         const pass = yield* run()
-        assert.deepStrictEqual(pass, PassResult.Completed({ accumulatedText: "a", stopReason: "missing_access" }))
+        assert.deepStrictEqual(pass, PassResult.DeliveryFailed({
+          accumulatedText: "a",
+          stopReason: "missing_access",
+          error: new DeliveryError({ reason: "missing_access", detail: "403" })
+        }))
         assert.strictEqual((yield* (yield* ScriptedProbe).calls)[0]?.ending, "abandoned", "the request is closed")
       })))
 
