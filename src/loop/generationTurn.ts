@@ -95,7 +95,8 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
       usage: outcomes.reduce<TokenUsage | undefined>((total, o) => addUsage(total, o.result.usage), undefined),
       toolResponseDelivered: outcomes.some((o) => o.result.toolResponseDelivered),
       ...(thoughtLog === undefined ? {} : { thoughtLog }),
-      ...(sticker === undefined || sticker === null ? {} : { stickerSelection: sticker }),
+      // Only a completed reply carries its sticker (issue 11.4).
+      ...(status !== "completed" || sticker === undefined || sticker === null ? {} : { stickerSelection: sticker }),
       ...(final?.result.reason === undefined ? {} : { reason: final.result.reason })
     }
   }

@@ -4,7 +4,7 @@ import { DeliveryError, ResponseSink } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { PassResult } from "../../src/domain/PassResult"
 import { ProviderError } from "../../src/domain/ProviderError"
-import { toolSuccess } from "../../src/domain/ToolResult"
+import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { runGenerationTurn } from "../../src/loop/generationTurn"
 import { KeyPool } from "../../src/loop/KeyPool"
 import { attemptFailure } from "../../src/loop/policy"
@@ -12,7 +12,7 @@ import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
-import { makeRecordingTool } from "../support/tools/testTools"
+import { constantTool, makeRecordingTool } from "../support/tools/testTools"
 import { type LoopHarness, withLoopHarness } from "./harness"
 
 const keyOf = (request: GenerationRequest) => (request.apiKey === undefined ? "none" : Redacted.value(request.apiKey))
@@ -232,6 +232,39 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
         assert.deepStrictEqual([result.status, result.reason, result.text], ["error", "delivery_failed", ""])
         assert.strictEqual(result.attempts.length, 1, "no other model can deliver to it either")
       })))
+
+  it.effect("[issue 11.4] a sticker goes out only with a completed reply: not after /kill, a follow-up interrupt or the tool-error cap", () =>
+    Effect.gen(function*() {
+      const wave = { id: "111", name: "wave" }
+      const sticker = constantTool("select_sticker_for_response", toolSuccess({ sticker_id: "111" }))
+      const failing = constantTool("broken", toolFailure("nope"))
+      const ending = (script: S.Script, act: (harness: LoopHarness) => Effect.Effect<void> = () => Effect.void) =>
+        withTurn({ models: ["primary"], tools: [sticker, failing], stickers: [wave], script }, (harness) =>
+          Effect.gen(function*() {
+            const fiber = yield* Effect.fork(runGenerationTurn())
+            yield* act(harness)
+            const result = yield* Fiber.join(fiber)
+            return [result.status, result.stickerSelection?.id ?? "none"]
+          }))
+      assert.deepStrictEqual(yield* ending([S.callTool("select_sticker_for_response"), S.reply("Hi!")]), ["completed", "111"])
+      const askAfterPick = (request: Effect.Effect<void>) =>
+        Effect.gen(function*() {
+          yield* TestClock.adjust("1 second")
+          yield* request
+          yield* TestClock.adjust("1 second")
+        })
+      const slowReply = [S.callTool("select_sticker_for_response"), [S.sleep("5 seconds"), S.text("late")]]
+      assert.deepStrictEqual(
+        yield* ending(slowReply, (harness) => askAfterPick(harness.signals.kill({ requesterId: "u1" }))),
+        ["stopped_by_user", "none"]
+      )
+      assert.deepStrictEqual(
+        yield* ending(slowReply, (harness) => askAfterPick(harness.signals.requestFollowUp)),
+        ["follow_up_interrupt", "none"]
+      )
+      const capped = [S.callTool("select_sticker_for_response"), ...Array.from({ length: 5 }, () => S.callTool("broken"))]
+      assert.deepStrictEqual(yield* ending(capped), ["error", "none"])
+    }))
 
   it("[70] an error pass whose destination is gone is terminal", () => {
     const error = new ProviderError({ reason: "Server", provider: "x", detail: "down" })

@@ -486,6 +486,19 @@ describe("runToolLoop (spec §2)", () => {
         }))
     }))
 
+  it.effect("[issue 11.4] an attempt's result carries the chosen sticker only when it completed", () =>
+    withLoopHarness({
+      tools: [ok("select_sticker_for_response", { sticker_id: "111" }), failing("broken")],
+      stickers: [{ id: "111", name: "wave" }],
+      script: [S.callTool("select_sticker_for_response"), ...Array.from({ length: 5 }, () => S.callTool("broken"))]
+    }, () =>
+      Effect.gen(function*() {
+        const outcome = yield* runToolLoopDetailed({ attempt, apiKey: undefined })
+        assert.strictEqual(outcome.result.status, "error")
+        assert.strictEqual(outcome.result.stickerSelection, undefined)
+        assert.strictEqual(outcome.stickerSelection?.id, "111", "the pick itself is kept for a replacement attempt")
+      })))
+
   it.effect("deliberate tool mode declares only the allowed tools; with no intent it declares none", () =>
     Effect.gen(function*() {
       const declared = (allowedNames: ReadonlyArray<string>, disableAllTools?: boolean) =>
