@@ -53,7 +53,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
           if (notice?._tag !== "FallbackUsed") return
           assert.strictEqual(notice.model, "fallback")
           assert.strictEqual(notice.failures[0]?.model, "primary")
-          assert.include(notice.failures[0]?.detail ?? "", "RateLimit")
+          assert.strictEqual(notice.failures[0]?.reason, "rate_limited")
           assert.strictEqual(result.iterations, 4)
           assert.strictEqual(result.toolCalls.length, 2)
         }))
@@ -160,8 +160,24 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
         assert.deepStrictEqual(result.attempts.map((a) => `${a.model}#${a.keyIndex}`), ["m1#0", "m1#1", "m2#0"], "m2 finds both keys resting")
         const notices = yield* collected.notices
         assert.strictEqual(notices.length, 1)
-        assert.strictEqual(notices[0]?._tag, "ProviderFailed")
-        if (notices[0]?._tag === "ProviderFailed") assert.include(notices[0].detail, "m2/k0 is down")
+        assert.deepStrictEqual(notices[0], UserNotice.ProviderFailed({ model: "m2", reason: "service_error" }))
+      })))
+
+  it.effect("[decision 20] public notices carry no internals: classes and model names in the channel, the vendor's words in the thought log", () =>
+    withTurn({
+      models: ["m1", "m2"],
+      script: ({ request }) => [S.fail(request.model === "m1" ? "Network" : "Server", `connect ECONNREFUSED 10.0.0.7:8443 (${request.model})`, { status: 502 })]
+    }, ({ collected, tools }) =>
+      Effect.gen(function*() {
+        yield* runGenerationTurn()
+        const shown = JSON.stringify(yield* collected.notices)
+        assert.notInclude(shown, "10.0.0.7")
+        assert.notInclude(shown, "ECONNREFUSED")
+        assert.deepStrictEqual(yield* collected.notices, [UserNotice.ProviderFailed({ model: "m2", reason: "service_error" })])
+        const hidden = yield* tools.thoughtLog.notices
+        assert.deepStrictEqual(hidden.map((notice) => notice.kind), ["provider_failed", "provider_failed"])
+        assert.include(hidden[0]?.description ?? "", "10.0.0.7:8443 (m1)")
+        assert.include(hidden[0]?.title ?? "", "the service could not be reached")
       })))
 
   it.effect("[69] a fallback answered but the user already moved on: no notice, the pending request is cleared", () =>
