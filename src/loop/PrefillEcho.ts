@@ -21,9 +21,11 @@ export interface PrefillEcho {
   readonly held: string
   /** Offsets in `prefill` where a restart may begin and that still agree with `held`. */
   readonly starts: ReadonlyArray<number>
+  /** The delivered text ended in whitespace (trimmed from `prefill`), so what follows a restart needs none. */
+  readonly spaced: boolean
 }
 
-const done: PrefillEcho = { prefill: "", held: "", starts: [] }
+const done: PrefillEcho = { prefill: "", held: "", starts: [], spaced: false }
 
 const isSpace = (char: string | undefined) => char !== undefined && /\s/.test(char)
 
@@ -39,7 +41,9 @@ const restartOffsets = (prefill: string): ReadonlyArray<number> => {
 
 export const startEcho = (prefill: string | undefined): PrefillEcho => {
   const text = prefill?.trim() ?? ""
-  return text.length < MIN_GUARDED_PREFILL ? done : { prefill: text, held: "", starts: restartOffsets(text) }
+  return text.length < MIN_GUARDED_PREFILL
+    ? done
+    : { prefill: text, held: "", starts: restartOffsets(text), spaced: /\s$/.test(prefill ?? "") }
 }
 
 /**
@@ -57,7 +61,10 @@ export const feedEcho = (state: PrefillEcho, delta: string): readonly [string, P
   if (pending.length > 0) return ["", { ...state, held: candidate, starts: pending }]
   // Otherwise the longest restart the output completed is the overlap to drop.
   const completed = state.starts.find((offset) => compared.startsWith(prefill.slice(offset)))
-  if (completed !== undefined) return [compared.slice(prefill.length - completed), done]
+  if (completed !== undefined) {
+    const rest = compared.slice(prefill.length - completed)
+    return [state.spaced ? rest.trimStart() : rest, done]
+  }
   // Diverged from every restart: it was a genuine continuation, release everything held.
   return [candidate, done]
 }

@@ -72,7 +72,25 @@ interface LoopState {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog: ThoughtLogPayload | undefined
   readonly stickerSelection: Sticker | null | undefined
+  /**
+   * How `carried` reaches the model: as the start of its answer (a trailing assistant message),
+   * or, once a server refused that shape, as an instruction naming what was already posted.
+   */
+  readonly continuation: "prefill" | "instruction"
 }
+
+/** The note that replaces a refused reply prefill: what was posted, and to go on from there. */
+export const continuationInstruction = (posted: string): string =>
+  "[Your reply was interrupted after you had already posted the text between the markers below. " +
+  "Continue right after its last word; do not repeat any of it and do not start over.]\n<<<\n" + posted + "\n>>>"
+
+/**
+ * A server that refuses a trailing assistant message (llama.cpp in thinking mode answers HTTP
+ * 400; others refuse any prefill) fails the pass before it shows anything: that is the shape,
+ * not the conversation, so the pass is retried once with the instruction instead.
+ */
+const refusedPrefill = (pass: PassResult, request: GenerationRequest): boolean =>
+  pass._tag === "Error" && pass.error.reason === "BadRequest" && request.assistantPrefill !== undefined && isBlank(pass.accumulatedText)
 
 const isBlank = (text: string) => text.trim().length === 0
 
@@ -105,7 +123,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     lastToolName: undefined,
     toolResponseDelivered: input.toolResponseDelivered ?? false,
     thoughtLog: undefined,
-    stickerSelection: input.stickerSelection
+    stickerSelection: input.stickerSelection,
+    continuation: "prefill"
   })
 
   const finish = (status: TurnStatus, responseText: string) =>
@@ -139,17 +158,20 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       flags: yield* Ref.get(turn.state.flags),
       turnState: turn.state
     })
+    const messages = yield* Ref.get(turn.state.contextItems)
+    const continues = !isBlank(s.carried)
+    const asInstruction = continues && s.continuation === "instruction"
     const request: GenerationRequest = {
       model: attempt.model,
       apiKey: input.apiKey,
       system: turn.persona.systemPrompt,
-      messages: yield* Ref.get(turn.state.contextItems),
+      messages: asInstruction ? [...messages, { role: "user", content: continuationInstruction(s.carried) }] : messages,
       // Deliberate mode declares only what the message asked for (dispatch re-checks it).
       tools: applyDeliberateAllowlist(tools, turn.deliberate).map(toDeclaration),
       functionHistory: s.functionHistory,
-      ...(isBlank(s.carried) ? {} : { assistantPrefill: s.carried })
+      ...(continues && !asInstruction ? { assistantPrefill: s.carried } : {})
     }
-    return request
+    return { request, continuing: s.carried }
   })
 
   // A stop response gets one pass: its only job is the acknowledgement.
@@ -159,12 +181,20 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       yield* sink.notice(UserNotice.StillWorking({ iteration }))
     }
 
-    const pass = yield* streamOnce({ request: yield* buildRequest, attempt })
+    const { continuing, request } = yield* buildRequest
+    const pass = yield* streamOnce({ request, attempt, continuing })
     const before = yield* Ref.updateAndGet(state, (s) => ({
       ...s,
       passes: [...s.passes, pass],
       thoughtLog: pass.thoughtLog ?? s.thoughtLog
     }))
+    if (before.continuation === "prefill" && refusedPrefill(pass, request)) {
+      yield* Effect.logWarning("the server refused the reply prefill; retrying the pass once with an instruction naming the posted text").pipe(
+        Effect.annotateLogs({ model: attempt.model, detail: pass._tag === "Error" ? pass.error.detail : "" })
+      )
+      yield* Ref.update(state, (s) => ({ ...s, continuation: "instruction" as const }))
+      continue
+    }
     // Everything the user saw since the last history entry, this pass included.
     const passText = before.carried + pass.accumulatedText
     if (!isBlank(pass.accumulatedText)) yield* Ref.update(state, (s) => ({ ...s, lastDelivered: passText }))

@@ -16,6 +16,12 @@ import { type TurnRequest, TurnSignals } from "./TurnSignals"
 export interface StreamOnceInput {
   readonly request: GenerationRequest
   readonly attempt: AttemptInfo
+  /**
+   * Text already shown that this pass continues (decision 4), whichever way the request carries
+   * it (a trailing assistant message or an instruction): the output that repeats it is dropped.
+   * Default: the request's `assistantPrefill`.
+   */
+  readonly continuing?: string
 }
 
 /** What the consumer of one provider stream has seen so far (content: the deadline's phase). */
@@ -109,7 +115,7 @@ export const streamOnce = Effect.fnUntraced(function*(
 
   const deliveredBefore = (yield* sink.delivered).length
   const state = yield* Ref.make(initialState)
-  const echo = yield* Ref.make(startEcho(input.request.assistantPrefill))
+  const echo = yield* Ref.make(startEcho(input.continuing ?? input.request.assistantPrefill))
   const startedAt = yield* Clock.currentTimeMillis
   const deadline = yield* Ref.make<Deadline>({
     at: startedAt + Duration.toMillis(config.firstTokenTimeout),

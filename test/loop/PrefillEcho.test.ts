@@ -48,6 +48,10 @@ describe("PrefillEcho (fallback continuation guard, decision 4, issue 11.9)", ()
     assert.strictEqual(run(shown, ["we pack the car, then we drive to the coast, and we eat."]), ", and we eat.")
   })
 
+  it("the delivered text ended in a space: what follows the restart does not add another", () => {
+    assert.strictEqual(run("It sits on the Seine, ", ["It sits on the Seine, and it is old."]), "and it is old.")
+  })
+
   it("an overlap shorter than the minimum is kept (a continuation may start like the reply ended)", () => {
     assert.strictEqual(run("We went to the coast and then", [" then we swam."]), " then we swam.")
   })
