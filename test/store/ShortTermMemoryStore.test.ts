@@ -1,12 +1,10 @@
-import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Database from "../../src/store/Database"
-import { MIGRATIONS_TABLE, migrations } from "../../src/store/migrations"
 import { type MemoryPlace, memoryScopeOf, ShortTermMemoryStore } from "../../src/store/ShortTermMemoryStore"
 import * as Stores from "../../src/store/Stores"
-import { testDatabases } from "./databases"
+import { migrateUpTo, testDatabases } from "./databases"
 import { storesOn } from "./stores"
 
 const inGuild = (channelId: string, parentChannelId?: string): MemoryPlace => ({ guildId: "g1", channelId, parentChannelId, userId: "u1" })
@@ -27,12 +25,6 @@ describe("memoryScopeOf", () => {
     // A DM stays the DM's whatever the flag says.
     assert.deepStrictEqual(memoryScopeOf({ guildId: undefined, channelId: "dm-u1", parentChannelId: undefined, userId: "u1" }, true), dm)
   })
-})
-
-/** A database at version 1 (before per-channel memory): the migrations after it are left to run. */
-const atVersion1 = Migrator.make({})({
-  loader: Migrator.fromRecord({ "1_initial_schema": migrations["1_initial_schema"] ?? Effect.dieMessage("no initial schema") }),
-  table: MIGRATIONS_TABLE
 })
 
 for (const database of testDatabases) {
@@ -80,7 +72,7 @@ for (const database of testDatabases) {
         const client = yield* Layer.build(Database.sqlClientLayer(yield* database.target))
         const check = Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
-          yield* atVersion1
+          yield* migrateUpTo("1_initial_schema")
           // What version 1 wrote: one memory per guild (`guild:<id>`), per persona; one per DM user.
           yield* sql`INSERT INTO short_term_memory (scope_key, persona_key, memory, updated_at) VALUES
             ('guild:g1', '', ${JSON.stringify({ summary: "old g1 memory" })}, 1),
