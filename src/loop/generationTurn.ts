@@ -124,6 +124,9 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
         suppressUserErrors: hasFallbackKey || !lastModel || !turn.shouldSurfaceUserErrors
       }
 
+      yield* Effect.logDebug("generation attempt starts").pipe(
+        Effect.annotateLogs({ model, keyIndex, suppressUserErrors: info.suppressUserErrors, continues: carry.prefill.length > 0 })
+      )
       const run = yield* runToolLoopDetailed({
         attempt: info,
         apiKey: plan.keys[keyIndex],

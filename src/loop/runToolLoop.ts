@@ -245,7 +245,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       }
 
       case "FunctionCall": {
-        const name = pass.call?.name.trim() ?? ""
+        // A provider may signal a call without a name: executeToolCall refuses it (`error`).
+        const rawName: unknown = pass.call?.name
+        const name = typeof rawName === "string" ? rawName.trim() : ""
         const notify = sink.toolActivity ?? (() => Effect.void)
         if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
         // The model continued `carried` and then called: the whole text precedes the call.

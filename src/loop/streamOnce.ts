@@ -29,6 +29,8 @@ interface PassState {
   readonly usage: TokenUsage | undefined
   readonly finishReason: FinishReason | undefined
   readonly call: FunctionCall | undefined
+  /** A tool-call event arrived (its payload may still be malformed or missing). */
+  readonly calling: boolean
   readonly reasoning: string
 }
 
@@ -36,6 +38,7 @@ const initialState: PassState = {
   usage: undefined,
   finishReason: undefined,
   call: undefined,
+  calling: false,
   reasoning: ""
 }
 
@@ -145,7 +148,7 @@ export const streamOnce = Effect.fnUntraced(function*(
         case "ReasoningDelta":
           return yield* Ref.update(state, (s) => ({ ...s, reasoning: s.reasoning + event.text }))
         case "ToolCall":
-          return yield* Ref.update(state, (s) => ({ ...s, call: event.call }))
+          return yield* Ref.update(state, (s) => ({ ...s, call: event.call, calling: true }))
         case "Usage":
           return yield* Ref.update(state, (s) => ({ ...s, usage: event.usage }))
         case "Finish":
@@ -276,7 +279,8 @@ export const streamOnce = Effect.fnUntraced(function*(
       const s = yield* Ref.get(state)
       return yield* settle("flush", (accumulatedText) =>
         Effect.map(common, (shared) => {
-          if (s.call !== undefined) return PassResult.FunctionCall({ ...shared, accumulatedText, call: s.call })
+          // A call without a payload is still a call: executeToolCall refuses it (`error`, spec [13]).
+          if (s.calling) return PassResult.FunctionCall({ ...shared, accumulatedText, call: s.call })
           if (accumulatedText.trim().length === 0) {
             return PassResult.EmptyResponse({
               ...shared,

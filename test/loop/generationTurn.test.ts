@@ -1,13 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Ref, TestClock } from "effect"
 import { DeliveryError, ResponseSink } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
-import { PassResult } from "../../src/domain/PassResult"
-import { ProviderError } from "../../src/domain/ProviderError"
+import type { FunctionCall } from "../../src/domain/FunctionCall"
+import { ProviderEvent } from "../../src/domain/ProviderEvent"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { runGenerationTurn } from "../../src/loop/generationTurn"
 import { KeyPool } from "../../src/loop/KeyPool"
-import { attemptFailure } from "../../src/loop/policy"
 import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
@@ -36,9 +35,15 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
         tools: [probe.tool],
         script: ({ request, index }) =>
           index % 2 === 0 ? S.callTool("probe") : request.model === "primary" ? [rateLimited] : S.reply("from the fallback")
-      }, ({ collected }) =>
+      }, ({ collected, tools }) =>
         Effect.gen(function*() {
-          const result = yield* runGenerationTurn()
+          const result = yield* runGenerationTurn().pipe(Logger.withMinimumLogLevel(LogLevel.Debug))
+          // Errors are suppressed while another model is pending, and surfaced on the last one.
+          const started = yield* tools.logs.matching("generation attempt starts")
+          assert.deepStrictEqual(started.map((line) => [line.annotations["model"], line.annotations["suppressUserErrors"]]), [
+            ["primary", true],
+            ["fallback", false]
+          ])
           assert.strictEqual(result.status, "completed")
           assert.strictEqual(result.text, "from the fallback")
           assert.deepStrictEqual(result.attempts, [
@@ -282,11 +287,20 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
       assert.deepStrictEqual(yield* ending(capped), ["error", "none"])
     }))
 
-  it("[70] an error pass whose destination is gone is terminal", () => {
-    const error = new ProviderError({ reason: "Server", provider: "x", detail: "down" })
-    assert.strictEqual(attemptFailure("error", PassResult.Error({ accumulatedText: "", error, stopReason: "channel_deleted" })), "Terminal")
-    assert.strictEqual(attemptFailure("error", PassResult.Error({ accumulatedText: "", error })), "ProviderError")
-  })
+
+  it.effect("[13] a call without a name from the primary is the model's error: the next model answers", () =>
+    withTurn({
+      models: ["primary", "fallback"],
+      script: ({ request }) =>
+        request.model === "primary"
+          ? [S.ScriptStep.Emit({ event: ProviderEvent.ToolCall({ call: {} as FunctionCall }) }), S.finish("tool_calls")]
+          : S.reply("from the fallback")
+    }, () =>
+      Effect.gen(function*() {
+        const result = yield* runGenerationTurn()
+        assert.deepStrictEqual(result.attempts.map((a) => [a.model, a.status]), [["primary", "error"], ["fallback", "completed"]])
+        assert.strictEqual(result.text, "from the fallback")
+      })))
 
   it.effect("[71] a defect inside an attempt: status error, one error notice, remaining fallbacks not tried", () =>
     withTurn({

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Ref, TestClock } from "effect"
+import type { FunctionCall } from "../../src/domain/FunctionCall"
+import { ProviderEvent } from "../../src/domain/ProviderEvent"
 import { ToolActivity } from "../../src/loop/ToolActivity"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
@@ -359,12 +361,38 @@ describe("runToolLoop (spec §2)", () => {
         assert.deepStrictEqual(yield* collected.notices, [])
       })))
 
-  it.effect("[13][14] a malformed call (no name, blank name) aborts with error and nothing runs", () =>
-    withLoopHarness({ tools: [ok("x")], script: [[S.toolCall("   ")]] }, () =>
-      Effect.gen(function*() {
-        const result = yield* loop()
-        assert.deepStrictEqual([result.status, result.toolCalls.length], ["error", 0])
-      })))
+  it.effect("[13][14] a malformed call (no payload, no name, blank name) aborts with error and nothing runs", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("x")
+      // What a broken provider can emit: a call event whose payload lacks a name.
+      const nameless = S.ScriptStep.Emit({ event: ProviderEvent.ToolCall({ call: {} as FunctionCall }) })
+      const noPayload = S.ScriptStep.Emit({ event: ProviderEvent.ToolCall({ call: undefined as unknown as FunctionCall }) })
+      for (const step of [nameless, noPayload, S.toolCall("   ")]) {
+        yield* withLoopHarness({ tools: [recorder.tool], script: [[step, S.finish("tool_calls")], S.reply("never")] }, () =>
+          Effect.gen(function*() {
+            const result = yield* loop()
+            assert.deepStrictEqual([result.status, result.toolCalls.length, result.passes.length], ["error", 0, 1])
+            assert.strictEqual(result.passes[0]?._tag, "FunctionCall")
+          }))
+      }
+      assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0)
+    }))
+
+  it.effect("[28] 10 consecutive truncated calls: the turn ends with error after the 5th, nothing executed", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("update_short_term_memory")
+      yield* withLoopHarness({
+        tools: [recorder.tool],
+        script: Array.from({ length: 10 }, () => [S.toolCall("update_short_term_memory", { scene_state: "bed" }, { argumentsTruncated: true }), S.finish("tool_calls")])
+      }, ({ collected }) =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          assert.deepStrictEqual([result.status, result.passes.length, result.toolCalls.length], ["error", 5, 5])
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0)
+          assert.isTrue(result.toolCalls.every((call) => call.args === undefined && !call.success))
+          assert.deepStrictEqual((yield* collected.notices).map((notice) => notice._tag), ["ToolErrorLoop"])
+        }))
+    }))
 
   it("[55][56] scene metadata: appended after the text; details alone are trimmed (the quirk is not kept)", () => {
     assert.strictEqual(resultText("hi", "scene"), "hi\n\n[Scene Metadata]\nscene")

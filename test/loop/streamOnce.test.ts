@@ -1,11 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Option, TestClock } from "effect"
-import { DeliveryError } from "../../src/loop/ResponseSink"
+import { Duration, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { makeCollectingSink } from "../../src/chat/CollectingSink"
+import { LoopConfig } from "../../src/config/LoopConfig"
+import { DeliveryError, ResponseSink } from "../../src/loop/ResponseSink"
+import { makeTurnSignals, TurnSignals, type TurnSignalsShape } from "../../src/loop/TurnSignals"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { PassResult } from "../../src/domain/PassResult"
 import { streamOnce } from "../../src/loop/streamOnce"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
+import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { attempt, request, withPassHarness } from "./harness"
 
 const run = (overrides: Parameters<typeof request>[0] = {}, info: Parameters<typeof attempt>[0] = {}) =>
@@ -196,15 +200,29 @@ describe("streamOnce (spec §4)", () => {
         assert.deepStrictEqual(yield* (yield* ScriptedProbe).calls, [])
       })))
 
-  it.effect("[61] kill racing a timeout: the stop wins and no settle window is spent", () =>
-    withPassHarness({ script: [[S.text("a"), S.hang]], sink: { deliveryDelay: "200 seconds" } }, ({ signals }) =>
-      Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
-        yield* signals.requestStop()
-        yield* TestClock.adjust("1 second")
-        const pass = yield* Fiber.join(fiber)
-        assert.strictEqual(pass._tag, "StoppedByUser")
-      })))
+  it.effect("[61] a stop the watchdog meets when the budget runs out wins over the timeout: stopped_by_user at the deadline, no settle wait, no notice", () =>
+    Effect.gen(function*() {
+      const collected = yield* makeCollectingSink()
+      const real = yield* makeTurnSignals("channel-1")
+      // The listener is blind here, so the watchdog is first to see the stop: the race the timeout path settles.
+      const signals: TurnSignalsShape = { ...real, awaitRequest: Effect.never }
+      const fiber = yield* Effect.fork(streamOnce({ request: request(), attempt: attempt() }).pipe(
+        Effect.provide(Layer.mergeAll(
+          Scripted.layer({ script: [[S.text("partial "), S.hang]] }),
+          Layer.succeed(ResponseSink, collected.sink),
+          Layer.succeed(TurnSignals, signals),
+          LoopConfig.make({ streamInactivityTimeout: Duration.seconds(10) })
+        ))
+      ))
+      yield* TestClock.adjust("5 seconds")
+      yield* real.requestStop({ requesterId: "u1" })
+      yield* TestClock.adjust(Duration.millis(4_999))
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "nothing decides before the deadline")
+      yield* TestClock.adjust(Duration.millis(1))
+      const pass = Option.getOrThrow(yield* Fiber.poll(fiber))
+      assert.deepStrictEqual(pass, Exit.succeed(PassResult.StoppedByUser({ accumulatedText: "partial ", stopReason: "user_request" })))
+      assert.deepStrictEqual(yield* collected.notices, [], "no timeout notice")
+    }))
 
   it.effect("[issue 11.8] a sink write that takes three inactivity budgets is not a provider stall: the pass completes", () =>
     withPassHarness({
