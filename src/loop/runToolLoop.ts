@@ -1,5 +1,5 @@
 import { Effect, Option, type Redacted, Ref } from "effect"
-import { ResponseSink } from "./ResponseSink"
+import { type DeliveryError, ResponseSink } from "./ResponseSink"
 import { ToolActivity } from "./ToolActivity"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -22,6 +22,12 @@ import { StopResponses } from "./StopResponses"
 import { ThoughtLog } from "./ThoughtLog"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
+import { authorNotes } from "./drafting/authorNotes"
+import { completeResponse } from "./drafting/completeResponse"
+import { DraftReview, type DraftTurn } from "./drafting/DraftState"
+import { discardPending, dropProse, holdingSink, keepProse } from "./drafting/holdingSink"
+import { startDraftAttempt } from "./drafting/startDraftAttempt"
+import { withReview, withoutPreToolText } from "./drafting/withReview"
 
 export interface ToolLoopInput {
   readonly attempt: AttemptInfo
@@ -37,6 +43,8 @@ export interface ToolLoopInput {
   readonly toolResponseDelivered?: boolean
   /** The sticker chosen by an earlier attempt (`null`: chosen then cleared). */
   readonly stickerSelection?: Sticker | null
+  /** Response Drafting: the turn's review state, shared by its attempts (spec §2.10; ignored when off). */
+  readonly draft?: DraftTurn
 }
 
 /** runToolLoop's result plus what the outer tier needs to continue after a failed attempt. */
@@ -127,9 +135,13 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     continuation: "prefill"
   })
 
-  const finish = (status: TurnStatus, responseText: string) =>
-    Effect.map(Ref.get(state), (s): ToolLoopOutcome => ({
-      result: buildResult({
+  // Response Drafting (spec §2.10): prose is held and reviewed before delivery; undefined when off.
+  const draft = yield* startDraftAttempt({ turn: input.draft, attempt, apiKey: input.apiKey })
+  const reviewUsage = draft === undefined ? Effect.succeed(undefined) : Ref.get(draft.usage)
+
+  const finish = (status: TurnStatus, responseText: string, refused?: DeliveryError) =>
+    Effect.map(Effect.zip(Ref.get(state), reviewUsage), ([s, reviewed]): ToolLoopOutcome => ({
+      result: withReview(buildResult({
         status,
         responseText,
         passes: s.passes,
@@ -137,7 +149,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         toolResponseDelivered: s.toolResponseDelivered,
         thoughtLog: s.thoughtLog,
         stickerSelection: s.stickerSelection
-      }),
+      }), reviewed, refused),
       unansweredText: s.carried,
       functionHistory: s.functionHistory,
       stickerSelection: s.stickerSelection
@@ -158,7 +170,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       flags: yield* Ref.get(turn.state.flags),
       turnState: turn.state
     })
-    const messages = yield* Ref.get(turn.state.contextItems)
+    const messages = [...(yield* Ref.get(turn.state.contextItems)), ...(draft === undefined ? [] : yield* authorNotes(draft.turn))]
     const continues = !isBlank(s.carried)
     const asInstruction = continues && s.continuation === "instruction"
     const request: GenerationRequest = {
@@ -174,6 +186,37 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     return { request, continuing: s.carried }
   })
 
+  /**
+   * Ends the turn with an answer. Response Drafting (spec §2.10): the pending reply is reviewed
+   * and delivered first; `undefined` means the reviewer asked for a revision and the loop goes
+   * on, with the pending reply and carried text cleared and the tool outcomes kept.
+   */
+  const conclude = (status: TurnStatus, responseText: string) =>
+    Effect.gen(function*() {
+      if (draft === undefined) return yield* finish(status, responseText)
+      const completion = yield* completeResponse({
+        draft,
+        status,
+        responseText,
+        functionHistory: (yield* Ref.get(state)).functionHistory,
+        sink,
+        queueStopResponse: queueStopResponseIfPresent
+      })
+      if (completion._tag === "Finished") return yield* finish(completion.status, completion.text, completion.deliveryFailed)
+      yield* Ref.update(state, (s) => ({
+        ...s,
+        carried: "",
+        carriedFromFallback: false,
+        lastDelivered: undefined,
+        // The draft's narration was never shown: the model must not believe it said it.
+        functionHistory: s.functionHistory.map(withoutPreToolText)
+      }))
+      return undefined
+    })
+
+  /** Response Drafting: a stop or follow-up throws the pending reply away (nothing of it was shown). */
+  const discardDraft = draft === undefined ? Effect.void : discardPending(draft.turn)
+
   // A stop response gets one pass: its only job is the acknowledgement.
   const maxIterations = turn.isStopResponse ? 1 : config.maxIterations
   for (let iteration = 0; iteration < maxIterations; iteration++) {
@@ -182,7 +225,10 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     }
 
     const { continuing, request } = yield* buildRequest
-    const pass = yield* streamOnce({ request, attempt, continuing })
+    const pass = yield* (draft === undefined
+      ? streamOnce({ request, attempt, continuing })
+      // Response Drafting: the pass writes into the draft, not to the user.
+      : Effect.provideService(streamOnce({ request, attempt, continuing }), ResponseSink, holdingSink(draft.turn, sink)))
     const before = yield* Ref.updateAndGet(state, (s) => ({
       ...s,
       passes: [...s.passes, pass],
@@ -200,8 +246,12 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     if (!isBlank(pass.accumulatedText)) yield* Ref.update(state, (s) => ({ ...s, lastDelivered: passText }))
 
     switch (pass._tag) {
-      case "Completed":
-        return yield* finish("completed", passText)
+      case "Completed": {
+        if (draft !== undefined) yield* keepProse(draft.turn, pass.accumulatedText)
+        const done = yield* conclude("completed", passText)
+        if (done === undefined) continue
+        return done
+      }
 
       case "DeliveryFailed":
         // Nothing more reaches the user; the operator hears of it (decision 18).
@@ -217,16 +267,23 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
       case "Error":
       case "Timeout":
+        // Response Drafting: the failed pass showed nothing, so a replacement starts it afresh.
+        if (draft !== undefined) {
+          yield* dropProse(draft.turn, pass.accumulatedText)
+          return yield* finish(pass._tag === "Error" ? "error" : "timeout", "")
+        }
         // Retryable for the outer tier; the text shown so far is where a replacement continues.
         yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
         return yield* finish(pass._tag === "Error" ? "error" : "timeout", passText)
 
       case "StoppedByUser":
         yield* queueStopResponseIfPresent
+        if (draft !== undefined) return yield* Effect.zipRight(discardDraft, finish("stopped_by_user", ""))
         yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
         return yield* finish("stopped_by_user", passText)
 
       case "FollowUpInterrupt":
+        if (draft !== undefined) return yield* Effect.zipRight(discardDraft, finish("follow_up_interrupt", ""))
         yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
         return yield* finish("follow_up_interrupt", passText)
 
@@ -235,11 +292,17 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         const delivered = s.lastDelivered
         if ((delivered !== undefined || s.toolResponseDelivered) && mayTrySettle(pass, s.lastToolName)) {
           const needsFollowUp = yield* registry.requiresFollowUp(s.lastToolName, attempt.provider, turn.guildId, turn.state)
-          if (!needsFollowUp) return yield* finish("completed", delivered ?? "")
+          if (!needsFollowUp) {
+            const done = yield* conclude("completed", delivered ?? "")
+            if (done === undefined) continue
+            return done
+          }
         }
         // A replacement attempt with nothing to add: the reply it continued is complete.
         if (s.carriedFromFallback && pass.finishReason !== "length" && pass.emptyResponseReason === undefined) {
-          return yield* finish("completed", s.carried)
+          const done = yield* conclude("completed", s.carried)
+          if (done === undefined) continue
+          return done
         }
         return yield* finish("empty_response", "")
       }
@@ -251,7 +314,11 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         const notify = sink.toolActivity ?? (() => Effect.void)
         if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
         // The model continued `carried` and then called: the whole text precedes the call.
-        const outcome = yield* executeToolCall({ pass: { ...pass, accumulatedText: passText }, iteration, attempt })
+        const execution = executeToolCall({ pass: { ...pass, accumulatedText: passText }, iteration, attempt })
+        // Response Drafting: the tool checkpoint (spec §3 step 5b) finds the reviewer here.
+        const outcome = yield* (draft === undefined ? execution : Effect.provideService(execution, DraftReview, draft))
+        // Response Drafting: narration before a call that went on joins the pending reply.
+        if (draft !== undefined && outcome._tag !== "Abort") yield* keepProse(draft.turn, pass.accumulatedText)
 
         if (outcome._tag === "Restart") {
           yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: true, durationMs: outcome.durationMs }))
@@ -274,6 +341,11 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         if (outcome._tag === "Abort") {
           if (name.length > 0) yield* notify(ToolActivity.Aborted({ name }))
           if (outcome.status === "stopped_by_user") yield* queueStopResponseIfPresent
+          if (draft !== undefined) {
+            // Nothing of the draft was shown: a stop discards it, a refused call drops its pass.
+            yield* outcome.status === "stopped_by_user" ? discardDraft : dropProse(draft.turn, pass.accumulatedText)
+            return yield* finish(outcome.status, "")
+          }
           yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
           return yield* finish(outcome.status, passText)
         }
@@ -295,14 +367,15 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           lastToolName: outcome.functionName,
           toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
           stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
-          consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1
+          // A review rejection neither counts toward nor resets the cap (spec §2.7).
+          consecutiveToolErrors: outcome.success ? 0 : outcome.reviewStatus === "rejected" ? s.consecutiveToolErrors : s.consecutiveToolErrors + 1
         }))
 
         // A stop response's call was refused, and it has no second pass: what it said is the answer.
         if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
 
         // The error cap is checked before endTurn (spec §2.3 step 6).
-        if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
+        if (!outcome.success && outcome.reviewStatus !== "rejected" && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
           yield* Effect.logWarning(`${after.consecutiveToolErrors} consecutive tool failures: ending the turn`).pipe(
             Effect.annotateLogs({ lastTool: outcome.functionName, channelId: turn.channelId })
           )
@@ -314,9 +387,10 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           }
           return yield* finish("error", "")
         }
-        if (outcome.endTurn) return yield* finish("completed", passText)
-        if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
-          return yield* finish("completed", passText)
+        if (outcome.endTurn || (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName))) {
+          const done = yield* conclude("completed", passText)
+          if (done === undefined) continue
+          return done
         }
         continue
       }
