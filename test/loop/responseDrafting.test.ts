@@ -1,17 +1,20 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Fiber, Ref, TestClock } from "effect"
+import { Chunk, Duration, Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import { DraftingConfig } from "../../src/config/DraftingConfig"
 import { DeliveryError } from "../../src/domain/DeliveryError"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { PENDING_NARRATION_NOTE } from "../../src/loop/drafting/authorNotes"
 import { HELD_PROSE_MAX_CHARS, MAX_TOOL_REVIEWS } from "../../src/loop/drafting/DraftState"
+import { runGenerationTurn } from "../../src/loop/generationTurn"
+import { KeyPool } from "../../src/loop/KeyPool"
+import { RoutePlan } from "../../src/loop/RoutePlan"
 import { runToolLoop } from "../../src/loop/runToolLoop"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import { constantTool, makeHangingTool, makeRecordingTool } from "../support/tools/testTools"
 import { testAttempt } from "../support/tools/toolCallHarness"
-import { withLoopHarness } from "./harness"
+import { type LoopHarness, withLoopHarness } from "./harness"
 
 /**
  * Response Drafting (spec §2.10, §3 step 5b, issue 14): the author's prose is held and a
@@ -559,4 +562,52 @@ describe("Response Drafting: the tool checkpoint (spec §3 step 5b)", () => {
           assert.strictEqual(yield* probe.awaitFinalized(1), "interrupted")
         }))
     }).pipe(drafted))
+})
+
+describe("Response Drafting across attempts: review state and function history are shared by the turn (spec §2.10)", () => {
+  const withTurn = <A, E, R>(
+    options: Parameters<typeof withLoopHarness>[0] & { readonly models: ReadonlyArray<string> },
+    body: (harness: LoopHarness) => Effect.Effect<A, E, R>
+  ) => withLoopHarness(options, (harness) => body(harness).pipe(Effect.provide(Layer.merge(RoutePlan.make(options.models, []), KeyPool.Default))))
+
+  it.effect("a fallback attempt inherits the pending narration and the tool outcome: the tool ran once, one reply delivered after approval", () =>
+    Effect.gen(function*() {
+      const lookup = yield* makeRecordingTool("lookup", () => Effect.succeed(toolSuccess({ answer: 42 })))
+      yield* withTurn({
+        models: ["primary", "fallback"],
+        tools: [lookup.tool],
+        script: S.byModel({
+          primary: [S.callTool("lookup", { q: "x" }, "Checking."), [S.fail("Server", "down")]],
+          fallback: [S.reply("It is 42.")],
+          [REVIEWER]: [approve, approve]
+        })
+      }, ({ collected }) =>
+        Effect.gen(function*() {
+          const result = yield* runGenerationTurn()
+          assert.deepStrictEqual([result.status, result.text], ["completed", "Checking.\n\nIt is 42."])
+          assert.deepStrictEqual(deliveredTexts(yield* collected.events), ["Checking.", "It is 42."])
+          assert.strictEqual((yield* Ref.get(lookup.calls)).length, 1)
+          const [fallback] = yield* requestsOf("fallback")
+          assert.deepStrictEqual(fallback?.functionHistory.map((entry) => entry.functionResponse.response.result), [{ answer: 42 }])
+          assert.isUndefined(fallback?.assistantPrefill, "nothing was shown, so nothing is continued")
+        }))
+    }).pipe(drafted))
+
+  it.effect("the revision budget is the turn's: a revision asked of the primary leaves none for the fallback", () =>
+    withTurn({
+      models: ["primary", "fallback"],
+      script: S.byModel({
+        primary: [S.reply("Draft one."), [S.fail("Server", "down")]],
+        fallback: [S.reply("Draft two.")],
+        [REVIEWER]: [verdict("revise", "Name the source."), verdict("revise", "Still no source.")]
+      })
+    }, ({ collected }) =>
+      Effect.gen(function*() {
+        const result = yield* runGenerationTurn()
+        assert.deepStrictEqual([result.status, result.text], ["completed", "Draft two."])
+        assert.strictEqual(yield* collected.delivered, "Draft two.")
+        const [fallback] = yield* requestsOf("fallback")
+        assert.include(packetOf(fallback), "Name the source.", "the fallback was told the reviewer's feedback")
+        assert.strictEqual((yield* requestsOf(REVIEWER)).length, 2)
+      })).pipe(drafted))
 })
