@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { TurnRunner } from "../../src/chat/TurnRunner"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
+import { DraftingConfig, type DraftingSettings } from "../../src/config/DraftingConfig"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
 import { DiscordBot, DiscordServices } from "../../src/discord/DiscordBot"
 import type { DiscordFrontOptions } from "../../src/discord/DiscordTurnInput"
@@ -38,6 +39,8 @@ export interface BotHarnessOptions {
   readonly stores?: Layer.Layer<Stores.Stores, DatabaseError> | ((fake: FakeDiscord) => Layer.Layer<Stores.Stores, DatabaseError>)
   /** Short-term memory as `main` wires it: `update_short_term_memory` registered, the memory in the context. */
   readonly shortTermMemory?: boolean
+  /** Response Drafting on, with these settings (default: off, as `main` without RESPONSE_DRAFTING). */
+  readonly drafting?: Partial<DraftingSettings>
 }
 
 /**
@@ -78,7 +81,8 @@ export const botHarness = (options: BotHarnessOptions) =>
       ToolUsageStats.none,
       PendingContextStash.Default,
       RoutePlan.make(["model-a"]),
-      KeyPool.Default
+      KeyPool.Default,
+      options.drafting === undefined ? Layer.empty : DraftingConfig.make(options.drafting)
     )
     const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher)))
     const mcp = guildMcpLayer().layer
