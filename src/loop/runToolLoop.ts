@@ -375,7 +375,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
 
         // The error cap is checked before endTurn (spec §2.3 step 6).
-        if (!outcome.success && outcome.reviewStatus !== "rejected" && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
+        if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
           yield* Effect.logWarning(`${after.consecutiveToolErrors} consecutive tool failures: ending the turn`).pipe(
             Effect.annotateLogs({ lastTool: outcome.functionName, channelId: turn.channelId })
           )

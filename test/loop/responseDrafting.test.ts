@@ -73,6 +73,7 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
         assert.strictEqual(result.status, "completed")
         assert.strictEqual(yield* collected.delivered, "Hello there.")
         assert.strictEqual((yield* requestsOf(REVIEWER)).length, 0)
+        assert.strictEqual((yield* requestsOf(AUTHOR)).length, 1, "nobody was asked to review")
       })))
 
   it.effect("§2.10 revise: the pending reply is cleared, the next pass gets the feedback and the previous draft, the tool outcome is kept and the tool ran once", () =>
@@ -461,17 +462,17 @@ describe("Response Drafting: the tool checkpoint (spec §3 step 5b)", () => {
       const danger = yield* makeRecordingTool("danger", () => Effect.succeed(toolSuccess()))
       yield* withLoopHarness({
         tools: [flaky.tool, danger.tool],
-        loop: { maxConsecutiveToolErrors: 2 },
+        loop: { maxConsecutiveToolErrors: 3 },
         script: S.byModel({
-          [AUTHOR]: [S.callTool("flaky", { n: 1 }), S.callTool("danger"), S.callTool("flaky", { n: 2 }), S.reply("never")],
-          [REVIEWER]: [approve, verdict("revise", "No."), approve, approve]
+          [AUTHOR]: [S.callTool("flaky", { n: 1 }), S.callTool("danger"), S.callTool("flaky", { n: 2 }), S.callTool("flaky", { n: 3 }), S.reply("never")],
+          [REVIEWER]: [approve, verdict("revise", "No."), approve, approve, approve]
         })
       }, () =>
         Effect.gen(function*() {
           const result = yield* loop()
-          // Counted: the cap would hit at the rejection (2 passes); reset: the turn would complete.
-          assert.deepStrictEqual([result.status, result.passes.length], ["error", 3])
-          assert.strictEqual((yield* Ref.get(flaky.calls)).length, 2)
+          // Counted, the cap (3) would hit at the second failure (3 passes); reset, the turn would complete.
+          assert.deepStrictEqual([result.status, result.passes.length], ["error", 4])
+          assert.strictEqual((yield* Ref.get(flaky.calls)).length, 3)
           assert.strictEqual((yield* Ref.get(danger.calls)).length, 0)
         }))
     }).pipe(drafted))
