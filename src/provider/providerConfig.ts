@@ -1,4 +1,4 @@
-import { Config, Option } from "effect"
+import { Config, ConfigError, Either, Option } from "effect"
 import { intSetting } from "../config/settings"
 import { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "./jsonRepair"
 
@@ -27,3 +27,17 @@ export const httpProviderSettings: Config.Config<HttpProviderSettings> = Config.
     Config.map((value) => (value > 0 ? value : defaultVerbatimMaxBufferChars))
   )
 })
+
+/**
+ * `ANTHROPIC_PROMPT_CACHE`: `on` (default) places prompt-caching breakpoints on Anthropic
+ * requests, `off` sends none. Also accepts true/false, yes/no, 1/0; anything else fails start-up.
+ */
+export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.string("ANTHROPIC_PROMPT_CACHE").pipe(
+  Config.withDefault("on"),
+  Config.mapOrFail((raw) => {
+    const value = raw.trim().toLowerCase()
+    if (["on", "true", "yes", "1"].includes(value)) return Either.right(true)
+    if (["off", "false", "no", "0"].includes(value)) return Either.right(false)
+    return Either.left(ConfigError.InvalidData(["ANTHROPIC_PROMPT_CACHE"], `must be on or off (got "${raw}")`))
+  })
+)
