@@ -4,9 +4,10 @@ import * as Anthropic from "./anthropic/Anthropic"
 import * as Gemini from "./google/Gemini"
 import type { LanguageModel } from "./LanguageModel"
 import * as OpenAiCompatible from "./openai/OpenAiCompatible"
+import * as OpenAiResponses from "./openai/OpenAiResponses"
 
 /** The providers that talk HTTP (`LLM_PROVIDER` values other than `scripted`). */
-export type HttpProviderKind = "openai-compatible" | "anthropic" | "google"
+export type HttpProviderKind = "openai-compatible" | "openai-responses" | "anthropic" | "google"
 
 /**
  * The provider Layer for `LLM_PROVIDER`, configured from the environment (`LLM_BASE_URL`,
@@ -20,6 +21,8 @@ export const layerConfigFor = (
   switch (kind) {
     case "openai-compatible":
       return OpenAiCompatible.layerConfig()
+    case "openai-responses":
+      return OpenAiResponses.layerConfig()
     case "anthropic":
       return Anthropic.layerConfig()
     case "google":
