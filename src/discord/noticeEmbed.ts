@@ -19,6 +19,8 @@ export const noticeEmbed: (notice: UserNotice) => APIEmbed = UserNotice.$match({
     embed(Color.warn, `Stopped after ${iterations} steps`, "The reply reached the step limit before finishing. Ask again, perhaps more narrowly."),
   ToolErrorLoop: ({ failures, lastTool }) =>
     embed(Color.error, "Tools keep failing", `${failures} tool calls failed in a row (last: \`${lastTool}\`), so I stopped.`),
+  NovelAiToolRetryExhausted: ({ failures, lastTool }) =>
+    embed(Color.error, "The tool could not be used", `\`${lastTool}\` failed ${failures} times after I started answering, so I left the reply as it is.`),
   StreamTimeout: ({ phase, provider }) =>
     embed(
       Color.warn,

@@ -11,6 +11,8 @@ export type UserNotice = Data.TaggedEnum<{
   MaxIterations: { readonly iterations: number }
   /** Too many consecutive tool failures (`error`). */
   ToolErrorLoop: { readonly failures: number; readonly lastTool: string }
+  /** NovelAI: a tool kept failing after visible text, retried without re-posting, given up (ERROR). */
+  NovelAiToolRetryExhausted: { readonly failures: number; readonly lastTool: string }
   /** A stream exceeded its first-token or inactivity budget. */
   StreamTimeout: { readonly provider: string; readonly phase: "first_token" | "idle" }
   /** A fallback model answered after earlier models failed. */

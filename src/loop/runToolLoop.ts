@@ -1,5 +1,6 @@
 import { Effect, Option, type Redacted, Ref } from "effect"
 import { ResponseSink } from "./ResponseSink"
+import { makeQuietSink } from "./quietSink"
 import { ToolActivity } from "./ToolActivity"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -10,14 +11,15 @@ import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import type { LanguageModel } from "../provider/LanguageModel"
 import { applyDeliberateAllowlist } from "../tools/deliberate/planDeliberateToolMode"
+import { setFlag } from "../tools/TurnState"
 import { toDeclaration } from "../tools/Tool"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import type { AttemptInfo } from "./AttemptInfo"
-import { buildResult } from "./buildResult"
+import { buildResult, mergeDetails } from "./buildResult"
 import { CurrentTurn } from "./CurrentTurn"
 import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall"
 import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
-import { mayTrySettle, shouldEndAfterPreToolText } from "./policy"
+import { isNovelAiPreToolText, mayTrySettle, novelAiRetryExhausted, shouldEndAfterPreToolText } from "./policy"
 import { StopResponses } from "./StopResponses"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
@@ -71,6 +73,10 @@ interface LoopState {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog: ThoughtLogPayload | undefined
   readonly stickerSelection: Sticker | null | undefined
+  /** NovelAI scene metadata merged over the passes (spec §2.1 `detailsText`, §2.9). */
+  readonly detailsText: string
+  /** NovelAI tool failures after pre-tool text in a row (spec §2.1 `naiConsecutiveToolFailures`). */
+  readonly naiToolFailures: number
 }
 
 const isBlank = (text: string) => text.trim().length === 0
@@ -103,7 +109,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     lastToolName: undefined,
     toolResponseDelivered: input.toolResponseDelivered ?? false,
     thoughtLog: undefined,
-    stickerSelection: input.stickerSelection
+    stickerSelection: input.stickerSelection,
+    detailsText: "",
+    naiToolFailures: 0
   })
 
   const finish = (status: TurnStatus, responseText: string) =>
@@ -111,6 +119,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       result: buildResult({
         status,
         responseText,
+        details: s.detailsText,
         passes: s.passes,
         toolCalls: s.toolCalls,
         toolResponseDelivered: s.toolResponseDelivered,
@@ -155,11 +164,19 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       yield* sink.notice(UserNotice.StillWorking({ iteration }))
     }
 
-    const pass = yield* streamOnce({ request: yield* buildRequest, attempt })
+    // NovelAI retry of a failed tool (spec §2.3 step 8): the pass posts nothing; its text is withheld.
+    const quiet = (yield* Ref.get(turn.state.flags)).suppressTextOutput ? yield* makeQuietSink(sink) : undefined
+    const run = streamOnce({ request: yield* buildRequest, attempt })
+    const pass = yield* (quiet === undefined ? run : Effect.provideService(run, ResponseSink, quiet.sink))
+    const withheld = quiet === undefined ? "" : yield* quiet.withheld
     const before = yield* Ref.updateAndGet(state, (s) => ({
       ...s,
       passes: [...s.passes, pass],
-      thoughtLog: pass.thoughtLog ?? s.thoughtLog
+      thoughtLog: pass.thoughtLog ?? s.thoughtLog,
+      // Scene metadata of a completed, stopped or tool-calling pass (spec §2.2, §2.3 step 1).
+      detailsText: pass._tag === "Completed" || pass._tag === "StoppedByUser" || pass._tag === "FunctionCall"
+        ? mergeDetails(s.detailsText, pass.detailsContent)
+        : s.detailsText
     }))
     // Everything the user saw since the last history entry, this pass included.
     const passText = before.carried + pass.accumulatedText
@@ -212,6 +229,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
             carried: passText,
             carriedFromFallback: false,
             consecutiveToolErrors: 0,
+            naiToolFailures: 0,
             toolCalls: [...s.toolCalls, {
               name: outcome.functionName,
               args: pass.call?.args,
@@ -232,6 +250,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
         // History: the pre-tool text now lives on the entry, so nothing is carried any more.
         yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: outcome.success, durationMs: outcome.durationMs }))
+        // This pass's pre-tool text, posted or (on a NovelAI retry) withheld.
+        const novelAiCase = isNovelAiPreToolText(attempt.provider, pass.accumulatedText + withheld)
         const after = yield* Ref.updateAndGet(state, (s) => ({
           ...s,
           functionHistory: [...s.functionHistory, outcome.historyEntry],
@@ -247,7 +267,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           lastToolName: outcome.functionName,
           toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
           stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
-          consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1
+          consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1,
+          naiToolFailures: outcome.success ? 0 : novelAiCase ? s.naiToolFailures + 1 : s.naiToolFailures
         }))
 
         // The error cap is checked before endTurn (spec §2.3 step 6).
@@ -264,8 +285,30 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           return yield* finish("error", "")
         }
         if (outcome.endTurn) return yield* finish("completed", passText)
+
+        // NovelAI, spec §2.3 step 8: a tool failed after pre-tool text: retry the pass without
+        // re-posting it, and after 3 such failures keep the text shown and end the turn.
+        if (!outcome.success && novelAiCase) {
+          if (novelAiRetryExhausted(after.naiToolFailures)) {
+            if (turn.shouldSurfaceUserErrors) {
+              yield* sink.notice(UserNotice.NovelAiToolRetryExhausted({ failures: after.naiToolFailures, lastTool: outcome.functionName }))
+            }
+            // The retries posted nothing: the answer is the text the user last saw.
+            return yield* finish("completed", isBlank(passText) ? after.lastDelivered ?? "" : passText)
+          }
+          yield* setFlag(turn.state, "suppressTextOutput", true)
+          continue
+        }
+
         if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
           return yield* finish("completed", passText)
+        }
+        // NovelAI, spec §2.4 and §2.3 step 10: after pre-tool text a tool that needs no follow-up
+        // ends the turn; one that does gets a follow-up pass, which may post text again.
+        if (outcome.success && novelAiCase) {
+          const needsFollowUp = yield* registry.requiresFollowUp(outcome.functionName, attempt.provider, turn.guildId, turn.state)
+          if (!needsFollowUp) return yield* finish("completed", passText)
+          yield* setFlag(turn.state, "suppressTextOutput", false)
         }
         continue
       }

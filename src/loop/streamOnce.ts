@@ -24,13 +24,18 @@ interface PassState {
   readonly finishReason: FinishReason | undefined
   readonly call: FunctionCall | undefined
   readonly reasoning: string
+  /** NovelAI scene metadata and held-back fragment (issue 14): hidden, carried on the PassResult. */
+  readonly details: ReadonlyArray<string>
+  readonly fragment: string | undefined
 }
 
 const initialState: PassState = {
   usage: undefined,
   finishReason: undefined,
   call: undefined,
-  reasoning: ""
+  reasoning: "",
+  details: [],
+  fragment: undefined
 }
 
 type Phase = "first_token" | "idle"
@@ -139,6 +144,11 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
           return yield* Ref.update(state, (s) => ({ ...s, finishReason: event.reason }))
         case "KeepAlive":
           return
+        // NovelAI (issue 14): never shown, only carried on the PassResult.
+        case "SceneDetails":
+          return yield* Ref.update(state, (s) => ({ ...s, details: [...s.details, event.text] }))
+        case "ContinuationFragment":
+          return yield* Ref.update(state, (s) => ({ ...s, fragment: event.text }))
       }
     })
 
@@ -187,7 +197,9 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
 
   const common = Effect.map(Ref.get(state), (s) => ({
     ...(s.usage === undefined ? {} : { usage: s.usage }),
-    ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } })
+    ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } }),
+    ...(s.details.length === 0 ? {} : { detailsContent: s.details.join("\n\n") }),
+    ...(s.fragment === undefined ? {} : { naiContinuationPrefill: s.fragment })
   }))
 
   const stopped = Effect.gen(function*() {

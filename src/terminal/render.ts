@@ -17,6 +17,7 @@ export const renderNotice = (notice: UserNotice): string =>
     StillWorking: ({ iteration }) => `… still working (step ${iteration}); press Ctrl-C to stop`,
     MaxIterations: ({ iterations }) => `⚠ stopped after ${iterations} tool steps without a final answer; try rephrasing or starting fresh`,
     ToolErrorLoop: ({ failures, lastTool }) => `⚠ ${failures} tool calls in a row failed (last: ${lastTool}); the reply was ended`,
+    NovelAiToolRetryExhausted: ({ failures, lastTool }) => `⚠ ${lastTool} failed ${failures} times after the reply began; the reply was left as it is`,
     StreamTimeout: ({ phase, provider }) =>
       phase === "first_token" ? `⚠ ${provider} sent nothing before the first-token timeout` : `⚠ ${provider} stopped streaming (inactivity timeout)`,
     FallbackUsed: ({ failures, model }) =>
