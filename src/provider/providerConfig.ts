@@ -41,3 +41,16 @@ export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.string
     return Either.left(ConfigError.InvalidData(["ANTHROPIC_PROMPT_CACHE"], `must be on or off (got "${raw}")`))
   })
 )
+
+/** NovelAI's fragment session (`novelai/NovelAi.ts`): one request's and one pass's output tokens. */
+export interface NovelAiSettings {
+  /** `NOVELAI_FRAGMENT_TOKENS` (150, min 1): `max_length` of one request. */
+  readonly fragmentTokens: number
+  /** `NOVELAI_MAX_OUTPUT_TOKENS` (600, min 1): the whole pass, across its fragments. */
+  readonly maxOutputTokens: number
+}
+
+export const novelAiSettings: Config.Config<NovelAiSettings> = Config.all({
+  fragmentTokens: intSetting("NOVELAI_FRAGMENT_TOKENS", { default: 150, min: 1 }),
+  maxOutputTokens: intSetting("NOVELAI_MAX_OUTPUT_TOKENS", { default: 600, min: 1 })
+})
