@@ -63,6 +63,9 @@ const ResponsesEvent = Schema.Struct({
 type ResponsesEvent = typeof ResponsesEvent.Type
 
 const decodeEvent = Schema.decodeUnknownEither(ResponsesEvent)
+
+/** Output items a pass keeps track of: only its first call runs, so a server sending more is not followed. */
+const MAX_TRACKED_ITEMS = 64
 const decodeResponse = Schema.decodeUnknownEither(ResponseObject)
 
 interface CallItem {
@@ -133,9 +136,10 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
     return calls.size === 1 ? [...calls.values()][0] : undefined
   }
 
-  const addCall = (item: OutputItem): CallItem => {
+  const addCall = (item: OutputItem): CallItem | undefined => {
     const existing = item.id ? calls.get(item.id) : undefined
     if (existing !== undefined) return existing
+    if (calls.size >= MAX_TRACKED_ITEMS) return undefined
     const call: CallItem = { itemId: item.id ?? undefined, callId: item.call_id ?? undefined, name: item.name ?? "", deltas: [], whole: undefined }
     calls.set(item.id ?? `#${calls.size}`, call)
     if (firstCall === undefined) firstCall = call
@@ -146,6 +150,8 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
     const key = id ?? `#${reasoningOrder.length}`
     const existing = reasoning.get(key)
     if (existing !== undefined) return existing
+    // Past the bound, reasoning is still shown but no longer kept for replay.
+    if (reasoningOrder.length >= MAX_TRACKED_ITEMS) return { id: undefined, summary: [], encrypted: undefined, streamed: false }
     const item: ReasoningItem = { id: id ?? undefined, summary: [], encrypted: undefined, streamed: false }
     reasoning.set(key, item)
     reasoningOrder.push(item)
@@ -156,6 +162,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
   const absorbItem = (item: OutputItem, out: Array<ProviderEvent>, final: boolean) => {
     if (item.type === "function_call") {
       const call = addCall(item)
+      if (call === undefined) return
       if (item.call_id) call.callId = item.call_id
       if (item.name) call.name = item.name
       if (final && typeof item.arguments === "string" && item.arguments.length > 0) call.whole = item.arguments
