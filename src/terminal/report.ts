@@ -28,7 +28,9 @@ export const turnReport = (result: TurnResult) => ({
     response: call.response === undefined ? null : call.response,
     durationMs: call.durationMs
   })),
-  usage: result.usage === undefined ? null : usageReport(result.usage)
+  usage: result.usage === undefined ? null : usageReport(result.usage),
+  // Only on an `error` turn the front could not deliver (decision 18).
+  ...(result.reason === undefined ? {} : { reason: result.reason })
 })
 
 /** Serializes the report on one line (a tool payload with a bigint still serializes). */
