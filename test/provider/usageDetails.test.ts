@@ -36,4 +36,36 @@ describe("usage details from the vendors' own fields", () => {
         reasoningTokens: 256
       })
     }))
+
+  it.scopedLive("Chat Completions from DeepSeek: prompt_cache_hit_tokens is the cached part", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeLlmServer()
+      const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1` }))
+      server.enqueue(openAiStream([
+        textChunk("ok"),
+        finishChunk("stop"),
+        {
+          id: "chatcmpl-fake",
+          object: "chat.completion.chunk",
+          choices: [],
+          usage: {
+            prompt_tokens: 900,
+            completion_tokens: 40,
+            total_tokens: 940,
+            prompt_cache_hit_tokens: 768,
+            prompt_cache_miss_tokens: 132,
+            completion_tokens_details: { reasoning_tokens: 25 }
+          }
+        }
+      ]))
+      const result = yield* collect(model, request())
+      const usage = result.events.find((event) => event._tag === "Usage")
+      assert.deepStrictEqual(usage?._tag === "Usage" ? usage.usage : undefined, {
+        inputTokens: 900,
+        outputTokens: 40,
+        totalTokens: 940,
+        cachedInputTokens: 768,
+        reasoningTokens: 25
+      })
+    }))
 })

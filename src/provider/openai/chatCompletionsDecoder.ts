@@ -42,6 +42,8 @@ const Usage = Schema.Struct({
   total_tokens: OptionalNumber,
   /** OpenAI (and DeepSeek-compatible servers): prompt tokens served from the prompt cache. */
   prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: OptionalNumber }))),
+  /** DeepSeek's name for the same count. */
+  prompt_cache_hit_tokens: OptionalNumber,
   /** Reasoning models: the part of the completion spent on hidden reasoning. */
   completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: OptionalNumber })))
 })
@@ -258,7 +260,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
           inputTokens: usage.prompt_tokens ?? 0,
           outputTokens: usage.completion_tokens ?? 0,
           totalTokens: usage.total_tokens,
-          cachedInputTokens: usage.prompt_tokens_details?.cached_tokens,
+          cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens,
           reasoningTokens: usage.completion_tokens_details?.reasoning_tokens
         })
       }))
