@@ -3,6 +3,9 @@ import { Duration, Effect, Either, Fiber } from "effect"
 import type { Persona } from "../../src/loop/CurrentTurn"
 import { keepTyping } from "../../src/discord/TypingIndicator"
 import { makeDiscordReplySink } from "../../src/discord/DiscordReplySink"
+import { finishReply } from "../../src/discord/DiscordTurnInput"
+import type { TurnStatus } from "../../src/domain/PassResult"
+import type { TurnResult } from "../../src/domain/TurnResult"
 import { splitMessage } from "../../src/discord/messageSplitter"
 import { channelReplyTarget } from "../../src/discord/ReplyTarget"
 import { Permission, botPermissions, type FaultRule, waitUntil } from "../support/fakeDiscord"
@@ -287,6 +290,35 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(run.fake.requests.filter((request) => request.status === 503).length, 4)
       assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
       assert.strictEqual(run.contents.join(""), sentenceText)
+    }))
+
+  it.scopedLive("[issue 11] the chosen sticker goes out only with a completed reply (not after /kill, an interrupt, an error or a timeout)", () =>
+    Effect.gen(function*() {
+      const stickerId = "123456789012345678"
+      const { client, fake } = yield* liveDiscord({ stickers: [{ id: stickerId, name: "wave" }] })
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const statuses: ReadonlyArray<TurnStatus> = ["stopped_by_user", "follow_up_interrupt", "error", "timeout", "completed"]
+      for (const status of statuses) {
+        const reply = yield* makeDiscordReplySink(yield* channelReplyTarget(channel, undefined))
+        yield* reply.sink.write(`A reply that ended as ${status}.`)
+        yield* reply.sink.endPass("flush")
+        const result: TurnResult = {
+          status,
+          text: `A reply that ended as ${status}.`,
+          iterations: 1,
+          attempts: [],
+          toolCalls: [],
+          usage: undefined,
+          toolResponseDelivered: false,
+          stickerSelection: { id: stickerId, name: "wave" }
+        }
+        yield* finishReply(reply, channel, result)
+      }
+      const withSticker = fake.botMessages(fake.channel.id).filter((message) => message.stickerIds.length > 0)
+      assert.strictEqual(withSticker.length, 1)
+      // Right after the completed reply, the last message of all.
+      assert.strictEqual(fake.botMessages(fake.channel.id).at(-1)?.stickerIds[0], stickerId)
+      assert.strictEqual(fake.botMessages(fake.channel.id).at(-2)?.content, "A reply that ended as completed.")
     }))
 
   it.scopedLive("typing is sent while the turn runs and stops for good when its fiber ends", () =>

@@ -246,6 +246,12 @@ export class FakeDiscord {
     return message
   }
 
+  /** Another integration's webhook (not the bot's) posts in `channel`. */
+  webhookSays(channel: FakeChannel, content: string, options: { readonly webhookId?: string; readonly username?: string } = {}): StoredMessage {
+    const webhookId = options.webhookId ?? snowflake()
+    return this.storeMessage({ channel, author: { id: webhookId, username: options.username ?? "Other Integration", bot: true }, content, webhookId })
+  }
+
   /** A slash command; the interaction is dispatched and returned for checking its responses. */
   slash(
     name: string,
