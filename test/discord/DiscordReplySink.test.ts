@@ -7,6 +7,7 @@ import { commitPoint, makeDiscordReplySink, STOPPED_MARKER } from "../../src/dis
 import { CUT_MARKER } from "../../src/discord/replyLayout"
 import { splitMessage } from "../../src/discord/messageSplitter"
 import type { OutgoingMessage, ReplyTarget } from "../../src/discord/ReplyTarget"
+import { makeLogCapture } from "../support/tools/logCapture"
 
 interface Request {
   readonly kind: "send" | "edit"
@@ -345,7 +346,9 @@ describe("DiscordReplySink", () => {
       const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 2 })
       const text = sentences(120)
       assert.isAbove(splitMessage(text).length, 3)
-      const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), text)
+      const logs = yield* makeLogCapture
+      const ended = yield* logs.capture(deliver(reply.sink.write, reply.sink.endPass("flush"), text))
+      assert.strictEqual((yield* logs.matching("cut at 2 messages (DISCORD_MAX_MESSAGES_PER_TURN)")).length, 1)
       const texts = yield* memory.texts
       assert.strictEqual(texts.length, 2)
       assert.isTrue(texts[1]?.endsWith(CUT_MARKER))
@@ -360,6 +363,21 @@ describe("DiscordReplySink", () => {
       yield* TestClock.adjust("2 seconds")
       assert.strictEqual(yield* Fiber.join(later), "")
       assert.strictEqual((yield* memory.texts).length, 2)
+    }))
+
+  it.scoped("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN across passes: a pass beyond the cap shows the marker under the last message instead", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget()
+      const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 2 })
+      const passes: Array<string> = []
+      for (const text of ["First pass. ", "Second pass. ", "Third pass. "]) {
+        yield* reply.sink.write(text)
+        const ended = yield* Effect.fork(reply.sink.endPass("flush"))
+        yield* TestClock.adjust("2 seconds")
+        passes.push(yield* Fiber.join(ended))
+      }
+      assert.deepStrictEqual(passes, ["First pass. ", "Second pass. ", ""])
+      assert.deepStrictEqual(yield* memory.texts, ["First pass. ", `Second pass. ${CUT_MARKER}`])
     }))
 
   it.scoped("[issue 11] notices are capped at as many as DISCORD_MAX_MESSAGES_PER_TURN", () =>
