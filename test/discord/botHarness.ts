@@ -34,6 +34,8 @@ export interface BotHarnessOptions {
   readonly thoughtLogChannel?: boolean
   /** The stores (default: a fresh in-memory SQLite database). */
   readonly stores?: Layer.Layer<Stores.Stores, DatabaseError>
+  /** DISCORD_MAX_MESSAGES_PER_TURN (default 10). */
+  readonly maxMessagesPerTurn?: number
 }
 
 /**
@@ -49,6 +51,7 @@ export const botHarness = (options: BotHarnessOptions) =>
       token: fake.token,
       apiBaseUrl: fake.apiBase,
       thoughtLogChannelId,
+      ...(options.maxMessagesPerTurn === undefined ? {} : { maxMessagesPerTurn: options.maxMessagesPerTurn }),
       ...(options.personaName === undefined
         ? {}
         : { personaWebhooks: true, persona: { id: undefined, name: options.personaName, avatarUrl: undefined, systemPrompt: "You are a persona." } })
