@@ -119,6 +119,8 @@ export class FakeDiscord {
   readonly identifies: Array<JsonObject> = []
   /** RESUME requests answered with RESUMED. */
   resumes = 0
+  /** While set, every IDENTIFY is answered by closing the gateway with this code (a shard that cannot log in). */
+  refuseIdentify: number | undefined = undefined
   readonly registeredCommands = new Map<string, ReadonlyArray<JsonObject>>()
 
   private readonly guilds: Array<FakeGuild> = []
@@ -476,8 +478,9 @@ export class FakeDiscord {
 
   private identify(socket: WebSocket, data: JsonObject): void {
     this.identifies.push(data)
-    if (this.options.closeOnIdentify !== undefined) {
-      socket.close(this.options.closeOnIdentify, "scripted close")
+    const refusal = this.refuseIdentify ?? this.options.closeOnIdentify
+    if (refusal !== undefined) {
+      socket.close(refusal, "scripted close")
       return
     }
     if (data["token"] !== this.token) {
