@@ -318,8 +318,11 @@ export class FakeDiscord {
     for (const socket of this.sockets) socket.close(code, "closed by the fake")
   }
 
-  failNext(rule: FaultRule): void {
-    this.faults.push({ ...rule, skip: rule.skip ?? 0, times: rule.times ?? 1 })
+  /** Scripts `rule`; returns the live rule (its `times` counts down as it fires; set it to 0 to withdraw it). */
+  failNext(rule: FaultRule): FaultRule {
+    const live = { ...rule, skip: rule.skip ?? 0, times: rule.times ?? 1 }
+    this.faults.push(live)
+    return live
   }
 
   /** Faults scripted with `failNext` that have not fired yet (all of their `times`). */
