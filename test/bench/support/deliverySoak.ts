@@ -7,9 +7,9 @@
  * never: final), 50013 (final). Turns go through the soak's ChannelQueue like any other.
  *
  * Per turn it checks what Discord shows: a `completed` turn shows every sentence of its long
- * answer exactly once (nothing lost, nothing repeated). A final refusal must not end as
- * `completed` (the loop's side of the contract: a DeliveryError is always final, and such a
- * turn ends `error` / `delivery_failed`).
+ * answer exactly once (nothing lost, nothing repeated); a recoverable or transient refusal
+ * still lets the turn complete; a final one ends it `error` / `delivery_failed`, never
+ * `completed` (the loop's side of the contract: a DeliveryError is always final).
  */
 import type { Client, SendableChannels } from "discord.js"
 import { Cause, Effect, Exit, Layer, ManagedRuntime } from "effect"
@@ -65,8 +65,8 @@ export interface DeliveryPhaseTally {
   readonly lostByFault: Map<DeliveryFault, number>
   /** Completed turns that show a sentence more than once. */
   repeated: number
-  /** Completed turns scripted with a final refusal that fired during the turn. */
-  completedDespiteFinal: number
+  /** Turns whose final refusal fired but that did not end `error` / `delivery_failed`. */
+  finalNotReported: number
   /** Turns whose recoverable or transient refusal fired but that did not complete (the sink gave up on what it should have recovered). */
   failedDespiteRecoverable: number
   /** Turns whose scripted fault fired, by fault. */
@@ -83,9 +83,10 @@ const editPath = (fake: FakeDiscord, path: "bot" | "webhook", channelId: string)
   return webhook === undefined ? undefined : new RegExp(`^/webhooks/${webhook.id}/[^/]+/messages/\\d+$`)
 }
 
-const faultRule = (fault: DeliveryFault, path: RegExp, random: () => number): FaultRule | undefined => {
-  // The first edit or two of the reply go through; the next one is refused.
-  const skip = Math.floor(random() * 2)
+const faultRule = (fault: DeliveryFault, path: RegExp): FaultRule | undefined => {
+  // The reply's first edit is refused (its first message is posted, the rest still streams):
+  // every scripted fault fires, so no criterion passes for want of one.
+  const skip = 0
   switch (fault) {
     case "none":
       return undefined
@@ -135,7 +136,7 @@ export const runDeliveryPhase = async (options: DeliveryPhaseOptions): Promise<D
     faults: new Map(),
     lostByFault: new Map(),
     repeated: 0,
-    completedDespiteFinal: 0,
+    finalNotReported: 0,
     failedDespiteRecoverable: 0,
     fired: new Map()
   }
@@ -156,7 +157,7 @@ export const runDeliveryPhase = async (options: DeliveryPhaseOptions): Promise<D
       const edits = editPath(fake, path, channel.id)
       const fault = edits === undefined ? "none" : scripted
       bump(tally.faults, fault)
-      const rule = edits === undefined ? undefined : faultRule(fault, edits, options.random)
+      const rule = edits === undefined ? undefined : faultRule(fault, edits)
       const live = rule === undefined ? undefined : fake.failNext(rule)
       let messageIds: Effect.Effect<ReadonlyArray<string>> = Effect.succeed([])
       const openSink = Effect.gen(function*() {
@@ -197,14 +198,14 @@ export const runDeliveryPhase = async (options: DeliveryPhaseOptions): Promise<D
         return
       }
       const status = exit.value.status
-      bump(tally.byOutcome, status)
-      // The delivery phase's plans have no provider faults: only a delivery failure can keep a turn from completing.
-      if (status !== "completed") {
-        if (fired && !FINAL.has(fault)) tally.failedDespiteRecoverable += 1
+      bump(tally.byOutcome, exit.value.reason === undefined ? status : `${status}/${exit.value.reason}`)
+      if (FINAL.has(fault) && fired) {
+        if (status !== "error" || exit.value.reason !== "delivery_failed") tally.finalNotReported += 1
         return
       }
-      if (FINAL.has(fault) && fired) {
-        tally.completedDespiteFinal += 1
+      // The delivery phase's plans have no provider faults: only a delivery failure can keep a turn from completing.
+      if (status !== "completed") {
+        if (fired) tally.failedDespiteRecoverable += 1
         return
       }
       const ids = await options.runPromise(messageIds)

@@ -21,7 +21,7 @@
  *                  server answers after 5 ms), `n` never_tool call, `t` final text (deltas 10 ms
  *                  apart), `s` stall (a delta, then silence), `r` 429 with Retry-After, `x` 500,
  *                  `d` connection dropped mid-stream, `l` a long final text (`soakLongText`,
- *                  in 40 deltas 5 ms apart). Past the end: final text.
+ *                  in 40 deltas 15 ms apart). Past the end: final text.
  *
  * Every request is stamped with `process.hrtime.bigint()` (CLOCK_MONOTONIC, comparable across
  * processes on one host): arrival (request headers parsed), first text write, last byte
@@ -270,7 +270,7 @@ export const startLoopServer = async (): Promise<LoopServer> => {
           case "x":
             return whole("500", JSON.stringify({ error: { message: "upstream exploded" } }), 500, { "content-type": "application/json" })
           case "l":
-            return streamed("text", deltas(soakLongText(turn.id), 40), { gapMs: 5 })
+            return streamed("text", deltas(soakLongText(turn.id), 40), { gapMs: 15 })
           default:
             return streamed("text", deltas(soakText(turn.id), 6), { gapMs: 10 })
         }
