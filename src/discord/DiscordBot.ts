@@ -58,6 +58,7 @@ const make = (options: DiscordFrontOptions) =>
       gauge,
       persona,
       useWebhooks: config.personaWebhooks,
+      maxMessagesPerTurn: config.maxMessagesPerTurn,
       options,
       contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries)
     }

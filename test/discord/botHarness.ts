@@ -38,6 +38,8 @@ export interface BotHarnessOptions {
   readonly stores?: Layer.Layer<Stores.Stores, DatabaseError> | ((fake: FakeDiscord) => Layer.Layer<Stores.Stores, DatabaseError>)
   /** Short-term memory as `main` wires it: `update_short_term_memory` registered, the memory in the context. */
   readonly shortTermMemory?: boolean
+  /** DISCORD_MAX_MESSAGES_PER_TURN (default 10). */
+  readonly maxMessagesPerTurn?: number
 }
 
 /**
@@ -53,6 +55,7 @@ export const botHarness = (options: BotHarnessOptions) =>
       token: fake.token,
       apiBaseUrl: fake.apiBase,
       thoughtLogChannelId,
+      ...(options.maxMessagesPerTurn === undefined ? {} : { maxMessagesPerTurn: options.maxMessagesPerTurn }),
       ...(options.personaName === undefined
         ? {}
         : { personaWebhooks: true, persona: { id: undefined, name: options.personaName, avatarUrl: undefined, systemPrompt: "You are a persona." } })
