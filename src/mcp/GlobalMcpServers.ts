@@ -5,11 +5,13 @@ import { ToolContext } from "../tools/ToolContext"
 import { ToolError } from "../tools/ToolError"
 import { ToolRegistry, type ToolRegistryShape } from "../tools/ToolRegistry"
 import { callMcpTool } from "./callMcpTool"
+import { GLOBAL_DISCOVERY_LIMITS } from "./connectAttempt"
 import { connectInOrder, type PlannedAttempt } from "./connectInOrder"
 import type { McpAttemptFailure } from "./McpErrors"
 import { toToolResult } from "./mcpResult"
 import type { McpSession, McpToolInfo } from "./McpSession"
 import { makeMcpTool } from "./mcpTool"
+import { serverLabel } from "./serverLabel"
 import { isLegacyHint, sseAttempt, stdioAttempt, streamableHttpAttempt } from "./mcpTransports"
 import { abortableFetch } from "./requestSignal"
 
@@ -37,7 +39,7 @@ export const globalTransportPlan = (server: GlobalMcpServerConfig): ReadonlyArra
   ]
 }
 
-const executeGlobal = (session: McpSession, info: McpToolInfo) =>
+const executeGlobal = (session: McpSession, info: McpToolInfo, resultMaxChars: number) =>
   Effect.fn("GlobalMcpServers.execute")(function* (args: ToolArgs) {
     const context = yield* ToolContext
     // Bounded by the loop's tool timeout and kill race; the abort closes the HTTP request.
@@ -55,19 +57,24 @@ const executeGlobal = (session: McpSession, info: McpToolInfo) =>
           : new ToolError({ tool: info.declaredName, error: error.message })
       )
     )
-    return toToolResult(info.mcpName, output)
+    return toToolResult(info.mcpName, output, resultMaxChars)
   })
 
 /**
  * Registers the session's tools, recording each registered name in `registered` as it goes (so
  * an interrupted registration is still cleaned up); a duplicate is skipped with a warning.
  */
-const registerTools = (registry: ToolRegistryShape, session: McpSession, registered: Ref.Ref<ReadonlyArray<string>>) =>
+const registerTools = (
+  registry: ToolRegistryShape,
+  session: McpSession,
+  registered: Ref.Ref<ReadonlyArray<string>>,
+  resultMaxChars: number
+) =>
   Effect.forEach(
     session.tools,
     (info) =>
       registry
-        .register(makeMcpTool({ info, scope: "global", server: session.server, execute: executeGlobal(session, info) }))
+        .register(makeMcpTool({ info, scope: "global", server: session.server, execute: executeGlobal(session, info, resultMaxChars) }))
         .pipe(
           Effect.zipRight(Ref.update(registered, (names) => [...names, info.declaredName])),
           Effect.catchAll((error) =>
@@ -77,16 +84,33 @@ const registerTools = (registry: ToolRegistryShape, session: McpSession, registe
     { discard: true }
   )
 
+/** How one server's start-up went, for the wait in front of the first turn (design decision 14). */
+interface StartupSignals {
+  /** Done when the first connect attempt has ended: tools registered, or the attempt failed. */
+  readonly firstAttempt: Deferred.Deferred<void>
+  /** Done when start-up stopped waiting; a server connecting after that "joins late". */
+  readonly waitOver: Deferred.Deferred<void>
+}
+
 /**
  * One server's life: connect (retrying with backoff), register its tools, and when the
  * connection drops, unregister them and start over. Interruption (layer shutdown) unregisters
  * the tools and closes the client.
  */
-const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape) =>
+const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape, resultMaxChars: number, signals: StartupSignals) =>
   Effect.gen(function* () {
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const connect = connectInOrder(server.name, globalTransportPlan(server), GLOBAL_CONNECT_TIMEOUT).pipe(
-      Effect.tapError((error) => Effect.logWarning(`${error.message}; retrying`)),
+    const target = server.url === undefined ? undefined : new URL(server.url)
+    const label = serverLabel(server.name, target)
+    const everConnected = yield* Ref.make(false)
+    const connect = connectInOrder(server.name, globalTransportPlan(server), {
+      timeout: GLOBAL_CONNECT_TIMEOUT,
+      limits: GLOBAL_DISCOVERY_LIMITS,
+      target
+    }).pipe(
+      Effect.tapError((error) =>
+        Effect.zipRight(Effect.logWarning(`${error.message}; retrying`), Deferred.succeed(signals.firstAttempt, undefined))
+      ),
       Effect.retry(retrySchedule)
     )
     /** Holds the session until its connection closes; tools registered meanwhile are tracked for cleanup. */
@@ -96,9 +120,16 @@ const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape
         session.client.onclose = () => {
           runFork(Deferred.succeed(closed, undefined))
         }
-        yield* registerTools(registry, session, registered)
+        yield* registerTools(registry, session, registered, resultMaxChars)
         const names = yield* Ref.get(registered)
-        yield* Effect.logInfo(`Global MCP server '${server.name}' connected over ${session.transport}: ${names.join(", ") || "no tools"}`)
+        // The first connection after start-up stopped waiting: earlier turns lacked these tools.
+        const connectedBefore = yield* Ref.getAndSet(everConnected, true)
+        const late = !connectedBefore && (yield* Deferred.isDone(signals.waitOver))
+        const connected = `Global MCP server ${label} connected over ${session.transport}: ${names.join(", ") || "no tools"}`
+        yield* late
+          ? Effect.logWarning(`${connected} (after the start-up wait: turns before now did not have these tools)`)
+          : Effect.logInfo(connected)
+        yield* Deferred.succeed(signals.firstAttempt, undefined)
         yield* Deferred.await(closed)
       })
 
@@ -114,23 +145,46 @@ const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape
         const session = yield* restore(connect)
         const registered = yield* Ref.make<ReadonlyArray<string>>([])
         yield* restore(holdSession(session, registered)).pipe(Effect.ensuring(release(session, registered)))
-        yield* Effect.logWarning(`Global MCP server '${server.name}' disconnected; reconnecting`)
+        yield* Effect.logWarning(`Global MCP server ${label} disconnected; reconnecting`)
       })
     ).pipe(Effect.zipRight(Effect.sleep(RECONNECT_PAUSE)))
     return yield* Effect.forever(serveOnce)
   }).pipe(Effect.annotateLogs({ mcpServer: server.name }))
 
 /**
- * Global MCP servers from `MCP_SERVERS` (spec §6.5): connected in the background at start-up
- * (chat never waits for them), their tools registered in the ToolRegistry as
- * `{ kind: "mcp", scope: "global" }` tools, clients closed when the layer's scope closes.
+ * Global MCP servers from `MCP_SERVERS` (spec §6.5): their tools registered in the ToolRegistry
+ * as `{ kind: "mcp", scope: "global" }` tools, clients closed when the layer's scope closes.
+ * Building the layer waits for every server's first connect attempt, at most
+ * `MCP_STARTUP_WAIT_MS` (design decision 14), so the first turn (`--once`, the first Discord
+ * message) sees every server that connected in time; a slower one joins later, with a warning.
  */
 export const GlobalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.scopedDiscard(
   Effect.gen(function* () {
     const settings = yield* McpConfig
     const registry = yield* ToolRegistry
-    for (const server of settings.globalServers) {
-      yield* Effect.forkScoped(serveForever(server, registry))
-    }
+    const waitOver = yield* Deferred.make<void>()
+    const starting = yield* Effect.forEach(settings.globalServers, (server) =>
+      Effect.gen(function* () {
+        const firstAttempt = yield* Deferred.make<void>()
+        yield* Effect.forkScoped(serveForever(server, registry, settings.resultMaxChars, { firstAttempt, waitOver }))
+        return { server, firstAttempt }
+      })
+    )
+    if (starting.length === 0) return
+    const waitMs = Duration.toMillis(settings.startupWait)
+    yield* Effect.forEach(starting, ({ firstAttempt }) => Deferred.await(firstAttempt), { concurrency: "unbounded", discard: true }).pipe(
+      Effect.timeout(settings.startupWait),
+      Effect.catchTag("TimeoutException", () =>
+        Effect.forEach(starting, ({ firstAttempt, server }) =>
+          Effect.flatMap(Deferred.isDone(firstAttempt), (done) =>
+            done
+              ? Effect.void
+              : Effect.logWarning(
+                `Global MCP server ${serverLabel(server.name, server.url)} is still connecting after MCP_STARTUP_WAIT_MS=${waitMs}; its tools join when it connects`
+              )
+          ), { discard: true })
+      ),
+      Effect.ensuring(Deferred.succeed(waitOver, undefined))
+    )
   })
 )

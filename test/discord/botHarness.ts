@@ -19,7 +19,7 @@ import * as InMemoryToolAffordances from "../../src/tools/InMemoryToolAffordance
 import type { Tool } from "../../src/tools/Tool"
 import { registerAll, ToolRegistry } from "../../src/tools/ToolRegistry"
 import { ToolUsageStats } from "../../src/tools/ToolUsageStats"
-import { guildMcpLayer } from "../support/mcpServers/mcpTestKit"
+import { guildMcpLayer, type GuildMcpTestOptions } from "../support/mcpServers/mcpTestKit"
 import { fakeDiscord, type FakeDiscordOptions, waitUntil } from "../support/fakeDiscord"
 import type { FakeDiscord } from "../support/fakeDiscord"
 
@@ -34,6 +34,8 @@ export interface BotHarnessOptions {
   readonly thoughtLogChannel?: boolean
   /** The stores (default: a fresh in-memory SQLite database). */
   readonly stores?: Layer.Layer<Stores.Stores, DatabaseError>
+  /** The guild MCP stack behind `/mcp` (default: `guildMcpLayer()`, private networks allowed). */
+  readonly guildMcp?: GuildMcpTestOptions
 }
 
 /**
@@ -74,7 +76,7 @@ export const botHarness = (options: BotHarnessOptions) =>
     )
     const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.merge(core, discord)))
     const stores = options.stores ?? Stores.layerMemory
-    const mcp = guildMcpLayer().layer
+    const mcp = guildMcpLayer(options.guildMcp).layer
     const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
     const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(
       Layer.provide(Layer.mergeAll(queue, stores, mcp, core, discord, config, planner))
