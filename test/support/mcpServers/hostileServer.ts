@@ -12,9 +12,12 @@ import type { AddressInfo } from "node:net"
  * - `schemas`: one page (1.6 MiB) with a 20 000-level schema (deep enough to overflow any
  *   recursive walk), a 300 KiB schema, 20 tools with 20 KiB schemas, a 100 KiB description, a
  *   100 KiB name and two well-behaved tools;
- * - every mode answers `tools/call` of `flood` with 7 MiB of text.
+ * - every mode answers `tools/call` of `flood` with 7 MiB of text;
+ * - `echoPathOnCall`: one tool, `leak`, whose call is answered HTTP 500 with the request's path
+ *   and query in the body (as a careless service's error page would); `echoPathAlways`: every
+ *   POST is answered that way (the server never connects).
  */
-export type HostileMode = "hugePages" | "nearCapPages" | "endlessCursor" | "schemas"
+export type HostileMode = "hugePages" | "nearCapPages" | "endlessCursor" | "schemas" | "echoPathOnCall" | "echoPathAlways"
 
 export interface HostileServer {
   readonly url: string
@@ -54,6 +57,9 @@ const pageOf = (mode: HostileMode, page: number): { readonly tools: () => Iterab
       }
     case "endlessCursor":
       return { tools: () => [plainTool(`endless_${page}`)], next: `again-${page + 1}` }
+    case "echoPathOnCall":
+    case "echoPathAlways":
+      return { tools: () => [plainTool("leak")], next: undefined }
     case "schemas":
       return {
         tools: function*() {
@@ -117,6 +123,10 @@ export const startHostileServer = async (mode: HostileMode): Promise<HostileServ
     }
     const id = JSON.stringify(message.id)
     const json = { "content-type": "application/json" }
+    if (mode === "echoPathAlways" || (mode === "echoPathOnCall" && message.method === "tools/call")) {
+      res.writeHead(500, { "content-type": "text/plain" }).end(`internal error while serving ${req.url ?? ""} (host ${req.headers.host ?? ""})`)
+      return
+    }
     if (message.method === "initialize") {
       res.writeHead(200, json).end(
         `{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":${JSON.stringify(message.params?.protocolVersion ?? "2025-06-18")},"capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1.0.0"}}}`
