@@ -26,7 +26,7 @@ import { KeyPool } from "./loop/KeyPool"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
 import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
-import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
+import { GlobalMcpConnections, GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
 import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
 import { providerHttpClient } from "./provider/providerHttpClient"
@@ -123,7 +123,7 @@ const toolRegistryLive = Layer.effect(
   ))
 )
 
-/** The registry with built-ins, plus global MCP servers connecting in the background. */
+/** The registry with built-ins, plus global MCP servers (built once their first connect attempts ended, decision 14). */
 const toolsLive = Layer.merge(
   toolRegistryLive,
   GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
@@ -153,7 +153,9 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
 
 /** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
 export const discordBotLayer = (kind: ProviderKind) => {
-  const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
+  // The bot logs in once the global MCP servers had their start-up wait (decision 14): the
+  // first message is answered with their tools, and none arrives while nobody listens yet.
+  const discord = DiscordServices.pipe(Layer.provide(Layer.merge(DiscordConfig.layer, GlobalMcpConnections.layer.pipe(Layer.provide(McpConfig.layer)))))
   const chat = chatLayer(kind, discord)
   const planner = DeliberateToolPlanner.layer.pipe(
     Layer.provide(Layer.merge(chat, guildToolSourceLive))

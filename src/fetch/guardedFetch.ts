@@ -9,7 +9,7 @@
  *
  * interface GuardedFetchOptions {
  *   sameOrigin?: string | URL     // refuse any request outside this origin (scheme, host, port)
- *   maxResponseBytes?: number     // body cap after decompression (MCP: 8 MiB); unset = no cap
+ *   maxResponseBytes?: number     // body cap after decompression (guild MCP: 8 MiB, 2 MiB for control POSTs); unset = no cap
  * }
  * ```
  *

@@ -1,4 +1,4 @@
-import { Deferred, Duration, Effect, Layer, Ref, Runtime, Schedule } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Runtime, Schedule } from "effect"
 import { type GlobalMcpServerConfig, McpConfig } from "../config/McpConfig"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { ToolContext } from "../tools/ToolContext"
@@ -84,12 +84,16 @@ const registerTools = (
     { discard: true }
   )
 
-/** How one server's start-up went, for the wait in front of the first turn (design decision 14). */
+/** How one server's start-up goes, for the wait in front of the first turn (design decision 14). */
 interface StartupSignals {
-  /** Done when the first connect attempt has ended: tools registered, or the attempt failed. */
+  /** Done when the first connect attempt has ended (connected or failed). */
   readonly firstAttempt: Deferred.Deferred<void>
+  /** Done when the first attempt's outcome is in the registry: its tools registered, or it failed. */
+  readonly firstApplied: Deferred.Deferred<void>
   /** Done when start-up stopped waiting; a server connecting after that "joins late". */
   readonly waitOver: Deferred.Deferred<void>
+  /** The registry the tools go to, once the app has one (`GlobalMcpServersLive` attaches it). */
+  readonly registry: Deferred.Deferred<ToolRegistryShape>
 }
 
 /**
@@ -97,20 +101,23 @@ interface StartupSignals {
  * connection drops, unregister them and start over. Interruption (layer shutdown) unregisters
  * the tools and closes the client.
  */
-const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape, resultMaxChars: number, signals: StartupSignals) =>
+const serveForever = (server: GlobalMcpServerConfig, resultMaxChars: number, signals: StartupSignals) =>
   Effect.gen(function* () {
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const target = server.url === undefined ? undefined : new URL(server.url)
     const label = serverLabel(server.name, target)
     const everConnected = yield* Ref.make(false)
+    const firstEnded = Deferred.succeed(signals.firstAttempt, undefined)
     const connect = connectInOrder(server.name, globalTransportPlan(server), {
       timeout: GLOBAL_CONNECT_TIMEOUT,
       limits: GLOBAL_DISCOVERY_LIMITS,
       target
     }).pipe(
-      Effect.tapError((error) =>
-        Effect.zipRight(Effect.logWarning(`${error.message}; retrying`), Deferred.succeed(signals.firstAttempt, undefined))
-      ),
+      Effect.tapBoth({
+        onFailure: (error) =>
+          Effect.all([Effect.logWarning(`${error.message}; retrying`), firstEnded, Deferred.succeed(signals.firstApplied, undefined)]),
+        onSuccess: () => firstEnded
+      }),
       Effect.retry(retrySchedule)
     )
     /** Holds the session until its connection closes; tools registered meanwhile are tracked for cleanup. */
@@ -120,6 +127,7 @@ const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape
         session.client.onclose = () => {
           runFork(Deferred.succeed(closed, undefined))
         }
+        const registry = yield* Deferred.await(signals.registry)
         yield* registerTools(registry, session, registered, resultMaxChars)
         const names = yield* Ref.get(registered)
         // The first connection after start-up stopped waiting: earlier turns lacked these tools.
@@ -129,13 +137,19 @@ const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape
         yield* late
           ? Effect.logWarning(`${connected} (after the start-up wait: turns before now did not have these tools)`)
           : Effect.logInfo(connected)
-        yield* Deferred.succeed(signals.firstAttempt, undefined)
+        yield* Deferred.succeed(signals.firstApplied, undefined)
         yield* Deferred.await(closed)
       })
 
     const release = (session: McpSession, registered: Ref.Ref<ReadonlyArray<string>>) =>
-      Ref.get(registered).pipe(
-        Effect.flatMap((names) => Effect.forEach(names, (name) => registry.unregister(name), { discard: true })),
+      Deferred.poll(signals.registry).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.void,
+          onSome: (attached) =>
+            Effect.flatMap(attached, (registry) =>
+              Ref.get(registered).pipe(Effect.flatMap((names) => Effect.forEach(names, (name) => registry.unregister(name), { discard: true })))
+            )
+        })),
         Effect.zipRight(session.close)
       )
 
@@ -152,39 +166,70 @@ const serveForever = (server: GlobalMcpServerConfig, registry: ToolRegistryShape
   }).pipe(Effect.annotateLogs({ mcpServer: server.name }))
 
 /**
- * Global MCP servers from `MCP_SERVERS` (spec §6.5): their tools registered in the ToolRegistry
- * as `{ kind: "mcp", scope: "global" }` tools, clients closed when the layer's scope closes.
- * Building the layer waits for every server's first connect attempt, at most
- * `MCP_STARTUP_WAIT_MS` (design decision 14), so the first turn (`--once`, the first Discord
- * message) sees every server that connected in time; a slower one joins later, with a warning.
+ * The connections to the `MCP_SERVERS` servers (spec §6.5). Building it starts every server and
+ * waits for each one's first connect attempt, at most `MCP_STARTUP_WAIT_MS` (design decision
+ * 14); a slower server joins later, with a warning. It needs no registry, so a front can wait
+ * for it before it opens (the Discord bot logs in after it); `GlobalMcpServersLive` then hands
+ * the tools to the ToolRegistry. Clients close when the layer's scope closes.
  */
-export const GlobalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.scopedDiscard(
+export class GlobalMcpConnections extends Context.Tag("loopcord/mcp/GlobalMcpConnections")<GlobalMcpConnections, {
+  /** Registers every connected server's tools (and later ones as they connect); returns once the in-time ones are in. */
+  readonly attach: (registry: ToolRegistryShape) => Effect.Effect<void>
+}>() {
+  static readonly layer: Layer.Layer<GlobalMcpConnections, never, McpConfig> = Layer.scoped(
+    GlobalMcpConnections,
+    Effect.gen(function* () {
+      const settings = yield* McpConfig
+      const waitOver = yield* Deferred.make<void>()
+      const registry = yield* Deferred.make<ToolRegistryShape>()
+      const starting = yield* Effect.forEach(settings.globalServers, (server) =>
+        Effect.gen(function* () {
+          const signals: StartupSignals = {
+            firstAttempt: yield* Deferred.make<void>(),
+            firstApplied: yield* Deferred.make<void>(),
+            waitOver,
+            registry
+          }
+          yield* Effect.forkScoped(serveForever(server, settings.resultMaxChars, signals))
+          return { server, signals }
+        })
+      )
+      const waitMs = Duration.toMillis(settings.startupWait)
+      yield* Effect.forEach(starting, ({ signals }) => Deferred.await(signals.firstAttempt), { concurrency: "unbounded", discard: true }).pipe(
+        Effect.timeout(settings.startupWait),
+        Effect.catchTag("TimeoutException", () =>
+          Effect.forEach(starting, ({ server, signals }) =>
+            Effect.flatMap(Deferred.isDone(signals.firstAttempt), (done) =>
+              done
+                ? Effect.void
+                : Effect.logWarning(
+                  `Global MCP server ${serverLabel(server.name, server.url)} is still connecting after MCP_STARTUP_WAIT_MS=${waitMs}; its tools join when it connects`
+                )
+            ), { discard: true })
+        ),
+        Effect.ensuring(Deferred.succeed(waitOver, undefined))
+      )
+      const attach = (target: ToolRegistryShape) =>
+        Effect.gen(function* () {
+          yield* Deferred.succeed(registry, target)
+          // Servers whose first attempt ended in time are registered before the first turn.
+          yield* Effect.forEach(starting, ({ signals }) =>
+            Effect.flatMap(Deferred.isDone(signals.firstAttempt), (done) => (done ? Deferred.await(signals.firstApplied) : Effect.void)), { discard: true })
+        })
+      return { attach }
+    })
+  )
+}
+
+/**
+ * Global MCP servers from `MCP_SERVERS`: the connections (built with their start-up wait, shared
+ * with any front that waits for them) and their tools in the ToolRegistry as
+ * `{ kind: "mcp", scope: "global" }` tools, so `--once` and the first Discord message see every
+ * server that connected in time.
+ */
+export const GlobalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.effectDiscard(
   Effect.gen(function* () {
-    const settings = yield* McpConfig
-    const registry = yield* ToolRegistry
-    const waitOver = yield* Deferred.make<void>()
-    const starting = yield* Effect.forEach(settings.globalServers, (server) =>
-      Effect.gen(function* () {
-        const firstAttempt = yield* Deferred.make<void>()
-        yield* Effect.forkScoped(serveForever(server, registry, settings.resultMaxChars, { firstAttempt, waitOver }))
-        return { server, firstAttempt }
-      })
-    )
-    if (starting.length === 0) return
-    const waitMs = Duration.toMillis(settings.startupWait)
-    yield* Effect.forEach(starting, ({ firstAttempt }) => Deferred.await(firstAttempt), { concurrency: "unbounded", discard: true }).pipe(
-      Effect.timeout(settings.startupWait),
-      Effect.catchTag("TimeoutException", () =>
-        Effect.forEach(starting, ({ firstAttempt, server }) =>
-          Effect.flatMap(Deferred.isDone(firstAttempt), (done) =>
-            done
-              ? Effect.void
-              : Effect.logWarning(
-                `Global MCP server ${serverLabel(server.name, server.url)} is still connecting after MCP_STARTUP_WAIT_MS=${waitMs}; its tools join when it connects`
-              )
-          ), { discard: true })
-      ),
-      Effect.ensuring(Deferred.succeed(waitOver, undefined))
-    )
+    const connections = yield* GlobalMcpConnections
+    yield* connections.attach(yield* ToolRegistry)
   })
-)
+).pipe(Layer.provide(GlobalMcpConnections.layer))

@@ -9,7 +9,7 @@ import { GuildMcpPool } from "./GuildMcpPool"
 import type { GuildMcpRegistry } from "./GuildMcpRegistry"
 import { GuildMcpTools } from "./GuildMcpTools"
 
-export { GlobalMcpServersLive } from "./GlobalMcpServers"
+export { GlobalMcpConnections, GlobalMcpServersLive } from "./GlobalMcpServers"
 
 /**
  * The guild MCP services for the composition root: the pool (guarded fetch under the

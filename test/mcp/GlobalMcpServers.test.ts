@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Fiber, Layer, TestClock } from "effect"
 import { type GlobalMcpServerConfig, McpConfig, type McpSettings } from "../../src/config/McpConfig"
 import type { ToolResult } from "../../src/domain/ToolResult"
-import { GlobalMcpServersLive } from "../../src/mcp/GlobalMcpServers"
+import { GlobalMcpConnections, GlobalMcpServersLive } from "../../src/mcp/GlobalMcpServers"
 import { GuildToolSource } from "../../src/tools/GuildToolSource"
 import type { Tool } from "../../src/tools/Tool"
 import { ToolRegistry } from "../../src/tools/ToolRegistry"
@@ -58,12 +58,13 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
       const healthy = yield* serve(() => startStreamableServer())
       const logs = yield* makeLogCapture
       const build = yield* Effect.fork(logs.capture(Layer.build(globals([http("slow", hanging.url), http("main", healthy.url)], { startupWait: Duration.seconds(20) }))))
-      yield* eventually(mcpTools, (found) => found.length === 5, "the healthy server's tools")
+      yield* waitUntil(() => healthy.log.requests.some((request) => request.method === "GET"), "the healthy server's connection")
       yield* awaitSleepDue(20_000)
       yield* TestClock.adjust(Duration.millis(19_999))
       assert.isNull(build.unsafePoll(), "still waiting for the hanging server")
       yield* TestClock.adjust(Duration.millis(1))
       yield* Fiber.join(build)
+      assert.strictEqual(toolNames(yield* mcpTools).length, 5, "the healthy server's tools are in when the layer is built")
       assert.strictEqual(hanging.log.requests.length, 1, "its first attempt is still pending (connect timeout 60 s)")
       const warned = yield* logs.matching("still connecting after MCP_STARTUP_WAIT_MS=20000")
       assert.strictEqual(warned.length, 1)
@@ -90,6 +91,22 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
       yield* eventually(mcpTools, (found) => found.length === 5, "the late server's tools")
       const joined = yield* eventually(logs.matching("after the start-up wait"), (lines) => lines.length === 1, "the late-join warning")
       assert.strictEqual(joined[0]?.level, "WARN")
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("[decision 14] a front built on GlobalMcpConnections (the Discord login) opens after the first attempts, sharing the one connection", () =>
+    Effect.gen(function* () {
+      const healthy = yield* serve(() => startStreamableServer())
+      const config = McpConfig.make({ globalServers: [http("main", healthy.url)] })
+      const seenByFront: Array<number> = []
+      // Stands in for the Discord client: built only once the connections layer is.
+      const front = Layer.effectDiscard(Effect.sync(() => void seenByFront.push(healthy.log.initializes))).pipe(
+        Layer.provide(GlobalMcpConnections.layer.pipe(Layer.provide(config)))
+      )
+      yield* Layer.build(Layer.merge(front, GlobalMcpServersLive.pipe(Layer.provide(config))))
+      assert.deepStrictEqual(seenByFront, [1], "the front opened after the server's first attempt")
+      assert.strictEqual(toolNames(yield* mcpTools).length, 5)
+      assert.strictEqual(healthy.log.initializes, 1, "one connection, shared by both layers")
     }).pipe(Effect.provide(registryLayer))
   )
 
