@@ -42,6 +42,8 @@ export interface RunTurnOptions {
   readonly stopResponses: Context.Tag.Service<StopResponses>
   /** The turn waited behind another one in its channel. */
   readonly isFromQueue: boolean
+  /** The turn answers a /kill (queued at the front): it only acknowledges. */
+  readonly isStopResponse?: boolean
 }
 
 /**
@@ -71,6 +73,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
       Effect.flatMap(input.loadContext, (loaded) =>
         Option.isNone(enricher) ? Effect.succeed(loaded) : enricher.value.enrich({
           channelId: input.channelId,
+          parentChannelId: input.parentChannelId,
           guildId: input.guildId,
           userId: input.userId,
           personaId: input.persona.id
@@ -83,7 +86,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
       const loaded = yield* untilKilled(options.signals, loadContext(input))
       if (Option.isNone(loaded)) return yield* endBeforeLoop(input, options, "loading the context", finish)
       const context = loaded.value
-      const state = yield* makeTurnState(context)
+      const state = yield* makeTurnState(context, { parentChannelId: input.parentChannelId })
       const turn: TurnContextShape = {
         channelId: input.channelId,
         guildId: input.guildId,
@@ -96,6 +99,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         impersonatedUserId: input.impersonatedUserId,
         shouldSurfaceUserErrors: input.shouldSurfaceUserErrors,
         isFromQueue: options.isFromQueue,
+        isStopResponse: options.isStopResponse ?? false,
         deliberate: input.deliberate ?? deliberateModeOff,
         state
       }

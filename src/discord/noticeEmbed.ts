@@ -1,4 +1,5 @@
 import type { APIEmbed } from "discord.js"
+import { failureClassText } from "../loop/FailureClass"
 import { UserNotice } from "../loop/UserNotice"
 import { clip, DiscordLimit } from "./discordLimits"
 
@@ -31,9 +32,9 @@ export const noticeEmbed: (notice: UserNotice) => APIEmbed = UserNotice.$match({
     embed(
       Color.info,
       `Answered by fallback model ${model}`,
-      failures.map((failure) => `• ${failure.model}: ${clip(failure.detail.replace(/\s+/g, " "), 600)}`).join("\n") || "Earlier models failed."
+      failures.map((failure) => `• ${failure.model}: ${failureClassText[failure.reason]}`).join("\n") || "Earlier models failed."
     ),
-  ProviderFailed: ({ detail }) => embed(Color.error, "The model could not answer", detail),
+  ProviderFailed: ({ model, reason }) => embed(Color.error, "The model could not answer", `${model}: ${failureClassText[reason]}.`),
   Stopped: () => embed(Color.info, "Stopped", "The reply was stopped with /kill."),
   ToolProgress: ({ text, tool }) => ({ color: Color.info, description: clip(text.length > 0 ? text : tool, DiscordLimit.embedDescription) })
 })

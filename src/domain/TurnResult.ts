@@ -13,6 +13,9 @@ export interface ToolCallRecord {
   readonly durationMs: number
 }
 
+/** Why an `error` turn failed when it was not the model's doing: the reply could not be delivered (decision 18). */
+export type TurnFailureReason = "delivery_failed"
+
 /** The result of one generation attempt (one model × one key): what runToolLoop returns (spec §1.5). */
 export interface AttemptResult {
   readonly status: TurnStatus
@@ -24,6 +27,7 @@ export interface AttemptResult {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog?: ThoughtLogPayload
   readonly stickerSelection?: Sticker
+  readonly reason?: TurnFailureReason
 }
 
 /** One attempt of the outer tier, for the report. */
@@ -46,4 +50,6 @@ export interface TurnResult {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog?: ThoughtLogPayload
   readonly stickerSelection?: Sticker
+  /** Set on an `error` turn whose reply Discord (or another front) refused for good. */
+  readonly reason?: TurnFailureReason
 }

@@ -41,5 +41,9 @@ export const buildResult = (input: BuildResultInput): AttemptResult => ({
   usage: sumUsage(input.passes),
   toolResponseDelivered: input.toolResponseDelivered,
   ...(input.thoughtLog === undefined ? {} : { thoughtLog: input.thoughtLog }),
-  ...(input.stickerSelection === undefined || input.stickerSelection === null ? {} : { stickerSelection: input.stickerSelection })
+  // A sticker goes out only with a reply that completed (never after /kill, a follow-up or a cap).
+  ...(input.status !== "completed" || input.stickerSelection === undefined || input.stickerSelection === null
+    ? {}
+    : { stickerSelection: input.stickerSelection }),
+  ...(input.passes.at(-1)?._tag === "DeliveryFailed" ? { reason: "delivery_failed" as const } : {})
 })

@@ -1,5 +1,5 @@
 import type { Data } from "effect"
-import type { PassResult, StopReason, TurnStatus } from "../domain/PassResult"
+import type { PassResult, TurnStatus } from "../domain/PassResult"
 
 /**
  * Pure termination predicates of the tool loop (spec §2.4, §2.5, §5). No effects here: the
@@ -26,13 +26,12 @@ type EmptyPass = Data.TaggedEnum.Value<PassResult, "EmptyResponse">
 export const mayTrySettle = (pass: EmptyPass, lastToolName: string | undefined): lastToolName is string =>
   lastToolName !== undefined && pass.finishReason !== "length" && pass.emptyResponseReason === undefined
 
-/** The destination is gone: no fallback can deliver anything (spec §5). */
-export const isUnreachable = (stopReason: StopReason | undefined): boolean =>
-  stopReason === "channel_deleted" || stopReason === "missing_access"
-
 /** Statuses that reset the channel's consecutive follow-up count (spec §2.2). */
 export const resetsFollowUpCount = (status: TurnStatus): boolean =>
   status === "completed" || status === "error" || status === "timeout" || status === "stopped_by_user"
+
+/** A provider may emit a call whose payload lacks a (non-blank) name. */
+const hasName = (call: { readonly name?: unknown } | undefined): boolean => typeof call?.name === "string" && call.name.trim().length > 0
 
 /**
  * Why an attempt failed, as far as the outer tier cares:
@@ -46,17 +45,15 @@ export type AttemptFailure = "ProviderError" | "StreamTimeout" | "ModelError" | 
 /**
  * Classifies an attempt from its status and terminating pass. Only `error` and `timeout` are
  * retryable (spec §5), and only when the provider caused them: a tool-error cap or the
- * iteration cap would repeat with any model, so they end the turn.
+ * iteration cap would repeat with any model, so they end the turn. So does a `DeliveryFailed`
+ * pass: a destination that refused the reply refuses every model's (decision 18).
  */
 export const attemptFailure = (status: TurnStatus, last: PassResult | undefined): AttemptFailure => {
   if (status !== "error" && status !== "timeout") return "Terminal"
   if (last === undefined) return "Terminal"
-  if (isUnreachable(last.stopReason)) return "Terminal"
   if (status === "error" && last._tag === "Error") return "ProviderError"
   if (status === "timeout" && last._tag === "Timeout") return "StreamTimeout"
   // A malformed call aborts with `error` right after its FunctionCall pass.
-  if (status === "error" && last._tag === "FunctionCall" && (last.call === undefined || last.call.name.trim() === "")) {
-    return "ModelError"
-  }
+  if (status === "error" && last._tag === "FunctionCall" && !hasName(last.call)) return "ModelError"
   return "Terminal"
 }

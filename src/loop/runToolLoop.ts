@@ -19,6 +19,7 @@ import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall
 import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { mayTrySettle, shouldEndAfterPreToolText } from "./policy"
 import { StopResponses } from "./StopResponses"
+import { ThoughtLog } from "./ThoughtLog"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
 
@@ -71,7 +72,25 @@ interface LoopState {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog: ThoughtLogPayload | undefined
   readonly stickerSelection: Sticker | null | undefined
+  /**
+   * How `carried` reaches the model: as the start of its answer (a trailing assistant message),
+   * or, once a server refused that shape, as an instruction naming what was already posted.
+   */
+  readonly continuation: "prefill" | "instruction"
 }
+
+/** The note that replaces a refused reply prefill: what was posted, and to go on from there. */
+export const continuationInstruction = (posted: string): string =>
+  "[Your reply was interrupted after you had already posted the text between the markers below. " +
+  "Continue right after its last word; do not repeat any of it and do not start over.]\n<<<\n" + posted + "\n>>>"
+
+/**
+ * A server that refuses a trailing assistant message (llama.cpp in thinking mode answers HTTP
+ * 400; others refuse any prefill) fails the pass before it shows anything: that is the shape,
+ * not the conversation, so the pass is retried once with the instruction instead.
+ */
+const refusedPrefill = (pass: PassResult, request: GenerationRequest): boolean =>
+  pass._tag === "Error" && pass.error.reason === "BadRequest" && request.assistantPrefill !== undefined && isBlank(pass.accumulatedText)
 
 const isBlank = (text: string) => text.trim().length === 0
 
@@ -89,6 +108,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
   const sink = yield* ResponseSink
   const signals = yield* TurnSignals
   const stopResponses = yield* StopResponses
+  const thoughtLog = yield* ThoughtLog
   const { attempt } = input
 
   const prefill = input.prefill ?? ""
@@ -103,7 +123,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     lastToolName: undefined,
     toolResponseDelivered: input.toolResponseDelivered ?? false,
     thoughtLog: undefined,
-    stickerSelection: input.stickerSelection
+    stickerSelection: input.stickerSelection,
+    continuation: "prefill"
   })
 
   const finish = (status: TurnStatus, responseText: string) =>
@@ -128,39 +149,52 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
   const buildRequest = Effect.gen(function*() {
     const s = yield* Ref.get(state)
-    const flags = yield* Ref.get(turn.state.flags)
-    const tools = yield* registry.toolsForTurn({
+    // A stop response declares nothing (design decision 15); dispatch refuses a call anyway.
+    const tools = turn.isStopResponse ? [] : yield* registry.toolsForTurn({
       provider: attempt.provider,
       model: attempt.model,
       guildId: turn.guildId,
       channelId: turn.channelId,
-      flags,
+      flags: yield* Ref.get(turn.state.flags),
       turnState: turn.state
     })
+    const messages = yield* Ref.get(turn.state.contextItems)
+    const continues = !isBlank(s.carried)
+    const asInstruction = continues && s.continuation === "instruction"
     const request: GenerationRequest = {
       model: attempt.model,
       apiKey: input.apiKey,
       system: turn.persona.systemPrompt,
-      messages: yield* Ref.get(turn.state.contextItems),
+      messages: asInstruction ? [...messages, { role: "user", content: continuationInstruction(s.carried) }] : messages,
       // Deliberate mode declares only what the message asked for (dispatch re-checks it).
       tools: applyDeliberateAllowlist(tools, turn.deliberate).map(toDeclaration),
       functionHistory: s.functionHistory,
-      ...(isBlank(s.carried) ? {} : { assistantPrefill: s.carried })
+      ...(continues && !asInstruction ? { assistantPrefill: s.carried } : {})
     }
-    return request
+    return { request, continuing: s.carried }
   })
 
-  for (let iteration = 0; iteration < config.maxIterations; iteration++) {
+  // A stop response gets one pass: its only job is the acknowledgement.
+  const maxIterations = turn.isStopResponse ? 1 : config.maxIterations
+  for (let iteration = 0; iteration < maxIterations; iteration++) {
     if (iteration === config.softWarnIteration && turn.shouldSurfaceUserErrors) {
       yield* sink.notice(UserNotice.StillWorking({ iteration }))
     }
 
-    const pass = yield* streamOnce({ request: yield* buildRequest, attempt })
+    const { continuing, request } = yield* buildRequest
+    const pass = yield* streamOnce({ request, attempt, continuing })
     const before = yield* Ref.updateAndGet(state, (s) => ({
       ...s,
       passes: [...s.passes, pass],
       thoughtLog: pass.thoughtLog ?? s.thoughtLog
     }))
+    if (before.continuation === "prefill" && refusedPrefill(pass, request)) {
+      yield* Effect.logWarning("the server refused the reply prefill; retrying the pass once with an instruction naming the posted text").pipe(
+        Effect.annotateLogs({ model: attempt.model, detail: pass._tag === "Error" ? pass.error.detail : "" })
+      )
+      yield* Ref.update(state, (s) => ({ ...s, continuation: "instruction" as const }))
+      continue
+    }
     // Everything the user saw since the last history entry, this pass included.
     const passText = before.carried + pass.accumulatedText
     if (!isBlank(pass.accumulatedText)) yield* Ref.update(state, (s) => ({ ...s, lastDelivered: passText }))
@@ -168,6 +202,18 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     switch (pass._tag) {
       case "Completed":
         return yield* finish("completed", passText)
+
+      case "DeliveryFailed":
+        // Nothing more reaches the user; the operator hears of it (decision 18).
+        yield* thoughtLog.post({
+          kind: "delivery_failed",
+          severity: "error",
+          title: "Reply not delivered",
+          description: `The destination refused the reply (${pass.error.reason}); the turn ended as delivery_failed. ${pass.error.detail}`,
+          channelId: turn.channelId,
+          guildId: turn.guildId
+        })
+        return yield* finish("error", passText)
 
       case "Error":
       case "Timeout":
@@ -199,7 +245,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       }
 
       case "FunctionCall": {
-        const name = pass.call?.name.trim() ?? ""
+        // A provider may signal a call without a name: executeToolCall refuses it (`error`).
+        const rawName: unknown = pass.call?.name
+        const name = typeof rawName === "string" ? rawName.trim() : ""
         const notify = sink.toolActivity ?? (() => Effect.void)
         if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
         // The model continued `carried` and then called: the whole text precedes the call.
@@ -249,6 +297,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
           consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1
         }))
+
+        // A stop response's call was refused, and it has no second pass: what it said is the answer.
+        if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
 
         // The error cap is checked before endTurn (spec §2.3 step 6).
         if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {

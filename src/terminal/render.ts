@@ -1,5 +1,6 @@
 import type { ToolArgs } from "../domain/FunctionCall"
 import type { ToolActivity } from "../loop/ToolActivity"
+import { failureClassText } from "../loop/FailureClass"
 import { UserNotice } from "../loop/UserNotice"
 
 /** Pure rendering of what the terminal shows besides the reply text (unit-tested). */
@@ -20,8 +21,8 @@ export const renderNotice = (notice: UserNotice): string =>
     StreamTimeout: ({ phase, provider }) =>
       phase === "first_token" ? `⚠ ${provider} sent nothing before the first-token timeout` : `⚠ ${provider} stopped streaming (inactivity timeout)`,
     FallbackUsed: ({ failures, model }) =>
-      `↪ answered by ${model} after ${failures.map((failure) => `${failure.model}: ${failure.detail}`).join("; ")}`,
-    ProviderFailed: ({ detail }) => `✗ the model could not answer: ${detail}`,
+      `↪ answered by ${model} after ${failures.map((failure) => `${failure.model}: ${failureClassText[failure.reason]}`).join("; ")}`,
+    ProviderFailed: ({ model, reason }) => `✗ the model could not answer (${model}: ${failureClassText[reason]}); details are in the log`,
     Stopped: () => "⏹ stopped",
     ToolProgress: ({ text, tool }) => `  ${tool}: ${text}`
   })

@@ -18,7 +18,9 @@ export const turnReport = (result: TurnResult) => ({
   })),
   usage: result.usage === undefined
     ? null
-    : { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, totalTokens: result.usage.totalTokens }
+    : { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, totalTokens: result.usage.totalTokens },
+  // Only on an `error` turn the front could not deliver (decision 18).
+  ...(result.reason === undefined ? {} : { reason: result.reason })
 })
 
 /** Serializes the report on one line (a tool payload with a bigint still serializes). */

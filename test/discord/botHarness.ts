@@ -13,6 +13,8 @@ import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import type { DatabaseError } from "../../src/store/Database"
 import * as Stores from "../../src/store/Stores"
+import { shortTermMemoryContext } from "../../src/tools/builtin/memory/shortTermMemoryContext"
+import { makeUpdateShortTermMemoryTool } from "../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
 import { DeliberateToolPlanner } from "../../src/tools/deliberate/DeliberateToolPlanner"
 import { GuildToolSource } from "../../src/tools/GuildToolSource"
 import * as InMemoryToolAffordances from "../../src/tools/InMemoryToolAffordances"
@@ -32,8 +34,10 @@ export interface BotHarnessOptions {
   readonly front?: DiscordFrontOptions
   /** Create a `#thought-log` channel and set THOUGHT_LOG_CHANNEL_ID to it. */
   readonly thoughtLogChannel?: boolean
-  /** The stores (default: a fresh in-memory SQLite database). */
-  readonly stores?: Layer.Layer<Stores.Stores, DatabaseError>
+  /** The stores (default: a fresh in-memory SQLite database); a function gets the fake (its guild ids). */
+  readonly stores?: Layer.Layer<Stores.Stores, DatabaseError> | ((fake: FakeDiscord) => Layer.Layer<Stores.Stores, DatabaseError>)
+  /** Short-term memory as `main` wires it: `update_short_term_memory` registered, the memory in the context. */
+  readonly shortTermMemory?: boolean
   /** The guild MCP stack behind `/mcp` (default: `guildMcpLayer()`, private networks allowed). */
   readonly guildMcp?: GuildMcpTestOptions
 }
@@ -41,7 +45,7 @@ export interface BotHarnessOptions {
 /**
  * The whole Discord bot as `main` wires it, against a fake Discord: a real discord.js client,
  * the ChannelQueue and generation turn over a scripted model, stores in in-memory SQLite, guild
- * MCP admin. Returns the fake, the scripted model's probe and the app's services.
+ * MCP admin, and (`shortTermMemory`) the memory tool and context. Returns the fake, the scripted model's probe and the app's services.
  */
 export const botHarness = (options: BotHarnessOptions) =>
   Effect.gen(function*() {
@@ -56,14 +60,18 @@ export const botHarness = (options: BotHarnessOptions) =>
         : { personaWebhooks: true, persona: { id: undefined, name: options.personaName, avatarUrl: undefined, systemPrompt: "You are a persona." } })
     })
     const discord = DiscordServices.pipe(Layer.provide(config))
+    // One layer value, so every use below shares one database.
+    const stores = typeof options.stores === "function" ? options.stores(fake) : options.stores ?? Stores.layerMemory
+    const memoryTools = options.shortTermMemory === true ? Effect.map(makeUpdateShortTermMemoryTool(), (tool) => [tool]) : Effect.succeed([])
     const registry = Layer.effect(
       ToolRegistry,
       Effect.gen(function*() {
         const made = yield* Effect.provide(ToolRegistry, ToolRegistry.layer)
-        yield* Effect.orDie(registerAll(made, options.tools ?? []))
+        yield* Effect.orDie(registerAll(made, [...(options.tools ?? []), ...(yield* memoryTools)]))
         return made
       })
-    ).pipe(Layer.provide(GuildToolSource.none))
+    ).pipe(Layer.provide(GuildToolSource.none), Layer.provide(stores))
+    const enricher = options.shortTermMemory === true ? shortTermMemoryContext.pipe(Layer.provide(stores)) : Layer.empty
     const core = Layer.mergeAll(
       Scripted.layer({ script: options.script }),
       registry,
@@ -74,8 +82,7 @@ export const botHarness = (options: BotHarnessOptions) =>
       RoutePlan.make(["model-a"]),
       KeyPool.Default
     )
-    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.merge(core, discord)))
-    const stores = options.stores ?? Stores.layerMemory
+    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher)))
     const mcp = guildMcpLayer(options.guildMcp).layer
     const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
     const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(

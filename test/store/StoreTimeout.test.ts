@@ -22,7 +22,7 @@ interface StoreCall {
   readonly call: Effect.Effect<unknown, { readonly message: string }, Stores.Stores>
 }
 
-const guild = { kind: "guild", guildId: "g1" } as const
+const guild = { kind: "server", guildId: "g1" } as const
 const on = <I extends Stores.Stores, S>(tag: Context.Tag<I, S>, store: string) =>
   (method: string, call: (service: S) => Effect.Effect<unknown, { readonly message: string }>): StoreCall => ({
     store,
