@@ -19,12 +19,14 @@ import { SearchConfig } from "./config/SearchConfig"
 import { StoreConfig } from "./config/StoreConfig"
 import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
 import { AddressPolicy } from "./fetch/AddressPolicy"
+import { DnsResolver } from "./fetch/DnsResolver"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
-import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
+import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
+import { GlobalMcpConnections, GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
 import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
 import { providerHttpClient } from "./provider/providerHttpClient"
@@ -68,14 +70,19 @@ export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, Co
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
 
-/** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
+/** fetch_url's URL policy and the pinned connector (guild MCP uses the connector too). */
 const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
+
+/** Guild MCP's own URL policy (design decision 13): GUILD_MCP_ALLOW_PRIVATE_NETWORK only. */
+const guildMcpAddressPolicy = GuildMcpAddressPolicy.layer.pipe(Layer.provide(Layer.merge(McpConfig.layer, DnsResolver.system)))
 
 /** safe_http and what fetch_url reads besides it. */
 const fetchLive = SafeHttp.Default.pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
 
 /** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
-export const guildMcpLive = GuildMcpLive.pipe(Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, storesLive)))
+export const guildMcpLive = GuildMcpLive.pipe(
+  Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, guildMcpAddressPolicy, storesLive))
+)
 
 /** Guild MCP tools for the registry (per turn, after the exposure rules). */
 const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
@@ -116,7 +123,7 @@ const toolRegistryLive = Layer.effect(
   ))
 )
 
-/** The registry with built-ins, plus global MCP servers connecting in the background. */
+/** The registry with built-ins, plus global MCP servers (built once their first connect attempts ended, decision 14). */
 const toolsLive = Layer.merge(
   toolRegistryLive,
   GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
@@ -146,7 +153,9 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
 
 /** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
 export const discordBotLayer = (kind: ProviderKind) => {
-  const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
+  // The bot logs in once the global MCP servers had their start-up wait (decision 14): the
+  // first message is answered with their tools, and none arrives while nobody listens yet.
+  const discord = DiscordServices.pipe(Layer.provide(Layer.merge(DiscordConfig.layer, GlobalMcpConnections.layer.pipe(Layer.provide(McpConfig.layer)))))
   const chat = chatLayer(kind, discord)
   const planner = DeliberateToolPlanner.layer.pipe(
     Layer.provide(Layer.merge(chat, guildToolSourceLive))

@@ -21,7 +21,7 @@ import * as InMemoryToolAffordances from "../../src/tools/InMemoryToolAffordance
 import type { Tool } from "../../src/tools/Tool"
 import { registerAll, ToolRegistry } from "../../src/tools/ToolRegistry"
 import { ToolUsageStats } from "../../src/tools/ToolUsageStats"
-import { guildMcpLayer } from "../support/mcpServers/mcpTestKit"
+import { guildMcpLayer, type GuildMcpTestOptions } from "../support/mcpServers/mcpTestKit"
 import { fakeDiscord, type FakeDiscordOptions, waitUntil } from "../support/fakeDiscord"
 import type { FakeDiscord } from "../support/fakeDiscord"
 
@@ -40,6 +40,8 @@ export interface BotHarnessOptions {
   readonly shortTermMemory?: boolean
   /** DISCORD_MAX_MESSAGES_PER_TURN (default 10). */
   readonly maxMessagesPerTurn?: number
+  /** The guild MCP stack behind `/mcp` (default: `guildMcpLayer()`, private networks allowed). */
+  readonly guildMcp?: GuildMcpTestOptions
 }
 
 /**
@@ -84,7 +86,7 @@ export const botHarness = (options: BotHarnessOptions) =>
       KeyPool.Default
     )
     const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher)))
-    const mcp = guildMcpLayer().layer
+    const mcp = guildMcpLayer(options.guildMcp).layer
     const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
     const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(
       Layer.provide(Layer.mergeAll(queue, stores, mcp, core, discord, config, planner))
