@@ -10,6 +10,7 @@ import { type ConfigError, Effect, Layer } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
+import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { FetchConfig } from "./config/FetchConfig"
 import { LoopConfig } from "./config/LoopConfig"
@@ -18,6 +19,8 @@ import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/Prov
 import { SearchConfig } from "./config/SearchConfig"
 import { StoreConfig } from "./config/StoreConfig"
 import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
+import type { DiscordClient } from "./discord/DiscordClient"
+import { DiscordCredentialRoutes } from "./discord/DiscordCredentials"
 import { AddressPolicy } from "./fetch/AddressPolicy"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
@@ -29,7 +32,9 @@ import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
 import { providerHttpClient } from "./provider/providerHttpClient"
 import * as Scripted from "./provider/scripted/ScriptedModel"
+import { ServerTurnAdmissionStore } from "./store/ServerTurnAdmissionStore"
 import * as Stores from "./store/Stores"
+import { UsageLedgerStore } from "./store/UsageLedgerStore"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
 import { makeUnblockUserTool } from "./tools/builtin/blocking/UnblockUserTool"
@@ -53,6 +58,7 @@ export const checkSettings = (front: "terminal" | "discord") =>
     ChatConfig.layer,
     ProviderConfig.layer,
     StoreConfig.layer,
+    CredentialConfig.layer,
     FetchConfig.layer,
     SearchConfig.layer,
     McpConfig.layer,
@@ -66,7 +72,7 @@ export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, Co
     : layerConfigFor(kind).pipe(Layer.provide(providerHttpClient()))
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
-export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(StoreConfig.layer, CredentialConfig.layer)))
 
 /** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
 const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
@@ -144,14 +150,25 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
     Layer.provideMerge(turnServices(kind, front))
   )
 
+/**
+ * Who pays for a Discord turn (issue 17): personal and server keys from the stores (problems told
+ * by DM), admission of server-paid turns, the usage ledger. The terminal keeps the operator's pool.
+ */
+const discordCredentialsLive = <E, R>(discord: Layer.Layer<DiscordClient, E, R>) =>
+  Layer.mergeAll(
+    DiscordCredentialRoutes,
+    ServerTurnAdmissionStore.admissionLayer,
+    UsageLedgerStore.ledgerLayer
+  ).pipe(Layer.provide(Layer.mergeAll(storesLive, CredentialConfig.layer, discord)))
+
 /** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
 export const discordBotLayer = (kind: ProviderKind) => {
   const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
-  const chat = chatLayer(kind, discord)
+  const chat = chatLayer(kind, Layer.merge(discord, discordCredentialsLive(discord)))
   const planner = DeliberateToolPlanner.layer.pipe(
     Layer.provide(Layer.merge(chat, guildToolSourceLive))
   )
   return DiscordBot.layer.pipe(
-    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, planner))
+    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, CredentialConfig.layer, planner))
   )
 }

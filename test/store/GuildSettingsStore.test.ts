@@ -14,7 +14,7 @@ for (const database of testDatabases) {
         yield* store.setCapability("g1", "user_blocking_enabled", true)
         yield* store.setCapability("g1", "deliberate_tool_mode", true)
         yield* store.setCapability("g1", "deliberate_tool_mode", false)
-        assert.deepStrictEqual(yield* store.get("g1"), { user_blocking_enabled: true, deliberate_tool_mode: false })
+        assert.deepStrictEqual(yield* store.get("g1"), { ...defaultGuildSettings, user_blocking_enabled: true })
         assert.isTrue(yield* store.isEnabled("g1", "user_blocking_enabled"))
         assert.isFalse(yield* store.isEnabled("g1", "deliberate_tool_mode"))
         assert.deepStrictEqual(yield* store.get("g2"), defaultGuildSettings)
