@@ -88,6 +88,8 @@ export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels
 /** The ChannelQueue input answering `trigger`. */
 export const discordTurnInput = (deps: DiscordTurnDeps, trigger: Message, channel: SendableChannels, deliberate: DeliberateToolMode): TurnInput => ({
   channelId: trigger.channelId,
+  // A thread shares its channel's short-term memory.
+  ...(trigger.channel.isThread() && trigger.channel.parentId !== null ? { parentChannelId: trigger.channel.parentId } : {}),
   guildId: trigger.guildId ?? undefined,
   userId: trigger.author.id,
   messageId: trigger.id,

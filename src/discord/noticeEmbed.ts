@@ -1,4 +1,5 @@
 import type { APIEmbed } from "discord.js"
+import { failureClassText } from "../loop/FailureClass"
 import { UserNotice } from "../loop/UserNotice"
 import { clip, DiscordLimit } from "./discordLimits"
 
@@ -36,6 +37,8 @@ export const noticeEmbed: (notice: UserNotice) => APIEmbed = UserNotice.$match({
     embed(Color.warn, `Stopped after ${iterations} steps`, "The reply reached the step limit before finishing. Ask again, perhaps more narrowly."),
   ToolErrorLoop: ({ failures, lastTool }) =>
     embed(Color.error, "Tools keep failing", `${failures} tool calls failed in a row (last: \`${lastTool}\`), so I stopped.`),
+  NovelAiToolRetryExhausted: ({ failures, lastTool }) =>
+    embed(Color.error, "The tool could not be used", `\`${lastTool}\` failed ${failures} times after I started answering, so I left the reply as it is.`),
   StreamTimeout: ({ personalKey, phase, provider }) =>
     embed(
       Color.warn,
@@ -49,9 +52,9 @@ export const noticeEmbed: (notice: UserNotice) => APIEmbed = UserNotice.$match({
     embed(
       Color.info,
       `Answered by fallback model ${model}`,
-      failures.map((failure) => `• ${failure.model}: ${clip(failure.detail.replace(/\s+/g, " "), 600)}`).join("\n") || "Earlier models failed."
+      failures.map((failure) => `• ${failure.model}: ${failureClassText[failure.reason]}`).join("\n") || "Earlier models failed."
     ),
-  ProviderFailed: ({ detail }) => embed(Color.error, "The model could not answer", detail),
+  ProviderFailed: ({ model, reason }) => embed(Color.error, "The model could not answer", `${model}: ${failureClassText[reason]}.`),
   ServerRouteRefused: ({ reason, retryAfterMs }) => embed(Color.warn, "The server's key was not used", serverRouteRefusal(reason, retryAfterMs)),
   Stopped: () => embed(Color.info, "Stopped", "The reply was stopped with /kill."),
   ToolProgress: ({ text, tool }) => ({ color: Color.info, description: clip(text.length > 0 ? text : tool, DiscordLimit.embedDescription) })

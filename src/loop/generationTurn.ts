@@ -11,15 +11,17 @@ import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { CurrentTurn } from "./CurrentTurn"
 import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { type KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
+import { type FailureClass, failureClassOf, failureClassText } from "./FailureClass"
 import { type AttemptFailure, attemptFailure } from "./policy"
 import { RoutePlan } from "./RoutePlan"
 import { runToolLoopDetailed, type ToolLoopOutcome, type ToolLoopServices } from "./runToolLoop"
+import { ThoughtLog } from "./ThoughtLog"
 import { type AttemptSlot, type TurnRoutes, withTurnRoutes } from "./turnRoutes"
 import { TurnSignals } from "./TurnSignals"
 
 export type GenerationTurnServices = ToolLoopServices | RoutePlan | KeyPool
 
-/** Failure details shown in the fallback notice are whitespace-collapsed and capped (spec §5). */
+/** Failure details for the thought log are whitespace-collapsed and capped (spec §5). */
 const FAILURE_DETAIL_MAX = 600
 
 const collapse = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, FAILURE_DETAIL_MAX)
@@ -42,12 +44,14 @@ interface Finished {
 
 const lastPass = (outcome: ToolLoopOutcome): PassResult | undefined => outcome.result.passes[outcome.result.passes.length - 1]
 
-const failureDetail = (failure: AttemptFailure, last: PassResult | undefined): string => {
-  if (last?._tag === "Error") return collapse(last.error.message)
+/** What the channel is told about a failed attempt (a class), and what only operators see (the detail). */
+const describeFailure = (failure: AttemptFailure, last: PassResult | undefined): { readonly reason: FailureClass; readonly detail: string } => {
+  if (last?._tag === "Error") return { reason: failureClassOf(last.error.reason), detail: collapse(last.error.message) }
   if (failure === "StreamTimeout" && last?._tag === "Timeout") {
-    return last.phase === "first_token" ? "no answer before the first-token timeout" : "the stream stalled"
+    const reason: FailureClass = last.phase === "first_token" ? "no_first_token" : "stream_stalled"
+    return { reason, detail: failureClassText[reason] }
   }
-  return "the model produced a malformed tool call"
+  return { reason: "malformed_tool_call", detail: failureClassText.malformed_tool_call }
 }
 
 /**
@@ -71,7 +75,8 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
   const surfaced = turn.shouldSurfaceUserErrors && !turn.isUserImpersonation
 
   const finished: Array<Finished> = []
-  const failures: Array<{ readonly model: string; readonly detail: string }> = []
+  const thoughtLog = yield* ThoughtLog
+  const failures: Array<{ readonly model: string; readonly reason: FailureClass }> = []
   let carry: Carry = { prefill: "", functionHistory: [], toolResponseDelivered: false, stickerSelection: undefined }
   // The latest stream-timeout notice an attempt kept quiet because another attempt was pending.
   let deferredTimeout: UserNotice | undefined
@@ -95,7 +100,9 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
       usage: outcomes.reduce<TokenUsage | undefined>((total, o) => addUsage(total, o.result.usage), undefined),
       toolResponseDelivered: outcomes.some((o) => o.result.toolResponseDelivered),
       ...(thoughtLog === undefined ? {} : { thoughtLog }),
-      ...(sticker === undefined || sticker === null ? {} : { stickerSelection: sticker })
+      // Only a completed reply carries its sticker (issue 11.4).
+      ...(status !== "completed" || sticker === undefined || sticker === null ? {} : { stickerSelection: sticker }),
+      ...(final?.result.reason === undefined ? {} : { reason: final.result.reason })
     }
   }
 
@@ -122,6 +129,9 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
         credentialSource: route.source
       }
 
+      yield* Effect.logDebug("generation attempt starts").pipe(
+        Effect.annotateLogs({ model, keyIndex, suppressUserErrors: info.suppressUserErrors, continues: carry.prefill.length > 0 })
+      )
       const run = yield* runToolLoopDetailed({
         attempt: info,
         apiKey: route.keys.key(keyIndex),
@@ -150,7 +160,7 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
         })
         // Under impersonation the failure belongs to the front that impersonated.
         if (turn.isUserImpersonation) return yield* Effect.die(run.defect)
-        if (surfaced) yield* sink.notice(UserNotice.ProviderFailed({ detail: "an internal error ended the reply" }))
+        if (surfaced) yield* sink.notice(UserNotice.ProviderFailed({ model, reason: "internal_error" }))
         return report("error", { defect: true })
       }
 
@@ -180,11 +190,23 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
 
     if (current === undefined) continue
     const last = lastPass(current.outcome)
-    // Route layer (spec §5): after the last attempt failed retryably, the server route may follow.
-    if (failure !== "Terminal" && modelIndex === slots.length - 1) slots.push(...(yield* routes.extend))
-    if (failure !== "Terminal" && modelIndex < slots.length - 1) {
-      failures.push({ model, detail: failureDetail(failure, last) })
-      continue
+    if (failure !== "Terminal") {
+      // The vendor's words (hosts, addresses, error text) are for operators only (decision 20).
+      const { detail, reason } = describeFailure(failure, last)
+      yield* thoughtLog.post({
+        kind: "provider_failed",
+        severity: "error",
+        title: `Model ${model} failed: ${failureClassText[reason]}`,
+        description: detail,
+        channelId: turn.channelId,
+        guildId: turn.guildId
+      })
+      // Route layer (spec §5): after the last attempt failed retryably, the server route may follow.
+      if (modelIndex === slots.length - 1) slots.push(...(yield* routes.extend))
+      if (modelIndex < slots.length - 1) {
+        failures.push({ model, reason })
+        continue
+      }
     }
 
     // Finalize: the answer (or the last failure) of this attempt is the turn's.
@@ -198,12 +220,12 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
         yield* sink.notice(UserNotice.FallbackUsed({ model, failures }))
       }
     }
-    if (surfaced && (status === "timeout" || status === "error") && deferredTimeout !== undefined) {
+    if (surfaced && (status === "timeout" || status === "error") && deferredTimeout !== undefined && last?._tag !== "DeliveryFailed") {
       const shownByFinal = last?._tag === "Timeout" && !current.info.suppressUserErrors
       if (!shownByFinal) yield* sink.notice(deferredTimeout)
     }
     if (surfaced && status === "error" && last?._tag === "Error") {
-      yield* sink.notice(UserNotice.ProviderFailed({ detail: collapse(last.error.message) }))
+      yield* sink.notice(UserNotice.ProviderFailed({ model, reason: failureClassOf(last.error.reason) }))
     }
     return report(status)
   }

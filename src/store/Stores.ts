@@ -32,7 +32,7 @@ export type Stores =
   | UsageLedgerStore
 
 /** All stores over one SqlClient (already migrated: see `Database.layer`), sealing secrets with the SecretBox. */
-export const layerWithoutDatabase: Layer.Layer<Stores, never, SqlClient.SqlClient | SecretBox> = Layer.mergeAll(
+export const layerOnClient: Layer.Layer<Stores, never, SqlClient.SqlClient | SecretBox> = Layer.mergeAll(
   ShortTermMemoryStore.layer,
   PersonaBlockStore.layer,
   EnabledChannelStore.layer,
@@ -45,6 +45,12 @@ export const layerWithoutDatabase: Layer.Layer<Stores, never, SqlClient.SqlClien
 )
 
 /**
+ * All stores over one SqlClient (already migrated) with no secret key: secrets (API keys, MCP
+ * headers) are refused, never stored in plain text. Tests of other modules use it.
+ */
+export const layerWithoutDatabase: Layer.Layer<Stores, never, SqlClient.SqlClient> = layerOnClient.pipe(Layer.provide(SecretBox.unkeyed))
+
+/**
  * All stores over the database the target names (opened and migrated once, shared by all). The
  * default SecretBox has no key: secrets are refused, never stored in plain text.
  */
@@ -52,7 +58,7 @@ export const layer = (
   target: DatabaseTarget,
   secrets: Layer.Layer<SecretBox> = SecretBox.unkeyed
 ): Layer.Layer<Stores, Database.DatabaseError> =>
-  layerWithoutDatabase.pipe(Layer.provide(Layer.merge(Database.layer(target), secrets)))
+  layerOnClient.pipe(Layer.provide(Layer.merge(Database.layer(target), secrets)))
 
 /**
  * All stores over `DATABASE_URL`, each call bounded by `STORE_TIMEOUT_MS`, secrets sealed under
@@ -61,7 +67,7 @@ export const layer = (
  */
 export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfig | CredentialConfig> = Layer.unwrapEffect(
   Effect.map(StoreConfig, (settings) =>
-    Layer.merge(layerWithoutDatabase, GuildMcpRegistryStore.sealPlainHeadersLayer).pipe(
+    Layer.merge(layerOnClient, GuildMcpRegistryStore.sealPlainHeadersLayer).pipe(
       Layer.provide(Layer.succeed(StoreTimeout, settings.timeout))
     ))
 ).pipe(Layer.provide(Layer.merge(Database.layerConfig, SecretBox.layerConfig)))
@@ -70,6 +76,6 @@ export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfi
  * All stores over a fresh in-memory SQLite database (tests of other modules, the terminal demo);
  * secrets are sealed under a random key that dies with the database.
  */
-export const layerMemory: Layer.Layer<Stores, Database.DatabaseError> = layerWithoutDatabase.pipe(
+export const layerMemory: Layer.Layer<Stores, Database.DatabaseError> = layerOnClient.pipe(
   Layer.provide(Layer.merge(Database.layerMemory, SecretBox.ephemeral))
 )

@@ -64,6 +64,20 @@ const initialSchema = Effect.gen(function* () {
 })
 
 /**
+ * Short-term memory becomes per channel (design decision 16). Until now a guild had one memory,
+ * keyed `guild:<id>`; it becomes that guild's server-wide memory (`server:<id>`, read when
+ * `server_wide_memory` is on), so channels no longer see what was written elsewhere. DM keys
+ * (`dm:<id>`) stay as they are.
+ */
+const channelMemory = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // "guild:" is 6 characters: the id starts at 7 (substr counts from 1 in both dialects).
+  yield* sql`UPDATE short_term_memory
+    SET scope_key = 'server:' || substr(scope_key, 7)
+    WHERE substr(scope_key, 1, 6) = 'guild:'`
+})
+
+/**
  * Who pays for a turn (issue 17): sealed personal and server keys, the user's opt-out of the
  * server route, admissions of server-paid turns (cooldown and daily quotas, shared by every
  * process on the database) and the usage ledger. Plain-text guild MCP headers already stored
@@ -112,6 +126,7 @@ const credentials = Effect.gen(function* () {
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_initial_schema": initialSchema,
+  "2_channel_memory": channelMemory,
   "4_credentials": credentials
 }
 

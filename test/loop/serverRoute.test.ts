@@ -163,7 +163,7 @@ describe("[72] runGenerationTurn: personal route, then the server route (spec §
         // Both limits refuse (quota 1 is used up), and the cooldown is the one that answers.
         assert.deepStrictEqual(notices[0], UserNotice.ServerRouteRefused({ reason: "cooldown", retryAfterMs: 3_000 }))
         assert.strictEqual(notices[1]?._tag, "ProviderFailed")
-        if (notices[1]?._tag === "ProviderFailed") assert.include(notices[1].detail, "rate_limit_exceeded", "the personal error stands")
+        if (notices[1]?._tag === "ProviderFailed") assert.strictEqual(notices[1].reason, "rate_limited", "the personal error stands")
         yield* TestClock.adjust("3 seconds")
         yield* runGenerationTurn()
         assert.deepStrictEqual((yield* collected.notices).at(-2), UserNotice.ServerRouteRefused({ reason: "server_quota", retryAfterMs: undefined }))
@@ -228,7 +228,7 @@ describe("[72] runGenerationTurn: personal route, then the server route (spec §
         assert.deepStrictEqual((yield* (yield* ScriptedProbe).requests).map(keyOf), [PERSONAL, PERSONAL])
         const notices = yield* collected.notices
         assert.deepStrictEqual(notices.map((notice) => notice._tag), ["ProviderFailed"])
-        if (notices[0]?._tag === "ProviderFailed") assert.include(notices[0].detail, "rate_limit_exceeded")
+        if (notices[0]?._tag === "ProviderFailed") assert.strictEqual(notices[0].reason, "rate_limited", "the personal 429, not the preparation")
         assert.strictEqual((yield* tools.logs.matching("the server route could not be prepared; the personal attempts' failure stands")).length, 1)
         assert.strictEqual((yield* (yield* ServerTurnAdmissionStore).todayCounts({ guildId: "guild-1", userId: "user-1" })).serverTurns, 0)
       })))

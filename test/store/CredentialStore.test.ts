@@ -31,7 +31,7 @@ const withSharedDatabase = (database: TestDatabase) =>
     const context = yield* Layer.buildWithScope(migratedLayer(database), scope)
     const sql = Layer.succeedContext(context)
     const storesWith = (secrets: Layer.Layer<SecretBox>): Layer.Layer<Stores.Stores | SqlClient.SqlClient, Database.DatabaseError> =>
-      Layer.merge(Stores.layerWithoutDatabase.pipe(Layer.provide(Layer.merge(sql, secrets))), sql)
+      Layer.merge(Stores.layerOnClient.pipe(Layer.provide(Layer.merge(sql, secrets))), sql)
     return storesWith
   })
 

@@ -10,6 +10,9 @@ import { postgres, sqliteFile, testDatabases } from "./databases"
 const readTarget = (env: Record<string, string>) =>
   Effect.withConfigProvider(databaseTargetConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
+/** Every migration's numeric id (`<id>_<name>`), in order: all of them are applied. */
+const MIGRATION_IDS = Object.keys(migrations).map((key) => Number(key.split("_")[0])).sort((a, b) => a - b)
+
 const TABLES = [
   "short_term_memory",
   "persona_user_blocks",
@@ -22,9 +25,6 @@ const TABLES = [
   "server_turn_admissions",
   "usage_ledger"
 ]
-
-/** Every migration id, in order (each branch appends its own). */
-const MIGRATION_IDS = Object.keys(migrations).map((key) => Number(key.split("_")[0])).sort((a, b) => a - b)
 
 describe("DATABASE_URL", () => {
   it.effect("defaults to the SQLite file ./data/loopcord.db", () =>

@@ -51,7 +51,7 @@ describe("CredentialRoutes over the stores", () => {
     Effect.gen(function*() {
       const scope = yield* Effect.scope
       const sql = Layer.succeedContext(yield* Layer.buildWithScope(migratedLayer(sqliteMemory), scope))
-      const storesWith = (key: number) => Stores.layerWithoutDatabase.pipe(Layer.provide(Layer.merge(sql, SecretBox.make({ current: new Uint8Array(32).fill(key) }))))
+      const storesWith = (key: number) => Stores.layerOnClient.pipe(Layer.provide(Layer.merge(sql, SecretBox.make({ current: new Uint8Array(32).fill(key) }))))
       yield* Effect.gen(function*() {
         const store = yield* CredentialStore
         yield* store.setKey({ kind: "user", id: "alice" }, "sk-alice-0123456789", "alice")

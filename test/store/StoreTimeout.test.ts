@@ -9,7 +9,6 @@ import { EnabledChannelStore } from "../../src/store/EnabledChannelStore"
 import { GuildSettingsStore } from "../../src/store/GuildSettingsStore"
 import { PersonaBlockStore } from "../../src/store/PersonaBlockStore"
 import { ShortTermMemoryStore } from "../../src/store/ShortTermMemoryStore"
-import { SecretBox } from "../../src/store/SecretBox"
 import * as Stores from "../../src/store/Stores"
 import { StoreTimeout } from "../../src/store/StoreTimeout"
 import { ToolUsageStore } from "../../src/store/ToolUsageStore"
@@ -26,7 +25,7 @@ interface StoreCall {
   readonly call: Effect.Effect<unknown, { readonly message: string }, Stores.Stores>
 }
 
-const guild = { kind: "guild", guildId: "g1" } as const
+const guild = { kind: "server", guildId: "g1" } as const
 const on = <I extends Stores.Stores, S>(tag: Context.Tag<I, S>, store: string) =>
   (method: string, call: (service: S) => Effect.Effect<unknown, { readonly message: string }>): StoreCall => ({
     store,
@@ -170,7 +169,7 @@ describe("a real database behind a dead network (PostgreSQL through a proxy that
       url.port = String(proxy.port)
       const layer = Stores.layerWithoutDatabase.pipe(
         Layer.provide(Database.layer(DatabaseTarget.Postgres({ url: Redacted.make(url.toString()) }))),
-        Layer.provide(Layer.merge(Layer.succeed(StoreTimeout, Duration.millis(500)), SecretBox.unkeyed))
+        Layer.provide(Layer.succeed(StoreTimeout, Duration.millis(500)))
       )
       const context = yield* Layer.build(layer)
       const store = yield* Effect.provide(ShortTermMemoryStore, context)

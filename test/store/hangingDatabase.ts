@@ -44,7 +44,7 @@ export const hangingSqlClient = Effect.gen(function*() {
 /** Every store over a database that never answers, with what it saw. */
 export const storesOnHangingDatabase = Effect.map(hangingSqlClient, ({ client, database }) => ({
   database,
-  layer: Stores.layerWithoutDatabase.pipe(Layer.provide(Layer.merge(Layer.succeed(SqlClient.SqlClient, client), SecretBox.make({ current: testSecretKey }))))
+  layer: Stores.layerOnClient.pipe(Layer.provide(Layer.merge(Layer.succeed(SqlClient.SqlClient, client), SecretBox.make({ current: testSecretKey }))))
 }))
 
 /** A loopback TCP proxy in front of a real database that can stop forwarding: a network that went dead. */

@@ -8,4 +8,4 @@ export const testSecretKey = new Uint8Array(32).fill(7)
 
 /** Every store over a fresh, migrated copy of the test database (and its SqlClient), sealing secrets under the test key. */
 export const storesOn = (database: TestDatabase, secrets: Layer.Layer<SecretBox> = SecretBox.make({ current: testSecretKey })) =>
-  Stores.layerWithoutDatabase.pipe(Layer.provide(secrets), Layer.provideMerge(migratedLayer(database)))
+  Stores.layerOnClient.pipe(Layer.provide(secrets), Layer.provideMerge(migratedLayer(database)))

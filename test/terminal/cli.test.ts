@@ -46,7 +46,14 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
     assert.strictEqual(report.text, "You said: hi")
     assert.deepStrictEqual(report.attempts, [{ model: "scripted", keyIndex: 0, status: "completed" }])
     assert.deepStrictEqual(report.toolCalls, [])
-    assert.deepStrictEqual(Object.keys(report.usage), ["inputTokens", "outputTokens", "totalTokens"])
+    assert.deepStrictEqual(Object.keys(report.usage), [
+      "inputTokens",
+      "outputTokens",
+      "totalTokens",
+      "cachedInputTokens",
+      "cacheWriteTokens",
+      "reasoningTokens"
+    ])
   }, 60_000)
 
   it("[65][5.1] a fallback chain from LLM_MODELS and a tool call from LLM_SCRIPT; logs stay on stderr; exit 1 when not completed", async () => {
@@ -128,7 +135,14 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
     assert.strictEqual(report.toolCalls[0].name, "fetch_url")
     assert.isTrue(report.toolCalls[0].success)
     assert.include(report.toolCalls[0].response.summary, "# Loopback page")
-    assert.deepStrictEqual(report.usage, { inputTokens: 90, outputTokens: 15, totalTokens: 105 })
+    assert.deepStrictEqual(report.usage, {
+      inputTokens: 90,
+      outputTokens: 15,
+      totalTokens: 105,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0
+    })
     assert.strictEqual(llm.requests.length, 2)
     assert.strictEqual(llm.requests[0]?.headers["authorization"], "Bearer test-key-1")
     const second = llm.requests[1]?.json as { model: string; messages: ReadonlyArray<{ role: string; content: unknown }> }

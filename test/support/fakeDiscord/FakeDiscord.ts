@@ -150,6 +150,14 @@ export class FakeDiscord {
     return `ws://127.0.0.1:${this.port}`
   }
 
+  /**
+   * Where the fake's media proxy would serve what users post (Discord's is `media.discordapp.net`):
+   * the `proxy_url` of attachments. On loopback, so nothing reaches out even if a test fetches it.
+   */
+  get mediaProxyBase(): string {
+    return `http://127.0.0.1:${this.port}/media-proxy`
+  }
+
   // ---------------------------------------------------------------- world building
 
   addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions): FakeGuild {
@@ -202,7 +210,12 @@ export class FakeDiscord {
 
   // ---------------------------------------------------------------- driving the bot
 
-  /** A user posts in `channel`; the message is stored and dispatched as MESSAGE_CREATE. */
+  /**
+   * A user posts in `channel`; the message is stored and dispatched as MESSAGE_CREATE.
+   * Attachments are given by their original (CDN) `url`; their `proxy_url` is the fake's media
+   * proxy unless `proxyUrl` says otherwise. `embeds` are API embed objects as Discord sends them
+   * (for instance `{ type: "image", url, thumbnail: { url, proxy_url, width, height } }`).
+   */
   userSays(
     channel: FakeChannel,
     content: string,
@@ -210,7 +223,14 @@ export class FakeDiscord {
       readonly author?: FakeUser
       readonly mentionBot?: boolean
       readonly replyTo?: string
-      readonly attachments?: ReadonlyArray<{ readonly url: string; readonly contentType: string; readonly filename?: string }>
+      readonly attachments?: ReadonlyArray<{
+        readonly url: string
+        readonly contentType: string
+        readonly filename?: string
+        readonly proxyUrl?: string
+        readonly size?: number
+      }>
+      readonly embeds?: ReadonlyArray<JsonObject>
     } = {}
   ): StoredMessage {
     const author = options.author ?? this.user("alice")
@@ -221,16 +241,21 @@ export class FakeDiscord {
       content: text,
       mentions: options.mentionBot === true ? [this.bot] : [],
       replyTo: options.replyTo,
-      attachments: (options.attachments ?? []).map((attachment) => ({
-        id: snowflake(),
-        filename: attachment.filename ?? "image.png",
-        size: 1024,
-        url: attachment.url,
-        proxy_url: attachment.url,
-        content_type: attachment.contentType,
-        width: 64,
-        height: 64
-      }))
+      ...(options.embeds === undefined ? {} : { embeds: options.embeds }),
+      attachments: (options.attachments ?? []).map((attachment) => {
+        const id = snowflake()
+        const filename = attachment.filename ?? "image.png"
+        return {
+          id,
+          filename,
+          size: attachment.size ?? 1024,
+          url: attachment.url,
+          proxy_url: attachment.proxyUrl ?? `${this.mediaProxyBase}/attachments/${channel.id}/${id}/${filename}`,
+          content_type: attachment.contentType,
+          width: 64,
+          height: 64
+        }
+      })
     })
     return message
   }

@@ -56,6 +56,7 @@ export const testTurn = (state: TurnState, overrides: Partial<Omit<TurnContextSh
   impersonatedUserId: undefined,
   shouldSurfaceUserErrors: true,
   isFromQueue: false,
+  isStopResponse: false,
   deliberate: deliberateModeOff,
   ...overrides,
   state
