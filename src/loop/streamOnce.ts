@@ -9,7 +9,7 @@ import { type FinishReason, isContent, type ProviderEvent } from "../domain/Prov
 import type { TokenUsage } from "../domain/TokenUsage"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
-import type { AttemptInfo } from "./AttemptInfo"
+import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
 
@@ -258,7 +258,7 @@ export const streamOnce = Effect.fnUntraced(function*(
       )
       // Suppressed: the outer tier keeps the notice and sends it at finalize if nothing later answered.
       if (!input.attempt.suppressUserErrors) {
-        yield* sink.notice(UserNotice.StreamTimeout({ provider: input.attempt.provider, phase }))
+        yield* sink.notice(UserNotice.StreamTimeout({ provider: input.attempt.provider, phase, ...personalVariant(input.attempt) }))
       }
       return PassResult.Timeout({ ...(yield* common), accumulatedText, phase, sawProgress: sawContent })
     })

@@ -37,6 +37,8 @@ export interface GuildMcpServerView {
   readonly type: GuildMcpServerType
   readonly enabled: boolean
   readonly headerNames: ReadonlyArray<string>
+  /** The stored headers do not open (the bot's secret key changed): the server stays off until re-added. */
+  readonly headersUnusable?: true
   readonly addedBy: string
   readonly addedAt: number
   readonly connection: ConnectionStatus
@@ -166,6 +168,7 @@ export class GuildMcpAdmin extends Effect.Service<GuildMcpAdmin>()("loopcord/mcp
             type: config.type,
             enabled: config.enabled,
             headerNames: Object.keys(config.headers),
+            ...(config.headersUnusable === true ? { headersUnusable: true } : {}),
             addedBy: config.addedBy,
             addedAt: config.addedAt,
             connection

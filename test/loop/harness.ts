@@ -25,6 +25,7 @@ export const attempt = (overrides: Partial<AttemptInfo> = {}): AttemptInfo => ({
   provider: "scripted",
   model: "model-a",
   suppressUserErrors: false,
+  credentialSource: "operator",
   ...overrides
 })
 

@@ -86,7 +86,9 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
       ["DATABASE_URL", "mysql://localhost/loopcord"],
       ["FETCH_URL_TIMEOUT_MS", "soon"],
       ["MCP_SERVERS", "[{\"name\":"],
-      ["LLM_TOOL_CALLING", "sometimes"]
+      ["LLM_TOOL_CALLING", "sometimes"],
+      // 12 bytes, not 32: the key value itself is never printed.
+      ["LOOPCORD_SECRET_KEY", "c2hvcnQtc2VjcmV0"]
     ]
     const runs = await Promise.all(bad.map(([name, value]) => start(["--once", "hi", "--json"], { LLM_PROVIDER: "scripted", [name]: value })))
     for (const [index, run] of runs.entries()) {
@@ -96,9 +98,10 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
       const lines = run.stderr.trimEnd().split("\n")
       assert.strictEqual(lines.length, 1, run.stderr)
       assert.include(lines[0], name)
+      if (name === "LOOPCORD_SECRET_KEY") assert.notInclude(run.stderr, bad[index]?.[1] ?? "", "a secret is never echoed")
       assert.notInclude(run.stderr, "    at ")
     }
-  }, 60_000)
+  }, 180_000)
 
   it("[4][5.1] an OpenAI-compatible server configured only through env: a fetch_url round trip over loopback, keys and model on the wire", async () => {
     const page = createServer((_request, response) => {
