@@ -8,6 +8,7 @@ import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
 import { ContextEnricher } from "./ContextEnricher"
+import { logTurnSummary } from "./logTurnSummary"
 import { ResponseSink } from "../loop/ResponseSink"
 import type { TurnInput, TurnSink } from "./TurnInput"
 
@@ -117,6 +118,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         Effect.annotateLogs({ channelId: input.channelId }),
         Effect.exit
       )
+      if (Exit.isSuccess(exit)) yield* logTurnSummary(exit.value).pipe(Effect.annotateLogs({ channelId: input.channelId }))
       // Deliberate mode's retention windows count finished turns of the channel.
       yield* affordances.turnEnded(input.channelId)
       // The front finishes its reply on success and on a typed failure (not on interruption).

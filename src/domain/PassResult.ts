@@ -27,6 +27,10 @@ interface PassCommon {
   readonly usage?: TokenUsage
   readonly thoughtLog?: ThoughtLogPayload
   readonly stopReason?: StopReason
+  /** NovelAI scene metadata of this pass (`<details>` bodies, joined by a blank line); never shown. */
+  readonly detailsContent?: string
+  /** NovelAI: the trailing fragment held back at the output budget (spec §1.1); never shown. */
+  readonly naiContinuationPrefill?: string
 }
 
 /** How one provider pass ended (spec §1.1 StreamResult). Exactly one per pass. */

@@ -1,3 +1,4 @@
+import type { CredentialSource } from "./CredentialSource"
 import type { ToolArgs } from "./FunctionCall"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "./PassResult"
 import type { Sticker } from "./Sticker"
@@ -52,4 +53,9 @@ export interface TurnResult {
   readonly stickerSelection?: Sticker
   /** Set on an `error` turn whose reply Discord (or another front) refused for good. */
   readonly reason?: TurnFailureReason
+  /**
+   * Whose key paid for the turn: the source of its last route (it switches from `personal` to the
+   * server route's when that route took over). Absent when no route was chosen.
+   */
+  readonly credentialSource?: CredentialSource
 }

@@ -2,22 +2,22 @@ import { Cause, Effect, Option } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
-import { keyErrorKind } from "../domain/ProviderError"
 import type { Sticker } from "../domain/Sticker"
 import { addUsage, type TokenUsage } from "../domain/TokenUsage"
 import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
 import type { AttemptRecord, ToolCallRecord, TurnResult } from "../domain/TurnResult"
 import { LanguageModel } from "../provider/LanguageModel"
-import type { AttemptInfo } from "./AttemptInfo"
+import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { CurrentTurn } from "./CurrentTurn"
 import { makeDraftTurn } from "./drafting/DraftState"
 import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
-import { KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
+import { type KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
 import { type FailureClass, failureClassOf, failureClassText } from "./FailureClass"
 import { type AttemptFailure, attemptFailure } from "./policy"
 import { RoutePlan } from "./RoutePlan"
 import { runToolLoopDetailed, type ToolLoopOutcome, type ToolLoopServices } from "./runToolLoop"
 import { ThoughtLog } from "./ThoughtLog"
+import { type AttemptSlot, type TurnRoutes, withTurnRoutes } from "./turnRoutes"
 import { TurnSignals } from "./TurnSignals"
 
 export type GenerationTurnServices = ToolLoopServices | RoutePlan | KeyPool
@@ -57,18 +57,18 @@ const describeFailure = (failure: AttemptFailure, last: PassResult | undefined):
 
 /**
  * The outer tier (spec §5, design §2 decision 4): tries the primary model, then each fallback;
- * per model up to 3 keys of the rotation pool. Only a provider `error` rotates the key (and
+ * per model up to 3 keys of the route's rotation. Only a provider `error` rotates the key (and
  * rests it); a stream timeout or a malformed call goes to the next model. Text a failed attempt
  * delivered stays: the next attempt continues it (prefill) with its tool history, so nothing
- * the user saw is deleted, repeated or redone. Never fails except under user impersonation.
+ * the user saw is deleted, repeated or redone. The attempts come from the route layer
+ * (`turnRoutes`): the planned models on the turn's first route, then, once, the server route's.
+ * Never fails except under user impersonation.
  */
-export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Effect.fn.Return<
+const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: TurnRoutes): Effect.fn.Return<
   TurnResult,
   ImpersonationAbortedError,
   GenerationTurnServices
 > {
-  const plan = yield* RoutePlan
-  const pool = yield* KeyPool
   const turn = yield* CurrentTurn
   const signals = yield* TurnSignals
   const sink = yield* ResponseSink
@@ -109,22 +109,27 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
     }
   }
 
-  for (const [modelIndex, model] of plan.models.entries()) {
-    const lastModel = modelIndex === plan.models.length - 1
+  const slots: Array<AttemptSlot> = [...routes.planned]
+  for (let modelIndex = 0; modelIndex < slots.length; modelIndex++) {
+    const slot = slots[modelIndex]
+    if (slot === undefined) break
+    const { model, route } = slot
+    const lastModel = modelIndex === slots.length - 1 && !(yield* routes.mayExtend)
     const tried = new Set<number>()
     let current: Finished | undefined
     let failure: AttemptFailure = "Terminal"
 
     while (true) {
-      const next = yield* pool.next(plan.keys.length, tried)
+      const next = yield* route.keys.next(tried)
       if (Option.isNone(next)) break
       const keyIndex = next.value
       tried.add(keyIndex)
-      const hasFallbackKey = tried.size < MAX_KEY_ATTEMPTS && (yield* pool.hasAnother(plan.keys.length, tried))
+      const hasFallbackKey = tried.size < MAX_KEY_ATTEMPTS && (yield* route.keys.hasAnother(tried))
       const info: AttemptInfo = {
         provider,
         model,
-        suppressUserErrors: hasFallbackKey || !lastModel || !turn.shouldSurfaceUserErrors
+        suppressUserErrors: hasFallbackKey || !lastModel || !turn.shouldSurfaceUserErrors,
+        credentialSource: route.source
       }
 
       yield* Effect.logDebug("generation attempt starts").pipe(
@@ -132,7 +137,7 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
       )
       const run = yield* runToolLoopDetailed({
         attempt: info,
-        apiKey: plan.keys[keyIndex],
+        apiKey: route.keys.key(keyIndex),
         functionHistory: carry.functionHistory,
         prefill: carry.prefill,
         toolResponseDelivered: carry.toolResponseDelivered,
@@ -176,13 +181,13 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
         }
       }
       if (last?._tag === "Timeout" && info.suppressUserErrors) {
-        deferredTimeout = UserNotice.StreamTimeout({ provider, phase: last.phase })
+        deferredTimeout = UserNotice.StreamTimeout({ provider, phase: last.phase, ...personalVariant(info) })
       }
       if (failure === "ProviderError" && last?._tag === "Error") {
-        yield* pool.recordError(keyIndex, keyErrorKind(last.error))
+        yield* route.keys.recordError(keyIndex, last.error)
         if (hasFallbackKey) continue
       } else if (run.outcome.result.status !== "timeout") {
-        yield* pool.recordSuccess(keyIndex)
+        yield* route.keys.recordSuccess(keyIndex)
       }
       break
     }
@@ -200,7 +205,9 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
         channelId: turn.channelId,
         guildId: turn.guildId
       })
-      if (!lastModel) {
+      // Route layer (spec §5): after the last attempt failed retryably, the server route may follow.
+      if (modelIndex === slots.length - 1) slots.push(...(yield* routes.extend))
+      if (modelIndex < slots.length - 1) {
         failures.push({ model, reason })
         continue
       }
@@ -229,4 +236,13 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
 
   // No model to try at all (an empty plan): defensive, as in the reference.
   return report("skipped")
+})
+
+/** The outer tier over the turn's credential routes (admission settled, usage recorded: `withTurnRoutes`). */
+export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Effect.fn.Return<
+  TurnResult,
+  ImpersonationAbortedError,
+  GenerationTurnServices
+> {
+  return yield* withTurnRoutes(runAttempts)
 })

@@ -10,8 +10,9 @@ import type { PassResult, TurnStatus } from "../domain/PassResult"
 export const TOOLS_SUPPRESS_FOLLOWUP_AFTER_PRETOOL_TEXT: ReadonlySet<string> = new Set(["update_short_term_memory"])
 
 /**
- * §2.4, for every provider loopcord has (the NovelAI branch does not apply): a successful
- * `update_short_term_memory` after non-blank pre-tool text ends the turn with that text.
+ * §2.4, for every provider: a successful `update_short_term_memory` after non-blank pre-tool
+ * text ends the turn with that text (no follow-up lookup). NovelAI's wider rule is
+ * `novelAiMayEndAfterPreToolText` below.
  */
 export const shouldEndAfterPreToolText = (preToolText: string, functionName: string): boolean =>
   preToolText.trim().length > 0 && TOOLS_SUPPRESS_FOLLOWUP_AFTER_PRETOOL_TEXT.has(functionName)
@@ -20,11 +21,12 @@ type EmptyPass = Data.TaggedEnum.Value<PassResult, "EmptyResponse">
 
 /**
  * §2.5 without the registry lookup: whether an empty follow-up pass may settle at all. A cut
- * (`length`) or discarded answer never settles; otherwise the last tool decides
- * (`!requiresFollowUp(lastToolName)`).
+ * (`length`), discarded, or NovelAI-held (`naiContinuationPrefill`) answer never settles;
+ * otherwise the last tool decides (`!requiresFollowUp(lastToolName)`).
  */
 export const mayTrySettle = (pass: EmptyPass, lastToolName: string | undefined): lastToolName is string =>
-  lastToolName !== undefined && pass.finishReason !== "length" && pass.emptyResponseReason === undefined
+  lastToolName !== undefined && pass.finishReason !== "length" && pass.emptyResponseReason === undefined &&
+  pass.naiContinuationPrefill === undefined
 
 /** Statuses that reset the channel's consecutive follow-up count (spec §2.2). */
 export const resetsFollowUpCount = (status: TurnStatus): boolean =>
@@ -57,3 +59,24 @@ export const attemptFailure = (status: TurnStatus, last: PassResult | undefined)
   if (status === "error" && last._tag === "FunctionCall" && !hasName(last.call)) return "ModelError"
   return "Terminal"
 }
+
+// --- NovelAI branch of the tool loop (spec §2.3 step 8, §2.4; issue 14) ---
+
+/** Provider family whose models retry a failed tool without re-posting text (spec §2.3 step 8). */
+export const NOVELAI_PROVIDER = "novelai"
+
+/** `NAI_TOOL_FAILURE_RETRY_THRESHOLD` (spec §10, a constant in the reference). */
+export const NAI_TOOL_FAILURE_RETRY_THRESHOLD = 3
+
+export const isNovelAi = (provider: string): boolean => provider === NOVELAI_PROVIDER
+
+/**
+ * The NovelAI case of spec §2.3 steps 8–10 and §2.4: a NovelAI pass that wrote pre-tool text
+ * (posted, or withheld on a retry). After such a pass a failed tool is retried without
+ * re-posting text, and a successful one ends the turn unless it requires a follow-up.
+ */
+export const isNovelAiPreToolText = (provider: string, preToolText: string): boolean =>
+  isNovelAi(provider) && preToolText.trim().length > 0
+
+/** Failures of that kind in a row (this one included) after which the loop gives up (spec §2.3 step 8). */
+export const novelAiRetryExhausted = (failures: number): boolean => failures >= NAI_TOOL_FAILURE_RETRY_THRESHOLD

@@ -1,5 +1,6 @@
 import { Effect, Option, type Redacted, Ref } from "effect"
 import { type DeliveryError, ResponseSink } from "./ResponseSink"
+import { makeQuietSink } from "./quietSink"
 import { ToolActivity } from "./ToolActivity"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -10,14 +11,15 @@ import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import type { LanguageModel } from "../provider/LanguageModel"
 import { applyDeliberateAllowlist } from "../tools/deliberate/planDeliberateToolMode"
+import { setFlag } from "../tools/TurnState"
 import { toDeclaration } from "../tools/Tool"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import type { AttemptInfo } from "./AttemptInfo"
-import { buildResult } from "./buildResult"
+import { buildResult, mergeDetails } from "./buildResult"
 import { CurrentTurn } from "./CurrentTurn"
 import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall"
 import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
-import { mayTrySettle, shouldEndAfterPreToolText } from "./policy"
+import { isNovelAiPreToolText, mayTrySettle, novelAiRetryExhausted, shouldEndAfterPreToolText } from "./policy"
 import { StopResponses } from "./StopResponses"
 import { ThoughtLog } from "./ThoughtLog"
 import { streamOnce } from "./streamOnce"
@@ -85,6 +87,10 @@ interface LoopState {
    * or, once a server refused that shape, as an instruction naming what was already posted.
    */
   readonly continuation: "prefill" | "instruction"
+  /** NovelAI scene metadata merged over the passes (spec §2.1 `detailsText`, §2.9). */
+  readonly detailsText: string
+  /** NovelAI tool failures after pre-tool text in a row (spec §2.1 `naiConsecutiveToolFailures`). */
+  readonly naiToolFailures: number
 }
 
 /** The note that replaces a refused reply prefill: what was posted, and to go on from there. */
@@ -132,7 +138,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     toolResponseDelivered: input.toolResponseDelivered ?? false,
     thoughtLog: undefined,
     stickerSelection: input.stickerSelection,
-    continuation: "prefill"
+    continuation: "prefill",
+    detailsText: "",
+    naiToolFailures: 0
   })
 
   // Response Drafting (spec §2.10): prose is held and reviewed before delivery; undefined when off.
@@ -144,6 +152,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       result: withReview(buildResult({
         status,
         responseText,
+        // Review mode: scene metadata only with a reply (spec §2.9).
+        details: draft !== undefined && isBlank(responseText) ? "" : s.detailsText,
         passes: s.passes,
         toolCalls: s.toolCalls,
         toolResponseDelivered: s.toolResponseDelivered,
@@ -208,6 +218,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         carried: "",
         carriedFromFallback: false,
         lastDelivered: undefined,
+        detailsText: "",
         // The draft's narration was never shown: the model must not believe it said it.
         functionHistory: s.functionHistory.map(withoutPreToolText)
       }))
@@ -225,14 +236,22 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     }
 
     const { continuing, request } = yield* buildRequest
-    const pass = yield* (draft === undefined
-      ? streamOnce({ request, attempt, continuing })
-      // Response Drafting: the pass writes into the draft, not to the user.
-      : Effect.provideService(streamOnce({ request, attempt, continuing }), ResponseSink, holdingSink(draft.turn, sink)))
+    // Response Drafting: the pass writes into the draft, not to the user.
+    const passSink = draft === undefined ? sink : holdingSink(draft.turn, sink)
+    // NovelAI retry of a failed tool (spec §2.3 step 8): the pass posts nothing; its text is withheld.
+    const quiet = (yield* Ref.get(turn.state.flags)).suppressTextOutput ? yield* makeQuietSink(passSink) : undefined
+    const run = streamOnce({ request, attempt, continuing })
+    const target = quiet?.sink ?? (draft === undefined ? undefined : passSink)
+    const pass = yield* (target === undefined ? run : Effect.provideService(run, ResponseSink, target))
+    const withheld = quiet === undefined ? "" : yield* quiet.withheld
     const before = yield* Ref.updateAndGet(state, (s) => ({
       ...s,
       passes: [...s.passes, pass],
-      thoughtLog: pass.thoughtLog ?? s.thoughtLog
+      thoughtLog: pass.thoughtLog ?? s.thoughtLog,
+      // Scene metadata of a completed, stopped or tool-calling pass (spec §2.2, §2.3 step 1).
+      detailsText: pass._tag === "Completed" || pass._tag === "StoppedByUser" || pass._tag === "FunctionCall"
+        ? mergeDetails(s.detailsText, pass.detailsContent)
+        : s.detailsText
     }))
     if (before.continuation === "prefill" && refusedPrefill(pass, request)) {
       yield* Effect.logWarning("the server refused the reply prefill; retrying the pass once with an instruction naming the posted text").pipe(
@@ -327,6 +346,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
             carried: passText,
             carriedFromFallback: false,
             consecutiveToolErrors: 0,
+            naiToolFailures: 0,
             toolCalls: [...s.toolCalls, {
               name: outcome.functionName,
               args: pass.call?.args,
@@ -352,6 +372,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
         // History: the pre-tool text now lives on the entry, so nothing is carried any more.
         yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: outcome.success, durationMs: outcome.durationMs }))
+        // This pass's pre-tool text, posted or (on a NovelAI retry) withheld.
+        const novelAiCase = isNovelAiPreToolText(attempt.provider, pass.accumulatedText + withheld)
+        const rejected = outcome.reviewStatus === "rejected"
         const after = yield* Ref.updateAndGet(state, (s) => ({
           ...s,
           functionHistory: [...s.functionHistory, outcome.historyEntry],
@@ -367,8 +390,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           lastToolName: outcome.functionName,
           toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
           stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
-          // A review rejection neither counts toward nor resets the cap (spec §2.7).
-          consecutiveToolErrors: outcome.success ? 0 : outcome.reviewStatus === "rejected" ? s.consecutiveToolErrors : s.consecutiveToolErrors + 1
+          // A review rejection neither counts toward nor resets the caps (spec §2.7, §2.3 step 8).
+          consecutiveToolErrors: outcome.success ? 0 : rejected ? s.consecutiveToolErrors : s.consecutiveToolErrors + 1,
+          naiToolFailures: outcome.success ? 0 : novelAiCase && !rejected ? s.naiToolFailures + 1 : s.naiToolFailures
         }))
 
         // A stop response's call was refused, and it has no second pass: what it said is the answer.
@@ -387,10 +411,43 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           }
           return yield* finish("error", "")
         }
-        if (outcome.endTurn || (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName))) {
+        if (outcome.endTurn) {
           const done = yield* conclude("completed", passText)
           if (done === undefined) continue
           return done
+        }
+
+        // NovelAI, spec §2.3 step 8: a tool failed after pre-tool text: retry the pass without
+        // re-posting it, and after 3 such failures keep the text shown and end the turn.
+        if (!outcome.success && !rejected && novelAiCase) {
+          if (novelAiRetryExhausted(after.naiToolFailures)) {
+            if (turn.shouldSurfaceUserErrors) {
+              yield* sink.notice(UserNotice.NovelAiToolRetryExhausted({ failures: after.naiToolFailures, lastTool: outcome.functionName }))
+            }
+            // The retries posted nothing: the answer is the text the user last saw.
+            const done = yield* conclude("completed", isBlank(passText) ? after.lastDelivered ?? "" : passText)
+            if (done === undefined) continue
+            return done
+          }
+          yield* setFlag(turn.state, "suppressTextOutput", true)
+          continue
+        }
+
+        if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
+          const done = yield* conclude("completed", passText)
+          if (done === undefined) continue
+          return done
+        }
+        // NovelAI, spec §2.4 and §2.3 step 10: after pre-tool text a tool that needs no follow-up
+        // ends the turn; one that does gets a follow-up pass, which may post text again.
+        if (outcome.success && novelAiCase) {
+          const needsFollowUp = yield* registry.requiresFollowUp(outcome.functionName, attempt.provider, turn.guildId, turn.state)
+          if (!needsFollowUp) {
+            const done = yield* conclude("completed", passText)
+            if (done === undefined) continue
+            return done
+          }
+          yield* setFlag(turn.state, "suppressTextOutput", false)
         }
         continue
       }

@@ -9,7 +9,7 @@ import { type FinishReason, isContent, type ProviderEvent } from "../domain/Prov
 import type { TokenUsage } from "../domain/TokenUsage"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
-import type { AttemptInfo } from "./AttemptInfo"
+import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
 
@@ -32,6 +32,9 @@ interface PassState {
   /** A tool-call event arrived (its payload may still be malformed or missing). */
   readonly calling: boolean
   readonly reasoning: string
+  /** NovelAI scene metadata and held-back fragment (issue 14): hidden, carried on the PassResult. */
+  readonly details: ReadonlyArray<string>
+  readonly fragment: string | undefined
 }
 
 const initialState: PassState = {
@@ -39,7 +42,9 @@ const initialState: PassState = {
   finishReason: undefined,
   call: undefined,
   calling: false,
-  reasoning: ""
+  reasoning: "",
+  details: [],
+  fragment: undefined
 }
 
 type Phase = "first_token" | "idle"
@@ -155,6 +160,11 @@ export const streamOnce = Effect.fnUntraced(function*(
           return yield* Ref.update(state, (s) => ({ ...s, finishReason: event.reason }))
         case "KeepAlive":
           return
+        // NovelAI (issue 14): never shown, only carried on the PassResult.
+        case "SceneDetails":
+          return yield* Ref.update(state, (s) => ({ ...s, details: [...s.details, event.text] }))
+        case "ContinuationFragment":
+          return yield* Ref.update(state, (s) => ({ ...s, fragment: event.text }))
       }
     })
 
@@ -207,7 +217,9 @@ export const streamOnce = Effect.fnUntraced(function*(
 
   const common = Effect.map(Ref.get(state), (s) => ({
     ...(s.usage === undefined ? {} : { usage: s.usage }),
-    ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } })
+    ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } }),
+    ...(s.details.length === 0 ? {} : { detailsContent: s.details.join("\n\n") }),
+    ...(s.fragment === undefined ? {} : { naiContinuationPrefill: s.fragment })
   }))
 
   /** The destination refused the reply for good: never reported as an answer (decision 18). */
@@ -246,7 +258,7 @@ export const streamOnce = Effect.fnUntraced(function*(
       )
       // Suppressed: the outer tier keeps the notice and sends it at finalize if nothing later answered.
       if (!input.attempt.suppressUserErrors) {
-        yield* sink.notice(UserNotice.StreamTimeout({ provider: input.attempt.provider, phase }))
+        yield* sink.notice(UserNotice.StreamTimeout({ provider: input.attempt.provider, phase, ...personalVariant(input.attempt) }))
       }
       return PassResult.Timeout({ ...(yield* common), accumulatedText, phase, sawProgress: sawContent })
     })

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { feedEcho, MIN_GUARDED_PREFILL, startEcho } from "../../src/loop/PrefillEcho"
+import { cutAt } from "../support/cutAt"
 
 /** Feeds `chunks` through a fresh guard for `prefill`; returns what would be delivered. */
 const run = (prefill: string, chunks: ReadonlyArray<string>): string => {
@@ -14,18 +15,6 @@ const run = (prefill: string, chunks: ReadonlyArray<string>): string => {
   return out
 }
 
-/** `text` cut at the given (sorted, deduplicated) points. */
-const split = (text: string, cuts: ReadonlyArray<number>): ReadonlyArray<string> => {
-  const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b)
-  const parts: Array<string> = []
-  let from = 0
-  for (const point of points) {
-    parts.push(text.slice(from, point))
-    from = point
-  }
-  parts.push(text.slice(from))
-  return parts
-}
 
 const word = fc.stringMatching(/^[a-z]{1,8}$/)
 const prose = fc.array(word, { minLength: 3, maxLength: 40 }).map((words) => words.join(" ")).filter((text) => text.length >= MIN_GUARDED_PREFILL)
@@ -62,7 +51,7 @@ describe("PrefillEcho (fallback continuation guard, decision 4, issue 11.9)", ()
 
   it("property: a full restart in any chunking delivers exactly the new text", () => {
     fc.assert(fc.property(prose, continuation, cuts, (shown, next, at) => {
-      assert.strictEqual(run(shown, split(`${shown} ${next}`, at)), ` ${next}`)
+      assert.strictEqual(run(shown, cutAt(`${shown} ${next}`, at)), ` ${next}`)
     }))
   })
 
@@ -70,13 +59,13 @@ describe("PrefillEcho (fallback continuation guard, decision 4, issue 11.9)", ()
     fc.assert(fc.property(prose, continuation, cuts, fc.nat(), (shown, next, at, pick) => {
       const starts = [...shown.matchAll(/\b[a-z]/g)].map((match) => match.index).filter((index) => shown.length - index >= MIN_GUARDED_PREFILL)
       const from = starts[pick % starts.length] ?? 0
-      assert.strictEqual(run(shown, split(`${shown.slice(from)} ${next}`, at)), ` ${next}`)
+      assert.strictEqual(run(shown, cutAt(`${shown.slice(from)} ${next}`, at)), ` ${next}`)
     }))
   })
 
   it("property: a continuation that never repeats is delivered whole, in any chunking", () => {
     fc.assert(fc.property(prose, continuation, cuts, (shown, next, at) => {
-      assert.strictEqual(run(shown, split(next, at)), next)
+      assert.strictEqual(run(shown, cutAt(next, at)), next)
     }))
   })
 })

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import { DraftingConfig } from "../../src/config/DraftingConfig"
 import { DeliveryError } from "../../src/domain/DeliveryError"
+import { ProviderEvent } from "../../src/domain/ProviderEvent"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { PENDING_NARRATION_NOTE } from "../../src/loop/drafting/authorNotes"
 import { HELD_PROSE_MAX_CHARS, MAX_TOOL_REVIEWS } from "../../src/loop/drafting/DraftState"
@@ -610,5 +611,33 @@ describe("Response Drafting across attempts: review state and function history a
         const [fallback] = yield* requestsOf("fallback")
         assert.include(packetOf(fallback), "Name the source.", "the fallback was told the reviewer's feedback")
         assert.strictEqual((yield* requestsOf(REVIEWER)).length, 2)
+      })).pipe(drafted))
+})
+
+describe("Response Drafting with scene metadata (spec §2.9, §2.10)", () => {
+  const scene = (text: string) => S.ScriptStep.Emit({ event: ProviderEvent.SceneDetails({ text }) })
+
+  it.effect("§2.9 review mode: a cancelled reply carries no scene metadata; an approved one does", () =>
+    Effect.gen(function*() {
+      const cancelled = yield* withLoopHarness({
+        script: S.byModel({ [AUTHOR]: [[scene("mood: calm"), S.text("Draft."), S.finish("stop")]], [REVIEWER]: [verdict("cancel")] })
+      }, () => loop()).pipe(drafted)
+      assert.deepStrictEqual([cancelled.status, cancelled.text], ["stopped_by_user", ""])
+      const approved = yield* withLoopHarness({
+        script: S.byModel({ [AUTHOR]: [[scene("mood: calm"), S.text("Draft."), S.finish("stop")]], [REVIEWER]: [approve] })
+      }, () => loop()).pipe(drafted)
+      assert.deepStrictEqual([approved.status, approved.text], ["completed", "Draft.\n\n[Scene Metadata]\nmood: calm"])
+    }))
+
+  it.effect("§2.10 a revision clears the rejected draft's scene metadata", () =>
+    withLoopHarness({
+      script: S.byModel({
+        [AUTHOR]: [[scene("mood: wrong"), S.text("Draft one."), S.finish("stop")], S.reply("Draft two.")],
+        [REVIEWER]: [verdict("revise", "Again."), approve]
+      })
+    }, () =>
+      Effect.gen(function*() {
+        const result = yield* loop()
+        assert.deepStrictEqual([result.status, result.text], ["completed", "Draft two."])
       })).pipe(drafted))
 })

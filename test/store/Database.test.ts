@@ -19,7 +19,11 @@ const TABLES = [
   "enabled_channels",
   "guild_capabilities",
   "guild_mcp_servers",
-  "tool_usage"
+  "tool_usage",
+  "credential_keys",
+  "credential_preferences",
+  "server_turn_admissions",
+  "usage_ledger"
 ]
 
 describe("DATABASE_URL", () => {

@@ -15,7 +15,7 @@ for (const database of testDatabases) {
         yield* store.setCapability("g1", "deliberate_tool_mode", true)
         yield* store.setCapability("g1", "deliberate_tool_mode", false)
         yield* store.setCapability("g1", "server_wide_memory", true)
-        assert.deepStrictEqual(yield* store.get("g1"), { user_blocking_enabled: true, deliberate_tool_mode: false, server_wide_memory: true })
+        assert.deepStrictEqual(yield* store.get("g1"), { ...defaultGuildSettings, user_blocking_enabled: true, server_wide_memory: true })
         assert.isTrue(yield* store.isEnabled("g1", "server_wide_memory"))
         assert.isFalse(yield* store.isEnabled("g2", "server_wide_memory"), "off by default")
         assert.isTrue(yield* store.isEnabled("g1", "user_blocking_enabled"))
