@@ -10,7 +10,9 @@ import { type ConfigError, Effect, Layer, Option } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
+import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
+import { DraftingConfig } from "./config/DraftingConfig"
 import { FetchConfig } from "./config/FetchConfig"
 import { LoopConfig } from "./config/LoopConfig"
 import { McpConfig } from "./config/McpConfig"
@@ -18,14 +20,18 @@ import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/Prov
 import { SearchConfig } from "./config/SearchConfig"
 import { StoreConfig } from "./config/StoreConfig"
 import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
+import type { DiscordClient } from "./discord/DiscordClient"
+import { DiscordCredentialRoutes } from "./discord/DiscordCredentials"
 import { AddressPolicy } from "./fetch/AddressPolicy"
+import { DnsResolver } from "./fetch/DnsResolver"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
 import { SharedKeyCooldowns } from "./loop/SharedKeyCooldowns"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
-import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
+import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
+import { GlobalMcpConnections, GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
 import { markStarted } from "./ops/botReadiness"
 import { discordOpsFoundation, discordOpsLayer } from "./ops/DiscordOps"
 import { instrumentedModelLayer } from "./ops/instrumentedModel"
@@ -36,7 +42,9 @@ import { providerHttpClient } from "./provider/providerHttpClient"
 import * as Scripted from "./provider/scripted/ScriptedModel"
 import * as Database from "./store/Database"
 import * as KeyCooldownStore from "./store/KeyCooldownStore"
+import { ServerTurnAdmissionStore } from "./store/ServerTurnAdmissionStore"
 import * as Stores from "./store/Stores"
+import { UsageLedgerStore } from "./store/UsageLedgerStore"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
 import { makeUnblockUserTool } from "./tools/builtin/blocking/UnblockUserTool"
@@ -60,9 +68,11 @@ export const checkSettings = (front: "terminal" | "discord") =>
     ChatConfig.layer,
     ProviderConfig.layer,
     StoreConfig.layer,
+    CredentialConfig.layer,
     FetchConfig.layer,
     SearchConfig.layer,
     McpConfig.layer,
+    DraftingConfig.layer,
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
@@ -78,7 +88,7 @@ export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, Co
   )
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
-export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(StoreConfig.layer, CredentialConfig.layer)))
 
 /** The database the stores use (the same instance: layers are shared within one build), for health checks and leases. */
 const databaseLive = Database.layerConfig.pipe(Layer.provide(StoreConfig.layer))
@@ -91,14 +101,19 @@ const sharedKeyCooldownsLive = Layer.unwrapEffect(
       : Layer.succeed(SharedKeyCooldowns, Option.none()))
 ).pipe(Layer.provide(StoreConfig.layer))
 
-/** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
+/** fetch_url's URL policy and the pinned connector (guild MCP uses the connector too). */
 const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
+
+/** Guild MCP's own URL policy (design decision 13): GUILD_MCP_ALLOW_PRIVATE_NETWORK only. */
+const guildMcpAddressPolicy = GuildMcpAddressPolicy.layer.pipe(Layer.provide(Layer.merge(McpConfig.layer, DnsResolver.system)))
 
 /** safe_http and what fetch_url reads besides it. */
 const fetchLive = SafeHttp.Default.pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
 
 /** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
-export const guildMcpLive = GuildMcpLive.pipe(Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, storesLive)))
+export const guildMcpLive = GuildMcpLive.pipe(
+  Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, guildMcpAddressPolicy, storesLive))
+)
 
 /** Guild MCP tools for the registry (per turn, after the exposure rules). */
 const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
@@ -140,7 +155,7 @@ const toolRegistryLive = Layer.effect(
   ))
 )
 
-/** The registry with built-ins, plus global MCP servers connecting in the background. */
+/** The registry with built-ins, plus global MCP servers (built once their first connect attempts ended, decision 14). */
 const toolsLive = Layer.merge(
   toolRegistryLive,
   GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
@@ -153,6 +168,7 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     toolsLive.pipe(Layer.provide(front)),
     front,
     LoopConfig.layer,
+    DraftingConfig.layer,
     InMemoryToolAffordances.layer,
     storesLive,
     shortTermMemoryContext.pipe(Layer.provide(storesLive)),
@@ -169,19 +185,32 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
   )
 
 /**
+ * Who pays for a Discord turn (issue 17): personal and server keys from the stores (problems told
+ * by DM), admission of server-paid turns, the usage ledger. The terminal keeps the operator's pool.
+ */
+const discordCredentialsLive = <E, R>(discord: Layer.Layer<DiscordClient, E, R>) =>
+  Layer.mergeAll(
+    DiscordCredentialRoutes,
+    ServerTurnAdmissionStore.admissionLayer,
+    UsageLedgerStore.ledgerLayer
+  ).pipe(Layer.provide(Layer.mergeAll(storesLive, CredentialConfig.layer, discord)))
+
+/**
  * The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. Its
  * operations (src/ops/DiscordOps): the health server starts first; readiness checks and the
  * graceful drain (SIGTERM lets running replies finish) sit beside the bot.
  */
 export const discordBotLayer = (kind: ProviderKind) => {
-  const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
-  const chat = chatLayer(kind, discord)
+  // The bot logs in once the global MCP servers had their start-up wait (decision 14): the
+  // first message is answered with their tools, and none arrives while nobody listens yet.
+  const discord = DiscordServices.pipe(Layer.provide(Layer.merge(DiscordConfig.layer, GlobalMcpConnections.layer.pipe(Layer.provide(McpConfig.layer)))))
+  const chat = chatLayer(kind, Layer.merge(discord, discordCredentialsLive(discord)))
   const planner = DeliberateToolPlanner.layer.pipe(
     Layer.provide(Layer.merge(chat, guildToolSourceLive))
   )
   return DiscordBot.layer.pipe(
     Layer.merge(discordOpsLayer),
-    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, planner, databaseLive)),
+    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, CredentialConfig.layer, planner, databaseLive)),
     Layer.tap(() => markStarted),
     Layer.provide(discordOpsFoundation)
   )

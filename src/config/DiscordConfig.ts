@@ -2,6 +2,10 @@ import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "e
 import type { Persona } from "../loop/CurrentTurn"
 import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
 import { type ShardAssignment, shardAssignmentSetting } from "./ShardConfig"
+import { intSetting } from "./settings"
+
+/** Messages of reply text per turn when DISCORD_MAX_MESSAGES_PER_TURN is unset (design decision 18). */
+export const DEFAULT_MAX_MESSAGES_PER_TURN = 10
 
 /** Settings of the Discord front (design §5.2). */
 export interface DiscordSettings {
@@ -21,6 +25,8 @@ export interface DiscordSettings {
   readonly personaWebhooks: boolean
   /** `DISCORD_SHARD_IDS` / `DISCORD_SHARD_COUNT`: the shards this host runs (several hosts split one bot). */
   readonly shards: ShardAssignment | undefined
+  /** `DISCORD_MAX_MESSAGES_PER_TURN` (10, min 1): a reply needing more messages is cut with a marker. */
+  readonly maxMessagesPerTurn: number
 }
 
 const trimmedOption = (name: string) =>
@@ -62,7 +68,8 @@ const fromEnv: Config.Config<DiscordSettings> = Config.all({
   persona: personaSetting,
   avatarUrl: validated("BOT_PERSONA_AVATAR_URL", "must be an https URL of an image", (url) => /^https:\/\/\S+$/.test(url)),
   personaWebhooks: Config.map(trimmedOption("BOT_PERSONA_NAME"), Option.isSome),
-  shards: Config.map(shardAssignmentSetting, Option.getOrUndefined)
+  shards: Config.map(shardAssignmentSetting, Option.getOrUndefined),
+  maxMessagesPerTurn: intSetting("DISCORD_MAX_MESSAGES_PER_TURN", { default: DEFAULT_MAX_MESSAGES_PER_TURN, min: 1 })
 }).pipe(
   Config.map(({ avatarUrl, persona, ...rest }) => ({ ...rest, persona: { ...persona, avatarUrl } }))
 )
@@ -78,6 +85,7 @@ export class DiscordConfig extends Context.Tag("loopcord/config/DiscordConfig")<
       persona: { id: undefined, name: DEFAULT_PERSONA_NAME, avatarUrl: undefined, systemPrompt: DEFAULT_SYSTEM_PROMPT },
       personaWebhooks: false,
       shards: undefined,
+      maxMessagesPerTurn: DEFAULT_MAX_MESSAGES_PER_TURN,
       ...settings,
       token: Redacted.make(settings.token)
     })

@@ -2,7 +2,7 @@ import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted }
 import { RoutePlan } from "../loop/RoutePlan"
 
 /** The model providers loopcord ships (design §5.2 `LLM_PROVIDER`). */
-export const PROVIDER_KINDS = ["openai-compatible", "anthropic", "google", "scripted"] as const
+export const PROVIDER_KINDS = ["openai-compatible", "openai-responses", "anthropic", "google", "novelai", "scripted"] as const
 export type ProviderKind = typeof PROVIDER_KINDS[number]
 
 /** Which provider, where, with which keys and models (design §5.2). */
@@ -39,6 +39,7 @@ const provider: Config.Config<ProviderKind> = Config.string("LLM_PROVIDER").pipe
  */
 export const VENDOR_FALLBACKS: Partial<Record<ProviderKind, { readonly apiKey: string; readonly baseUrl?: string }>> = {
   "openai-compatible": { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+  "openai-responses": { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
   anthropic: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
   google: { apiKey: "GEMINI_API_KEY" }
 }

@@ -1,7 +1,9 @@
 import { ConfigError, ConfigProvider, ConfigProviderPathPatch, Effect, HashSet, Layer } from "effect"
-import { httpProviderSettings } from "../provider/providerConfig"
+import { anthropicPromptCacheSetting, httpProviderSettings, novelAiSettings } from "../provider/providerConfig"
 import { ChatConfig } from "./ChatConfig"
+import { CredentialConfig } from "./CredentialConfig"
 import { DiscordConfig } from "./DiscordConfig"
+import { DraftingConfig } from "./DraftingConfig"
 import { FetchConfig } from "./FetchConfig"
 import { loggingSettings } from "./LoggingConfig"
 import { LoopConfig } from "./LoopConfig"
@@ -37,6 +39,7 @@ export const SETTING_GROUPS = [
   "Web tools",
   "MCP servers",
   "Storage",
+  "Credentials",
   "Logging",
   "Operations"
 ] as const
@@ -59,7 +62,7 @@ export interface SettingDoc {
 }
 
 export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
-  LLM_PROVIDER: { group: "Model provider", meaning: "openai-compatible, anthropic, google or scripted", default: "openai-compatible" },
+  LLM_PROVIDER: { group: "Model provider", meaning: "openai-compatible, openai-responses, anthropic, google, novelai or scripted", default: "openai-compatible" },
   LLM_BASE_URL: { group: "Model provider", meaning: "provider base URL, e.g. http://127.0.0.1:11434/v1", unset: "OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's public API" },
   LLM_API_KEYS: { group: "Model provider", meaning: "comma-separated API keys, the rotation pool", unset: "OPENAI_API_KEY / ANTHROPIC_API_KEY / GEMINI_API_KEY", secret: true },
   LLM_MODELS: { group: "Model provider", meaning: "comma-separated: the primary model, then the fallback chain (required except for scripted)", default: "" },
@@ -71,6 +74,9 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   ANTHROPIC_BASE_URL: { group: "Model provider", meaning: "the base URL for anthropic when LLM_BASE_URL is unset" },
   GEMINI_API_KEY: { group: "Model provider", meaning: "the key for google when LLM_API_KEYS is unset", secret: true },
   BOT_JSON_REPAIR_MAX_CHARS: { group: "Model provider", meaning: "longest truncated tool-argument payload that is repaired" },
+  ANTHROPIC_PROMPT_CACHE: { group: "Model provider", meaning: "on or off: prompt-caching breakpoints for LLM_PROVIDER=anthropic", default: "on" },
+  NOVELAI_FRAGMENT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: output tokens one NovelAI request asks for" },
+  NOVELAI_MAX_OUTPUT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: the output budget of one reply, across its fragments" },
   VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS: { group: "Model provider", meaning: "text held back while a verbatim tool call may be starting (a non-positive value: the default)", default: "8192" },
 
   TOOL_EXECUTION_TIMEOUT_MS: { group: "Tool loop", meaning: "per tool call, fresh for each call" },
@@ -80,6 +86,8 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   BOT_MAX_CONSECUTIVE_TOOL_ERRORS: { group: "Tool loop", meaning: "consecutive tool failures before the turn ends as error" },
 
   CHANNEL_QUEUE_MAX: { group: "Chat", meaning: "replies that may wait per channel; a message beyond folds into the newest waiting reply" },
+  RESPONSE_DRAFTING: { group: "Chat", meaning: "on: every reply is held as a draft and posted once a reviewer model approves it", default: "off" },
+  RESPONSE_REVIEW_MODEL: { group: "Chat", meaning: "the reviewer model of Response Drafting", unset: "the attempt's own model" },
 
   BOT_PERSONA_NAME: { group: "Persona", meaning: "the persona's name; set, Discord replies come as the persona through a channel webhook", unset: "loopcord, as the bot" },
   BOT_SYSTEM_PROMPT: { group: "Persona", meaning: "the system prompt", unset: "a short helpful-assistant prompt" },
@@ -89,6 +97,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   DISCORD_API_BASE_URL: { group: "Discord", meaning: "Discord REST base", unset: "Discord's; tests point it at a loopback fake" },
   DISCORD_COMMAND_GUILD_ID: { group: "Discord", meaning: "register slash commands in this server only (instant; for development)" },
   THOUGHT_LOG_CHANNEL_ID: { group: "Discord", meaning: "channel for hidden operator notices", unset: "logged" },
+  DISCORD_MAX_MESSAGES_PER_TURN: { group: "Discord", meaning: "most Discord messages one reply's text may take; a longer reply is cut with a marker" },
   DISCORD_SHARD_IDS: { group: "Discord", meaning: "the shards this host runs, e.g. 0-3 or 0,2 (needs DISCORD_SHARD_COUNT; several hosts split one bot)" },
   DISCORD_SHARD_COUNT: { group: "Discord", meaning: "the bot's total shards across every host (alone: all of them here)" },
 
@@ -110,12 +119,22 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   GUILD_MCP_EXECUTION_TIMEOUT_MS: { group: "MCP servers", meaning: "per guild MCP call", default: "30000" },
   GUILD_MCP_FAILURE_COOLDOWN_MS: { group: "MCP servers", meaning: "quarantine after a failed connect", default: "300000" },
   GUILD_MCP_CONNECTION_TTL_MINUTES: { group: "MCP servers", meaning: "idle pooled connections are closed after", default: "10" },
+  MCP_STARTUP_WAIT_MS: { group: "MCP servers", meaning: "start-up waits this long for each global server's first connect attempt" },
+  GUILD_MCP_ALLOW_PRIVATE_NETWORK: { group: "MCP servers", meaning: "true/1/yes/on: /mcp add servers may be on loopback, private or reserved addresses" },
+  GUILD_MCP_MAX_TOOLS: { group: "MCP servers", meaning: "tools kept per guild MCP server; the rest are skipped with a warning" },
+  MCP_RESULT_MAX_CHARS: { group: "MCP servers", meaning: "characters of an MCP tool result passed to the model; longer ones are cut" },
   SMITHERY_API_KEY: { group: "MCP servers", meaning: "reach *.run.tools servers through Smithery Connect; the key goes to Smithery only", secret: true },
   SMITHERY_API_BASE_URL: { group: "MCP servers", meaning: "Smithery Connect base URL", default: "https://api.smithery.ai" },
   SMITHERY_NAMESPACE: { group: "MCP servers", meaning: "a fixed Smithery namespace", unset: "the account's first" },
 
   DATABASE_URL: { group: "Storage", meaning: "sqlite:PATH, sqlite::memory: or postgres://… (PostgreSQL: shared by several hosts)", default: "sqlite:./data/loopcord.db" },
   STORE_TIMEOUT_MS: { group: "Storage", meaning: "longest one database call may take" },
+
+  LOOPCORD_SECRET_KEY: { group: "Credentials", meaning: "32 bytes in base64: seals personal and server API keys and guild MCP headers in the database", unset: "/key and MCP headers are refused", secret: true },
+  LOOPCORD_SECRET_KEY_PREVIOUS: { group: "Credentials", meaning: "the key being rotated out: what it sealed is re-sealed under LOOPCORD_SECRET_KEY", secret: true },
+  SERVER_MESSAGE_COOLDOWN_MS: { group: "Credentials", meaning: "least time between two server-paid turns of one user in one server (0: off)" },
+  SERVER_DAILY_TURN_QUOTA: { group: "Credentials", meaning: "server-paid turns per server per UTC day (0: unlimited)" },
+  USER_DAILY_TURN_QUOTA: { group: "Credentials", meaning: "server-paid turns per user per server per UTC day (0: unlimited)" },
 
   LOG_LEVEL: { group: "Logging", meaning: "trace, debug, info, warn, error, fatal or none (the interactive chat: warn)", default: "info" },
   LOG_FORMAT: { group: "Logging", meaning: "pretty or json; logs always go to stderr", derivedDefault: "json when RUN_ENV=production, else pretty" },
@@ -136,6 +155,8 @@ export const settingDefinitions: ReadonlyArray<Effect.Effect<unknown, unknown>> 
   providerSettings,
   scriptSourceSetting,
   httpProviderSettings,
+  anthropicPromptCacheSetting,
+  novelAiSettings,
   runEnvSetting,
   personaSetting,
   loggingSettings,
@@ -143,6 +164,8 @@ export const settingDefinitions: ReadonlyArray<Effect.Effect<unknown, unknown>> 
     LoopConfig.layer,
     ChatConfig.layer,
     StoreConfig.layer,
+    CredentialConfig.layer,
+    DraftingConfig.layer,
     FetchConfig.layer,
     SearchConfig.layer,
     McpConfig.layer,

@@ -1,4 +1,4 @@
-import { Clock, type Data, Duration, Effect, Option } from "effect"
+import { Clock, type Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -7,7 +7,7 @@ import type { PassResult } from "../domain/PassResult"
 import type { Sticker } from "../domain/Sticker"
 import { ToolCallOutcome } from "../domain/ToolCallOutcome"
 import { preToolTextParts, responsePayload, ToolHistoryEntry } from "../domain/ToolHistoryEntry"
-import { failureReason, toolFailure, type ToolResult } from "../domain/ToolResult"
+import { failureReason, toolFailure, type ToolResult, toolSuccess } from "../domain/ToolResult"
 import { StickerCatalog } from "../tools/StickerCatalog"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { ToolContext, type ToolContextShape } from "../tools/ToolContext"
@@ -17,6 +17,7 @@ import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { setFlag } from "../tools/TurnState"
 import type { AttemptInfo } from "./AttemptInfo"
 import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
+import { Checkpoint, rememberOutcome, toolCheckpoint } from "./drafting/toolCheckpoint"
 import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
 import { ThoughtLog } from "./ThoughtLog"
@@ -112,15 +113,19 @@ export const executeToolCall = Effect.fnUntraced(function*(
   // 2. Stop check before anything runs (the stop itself is left for the loop to consume).
   if (yield* stopRequested) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
 
+  // The answer to a /kill acknowledges; it never re-runs the killed work (design decision 15).
+  if (turn.isStopResponse) return yield* refuseInStopResponse(functionCall, name, pass.accumulatedText)
+
   // 4. Truncated arguments: never dispatched, and the partial arguments are never replayed.
   if (functionCall.argumentsTruncated === true) {
     return yield* refuseTruncatedCall(functionCall, name, pass.accumulatedText)
   }
 
-  const canonicalName = Option.match(yield* registry.get(name), { onNone: () => name, onSome: (tool) => tool.name })
+  const registered = yield* registry.get(name)
+  const canonicalName = Option.match(registered, { onNone: () => name, onSome: (tool) => tool.name })
   const args = functionCall.args
 
-  const dispatched: Dispatched = yield* Effect.gen(function*() {
+  const refused: Dispatched | undefined = yield* Effect.gen(function*() {
     // 1 (continued). Arguments that are not a JSON object cannot be passed to any tool.
     if (args !== undefined && !isPlainObject(args)) {
       const reason = `The arguments for tool "${name}" must be a JSON object of named parameters, but the call ` +
@@ -128,19 +133,54 @@ export const executeToolCall = Effect.fnUntraced(function*(
       yield* Effect.logWarning(`Refused tool call with non-object arguments: ${name}`)
       return { result: toolFailure(reason), replayedCall: FunctionCall({ ...functionCall, args: undefined }), blocked: false, raced: false, durationMs: 0 }
     }
-    // 5. Deliberate tool mode: only the tools the trigger phrases exposed may run.
+    // 5. Deliberate tool mode: only the tools the trigger phrases exposed may run; a message
+    // that asked for no tool exposes none (the turn declared none, so a call is refused too).
     const allowed = turn.deliberate.allowedNames
-    if (turn.deliberate.active && allowed.length > 0 && !allowed.includes(name) && !allowed.includes(canonicalName)) {
-      yield* Effect.logWarning(`Tool '${name}' blocked by deliberate tool mode; allowed tools: ${allowed.join(", ")}`)
+    const noToolAsked = turn.deliberate.disableAllTools === true
+    if (turn.deliberate.active && (noToolAsked || (allowed.length > 0 && !allowed.includes(name) && !allowed.includes(canonicalName)))) {
+      yield* Effect.logWarning(`Tool '${name}' blocked by deliberate tool mode; allowed tools: ${noToolAsked ? "none (no trigger)" : allowed.join(", ")}`)
       const reason = `Tool "${name}" was not exposed for this deliberate tool mode turn.`
       const result = toolFailure(reason, {
         data: { status: "blocked_by_deliberate_tool_mode", functionName: name, allowedToolNames: [...allowed], reason }
       })
       return { result, replayedCall: functionCall, blocked: true, raced: false, durationMs: 0 }
     }
-    // 3 + 6. Build the call's context and race the tool against its timeout and /kill.
-    return { ...(yield* dispatch(name, args ?? {}, iteration, attempt)), replayedCall: functionCall, blocked: false, raced: true }
+    return undefined
   })
+
+  // ── Response Drafting hook (spec §3 step 5b; src/loop/drafting/toolCheckpoint.ts) ──
+  // Review mode only: the request is reviewed before dispatch; an identical successful one is
+  // reused, an identical refused one never runs. Off: always `Dispatch`.
+  const checkpoint = refused === undefined
+    ? yield* toolCheckpoint({
+      name,
+      canonicalName,
+      description: Option.getOrUndefined(Option.map(registered, (tool) => tool.description)),
+      args: args ?? {},
+      narration: pass.accumulatedText
+    })
+    : Checkpoint.Dispatch({ key: undefined })
+  if (checkpoint._tag === "Stopped") return ToolCallOutcome.Abort({ status: "stopped_by_user" })
+  if (checkpoint._tag === "Reused" || checkpoint._tag === "Rejected") {
+    const decided = checkpoint._tag === "Reused"
+      ? { result: toolSuccess(undefined, { endTurn: checkpoint.remembered.endTurn, ...(checkpoint.remembered.imageMetadata === undefined ? {} : { imageMetadata: checkpoint.remembered.imageMetadata }) }), payload: checkpoint.remembered.payload }
+      : { result: toolFailure(checkpoint.rejection.reason), payload: checkpoint.rejection }
+    const outcome = yield* historyOutcome({
+      name,
+      replayedCall: functionCall,
+      result: decided.result,
+      payload: decided.payload,
+      accumulatedText: pass.accumulatedText,
+      stickerSelection: undefined,
+      durationMs: 0
+    })
+    return ToolCallOutcome.History({ ...outcome, reviewStatus: checkpoint._tag === "Reused" ? "reused" : "rejected" })
+  }
+  // ── end of the Response Drafting hook ──
+
+  // 3 + 6. Build the call's context and race the tool against its timeout and /kill.
+  const dispatched: Dispatched = refused ??
+    { ...(yield* dispatch(name, args ?? {}, iteration, attempt)), replayedCall: functionCall, blocked: false, raced: true }
   // 6 (after the race). A stop registered while the tool ran wins: the model never sees the result.
   if (dispatched.raced && (yield* stopRequested)) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
 
@@ -201,11 +241,14 @@ export const executeToolCall = Effect.fnUntraced(function*(
   const stickerSelection = canonicalName === STICKER_TOOL ? yield* selectedSticker(turn, result) : undefined
 
   // 12–14. The paired call and response replayed on the next pass.
+  const payload = blocked ? result.data : responsePayload(name, result)
+  // Response Drafting: a request the checkpoint let through is reused, never re-run, if repeated.
+  yield* rememberOutcome(checkpoint.key, result, payload)
   return yield* historyOutcome({
     name,
     replayedCall,
     result,
-    payload: blocked ? result.data : responsePayload(name, result),
+    payload,
     accumulatedText: pass.accumulatedText,
     stickerSelection,
     durationMs
@@ -245,16 +288,30 @@ const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: Atte
       progress: (text) => suppressProgressNotices ? Effect.void : sink.notice(UserNotice.ToolProgress({ tool: name, text }))
     }
     const timeoutMs = Duration.toMillis(config.toolExecutionTimeout)
+    const timedOut = toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)
+    const killed = toolFailure(`Tool "${name}" was killed.`)
     const startedAt = yield* Clock.currentTimeMillis
-    const result = yield* Effect.raceAll([
-      registry.execute(name, args).pipe(
-        Effect.provideService(ToolContext, context),
-        // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire.
-        Effect.onInterrupt(() => Effect.sync(() => abort.abort()))
-      ),
-      Effect.as(Effect.sleep(config.toolExecutionTimeout), toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)),
-      Effect.as(signals.awaitKill, toolFailure(`Tool "${name}" was killed.`))
-    ])
+    // The first of the tool, its timer and /kill decides. Each runs as a daemon interrupted in
+    // the background once it lost, so a loser's slow or uninterruptible cleanup never delays
+    // the winner (its finalizers still run); the ensuring below reaches every loser on every path.
+    const decided = yield* Deferred.make<ToolResult>()
+    const contenders = [
+      registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)),
+      Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut),
+      Effect.as(signals.awaitKill, killed)
+    ]
+    const fibers = yield* Effect.forEach(contenders, (contender) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result))))
+    const result = yield* Deferred.await(decided).pipe(
+      Effect.onExit((exit) =>
+        Effect.zipRight(
+          // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
+          Effect.sync(() => {
+            if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
+          }),
+          Effect.forEach(fibers, Fiber.interruptFork, { discard: true })
+        )
+      )
+    )
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt
     yield* Effect.logInfo(`Function call completed: ${name} (${durationMs}ms)`)
     return { result, durationMs }
@@ -284,6 +341,25 @@ const refuseTruncatedCall = (functionCall: FunctionCall, name: string, accumulat
     return yield* historyOutcome({
       name,
       replayedCall: FunctionCall({ ...functionCall, args: undefined }),
+      result,
+      payload: responsePayload(name, result),
+      accumulatedText,
+      stickerSelection: undefined,
+      durationMs: 0
+    })
+  })
+
+/** A stop response declared no tools: a call it emits anyway is refused, never dispatched. */
+const refuseInStopResponse = (functionCall: FunctionCall, name: string, accumulatedText: string) =>
+  Effect.gen(function*() {
+    yield* Effect.logWarning(`Refused tool call '${name}' in a stop response: it only acknowledges the /kill`)
+    const result = toolFailure(
+      `Tool "${name}" was not run: this reply only acknowledges that the user stopped the previous one with /kill. ` +
+        `Nothing was executed; do not call tools in it.`
+    )
+    return yield* historyOutcome({
+      name,
+      replayedCall: functionCall,
       result,
       payload: responsePayload(name, result),
       accumulatedText,

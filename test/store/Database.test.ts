@@ -10,6 +10,9 @@ import { postgres, sqliteFile, testDatabases } from "./databases"
 const readTarget = (env: Record<string, string>) =>
   Effect.withConfigProvider(databaseTargetConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
+/** Every migration's numeric id (`<id>_<name>`), in order: all of them are applied. */
+const MIGRATION_IDS = Object.keys(migrations).map((key) => Number(key.split("_")[0])).sort((a, b) => a - b)
+
 const TABLES = [
   "short_term_memory",
   "persona_user_blocks",
@@ -18,11 +21,12 @@ const TABLES = [
   "guild_mcp_servers",
   "tool_usage",
   "api_key_cooldowns",
-  "discord_shard_leases"
+  "discord_shard_leases",
+  "credential_keys",
+  "credential_preferences",
+  "server_turn_admissions",
+  "usage_ledger"
 ]
-
-/** Every migration id, in order (`<id>_<name>` keys). */
-const MIGRATION_IDS = Object.keys(migrations).map((key) => Number(key.split("_")[0])).sort((a, b) => a - b)
 
 describe("DATABASE_URL", () => {
   it.effect("defaults to the SQLite file ./data/loopcord.db", () =>
@@ -70,7 +74,7 @@ describe("Database", () => {
               assert.strictEqual(Number(rows[0]?.["n"]), 0, table)
             }
             const versions = yield* sql`SELECT migration_id FROM loopcord_migrations`
-            assert.deepStrictEqual(versions.map((row) => Number(row["migration_id"])), MIGRATION_IDS)
+            assert.deepStrictEqual(versions.map((row) => Number(row["migration_id"])).sort((a, b) => a - b), MIGRATION_IDS)
             assert.deepStrictEqual(yield* Database.migrate, [])
           })
           yield* Effect.provide(check, Database.layer(target))
@@ -103,8 +107,8 @@ describe("Database", () => {
           Database.layer(target)
         )
         const [first, second] = yield* Effect.all([start, start], { concurrency: 2 })
-        assert.deepStrictEqual(first?.map((row) => Number(row["migration_id"])), MIGRATION_IDS)
-        assert.deepStrictEqual(second?.map((row) => Number(row["migration_id"])), MIGRATION_IDS)
+        assert.deepStrictEqual(first?.map((row) => Number(row["migration_id"])).sort((a, b) => a - b), MIGRATION_IDS)
+        assert.deepStrictEqual(second?.map((row) => Number(row["migration_id"])).sort((a, b) => a - b), MIGRATION_IDS)
       })
     )
   )
