@@ -6,6 +6,7 @@ import type { ToolUsageStats } from "../tools/ToolUsageStats"
 import * as Database from "./Database"
 import type { DatabaseTarget } from "./DatabaseUrl"
 import { EnabledChannelStore } from "./EnabledChannelStore"
+import { GuildImageTagsStore } from "./GuildImageTagsStore"
 import * as GuildMcpRegistryStore from "./GuildMcpRegistryStore"
 import { GuildSettingsStore } from "./GuildSettingsStore"
 import { PersonaBlockStore } from "./PersonaBlockStore"
@@ -19,6 +20,7 @@ export type Stores =
   | PersonaBlockStore
   | EnabledChannelStore
   | GuildSettingsStore
+  | GuildImageTagsStore
   | GuildMcpRegistry
   | ToolUsageStore
   | ToolUsageStats
@@ -29,6 +31,7 @@ export const layerWithoutDatabase: Layer.Layer<Stores, never, SqlClient.SqlClien
   PersonaBlockStore.layer,
   EnabledChannelStore.layer,
   GuildSettingsStore.layer,
+  GuildImageTagsStore.layer,
   GuildMcpRegistryStore.layer(),
   ToolUsageStore.statsLayer.pipe(Layer.provideMerge(ToolUsageStore.layer))
 )

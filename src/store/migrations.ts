@@ -63,8 +63,21 @@ const initialSchema = Effect.gen(function* () {
   )`
 })
 
+/** Per-server default image tags for generate_image (`/image-tags`, issue 13). */
+const guildImageTags = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE guild_image_tags (
+    guild_id TEXT NOT NULL PRIMARY KEY,
+    positive_tags TEXT NOT NULL,
+    negative_tags TEXT NOT NULL,
+    set_by TEXT,
+    updated_at BIGINT NOT NULL
+  )`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "1_initial_schema": initialSchema
+  "1_initial_schema": initialSchema,
+  "13_guild_image_tags": guildImageTags
 }
 
 /** Name of the table the Migrator keeps applied versions in. */

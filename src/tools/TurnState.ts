@@ -1,6 +1,7 @@
 import { Effect, Option, Ref } from "effect"
 import type { ChatMessage } from "../domain/ChatMessage"
 import type { GuildToolSet } from "./GuildToolSource"
+import type { MediaOutlet } from "./MediaOutlet"
 
 /**
  * Per-turn switches tools and the loop flip while a turn runs (spec §1.7 StreamingContext).
@@ -33,14 +34,16 @@ export interface TurnState {
    * a call and the follow-up check all use the same set, asked of the guild source once a turn.
    */
   readonly guildTools?: Ref.Ref<Option.Option<{ readonly guildId: string; readonly set: GuildToolSet }>>
+  /** Where files made by tools go on this turn's front (absent: the front takes none). */
+  readonly mediaOutlet?: MediaOutlet
 }
 
-export const makeTurnState = (contextItems: ReadonlyArray<ChatMessage> = []): Effect.Effect<TurnState> =>
+export const makeTurnState = (contextItems: ReadonlyArray<ChatMessage> = [], mediaOutlet?: MediaOutlet): Effect.Effect<TurnState> =>
   Effect.all({
     flags: Ref.make(initialTurnFlags),
     contextItems: Ref.make(contextItems),
     guildTools: Ref.make(Option.none<{ readonly guildId: string; readonly set: GuildToolSet }>())
-  })
+  }).pipe(Effect.map((state) => (mediaOutlet === undefined ? state : { ...state, mediaOutlet })))
 
 export const setFlag = (state: TurnState, flag: keyof TurnFlags, value = true): Effect.Effect<void> =>
   Ref.update(state.flags, (flags) => ({ ...flags, [flag]: value }))

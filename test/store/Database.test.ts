@@ -14,6 +14,7 @@ const TABLES = [
   "persona_user_blocks",
   "enabled_channels",
   "guild_capabilities",
+  "guild_image_tags",
   "guild_mcp_servers",
   "tool_usage"
 ]
@@ -64,7 +65,7 @@ describe("Database", () => {
               assert.strictEqual(Number(rows[0]?.["n"]), 0, table)
             }
             const versions = yield* sql`SELECT migration_id FROM loopcord_migrations`
-            assert.deepStrictEqual(versions.map((row) => Number(row["migration_id"])), [1])
+            assert.deepStrictEqual(versions.map((row) => Number(row["migration_id"])), [1, 13])
             assert.deepStrictEqual(yield* Database.migrate, [])
           })
           yield* Effect.provide(check, Database.layer(target))
@@ -97,8 +98,8 @@ describe("Database", () => {
           Database.layer(target)
         )
         const [first, second] = yield* Effect.all([start, start], { concurrency: 2 })
-        assert.deepStrictEqual(first?.map((row) => Number(row["migration_id"])), [1])
-        assert.deepStrictEqual(second?.map((row) => Number(row["migration_id"])), [1])
+        assert.deepStrictEqual(first?.map((row) => Number(row["migration_id"])), [1, 13])
+        assert.deepStrictEqual(second?.map((row) => Number(row["migration_id"])), [1, 13])
       })
     )
   )
