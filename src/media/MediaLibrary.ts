@@ -85,6 +85,16 @@ export interface MediaLibraryShape {
  * the registry resolves it to the source. Ids derive from the source (a hash), so a message's
  * image keeps its id from turn to turn. Bounded: 1024 entries, 256 MiB of held bytes.
  */
+/**
+ * The entry of an image of the conversation: bytes the library holds (`media:<id>`, a terminal
+ * attachment) as they are, anything else registered by its URL.
+ */
+export const entryOf = (library: MediaLibraryShape, image: { readonly url: string; readonly mimeType?: string | undefined }): Effect.Effect<MediaEntry> => {
+  const stored = storedIdOf(image.url)
+  const remote = library.register({ _tag: "Remote", url: image.url, mimeType: image.mimeType })
+  return stored === undefined ? remote : Effect.flatMap(library.lookup(stored), Option.match({ onNone: () => remote, onSome: Effect.succeed }))
+}
+
 export class MediaLibrary extends Effect.Service<MediaLibrary>()("loopcord/media/MediaLibrary", {
   effect: Effect.gen(function*() {
     // Map order is recency order: a lookup moves the entry to the end.
