@@ -19,6 +19,7 @@ import { mcpCommand } from "./commands/mcpCommand"
 import { toolsCommand } from "./commands/toolsCommand"
 import { DiscordBlockTargetResolver } from "./DiscordBlockTargetResolver"
 import { DiscordClient } from "./DiscordClient"
+import { DiscordMessageImages } from "./DiscordMessageImages"
 import { DiscordThoughtLog } from "./DiscordThoughtLog"
 import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, discordTurnInput } from "./DiscordTurnInput"
 import { GuildStickerCatalog } from "./GuildStickerCatalog"
@@ -180,6 +181,7 @@ export const DiscordServices = Layer.mergeAll(
   DiscordThoughtLog,
   GuildStickerCatalog,
   DiscordBlockTargetResolver,
+  DiscordMessageImages,
   PersonaWebhooks.Default,
   RateLimitGauge.Default
 ).pipe(Layer.provideMerge(DiscordClient.layer))
