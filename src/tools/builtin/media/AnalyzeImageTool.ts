@@ -22,6 +22,7 @@ const AnalyzeArgs = Schema.Struct({
   question: Schema.optional(Schema.String.annotations({ description: "What to look for or answer about the image (default: describe it in detail)." })),
   media_id: Schema.optional(Schema.String.annotations({ description: "The media_id of one image, as shown in an image line of the conversation." })),
   message_id: Schema.optional(Schema.String.annotations({ description: "A message whose images to look at (default: the message being answered; a reply without images falls back to the message it replies to)." })),
+  url: Schema.optional(Schema.String.annotations({ description: "The http(s) URL of an image someone wrote in the conversation (for images attached to messages use media_id)." })),
   __original_media_id: Schema.optional(Schema.String)
 })
 type AnalyzeArgs = typeof AnalyzeArgs.Type
@@ -70,6 +71,12 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
         if (args.media_id !== undefined && args.media_id.trim() !== "") {
           const id = args.__original_media_id ?? args.media_id
           return Either.right([{ id, locator: args.media_id }])
+        }
+        const url = args.url?.trim() ?? ""
+        if (url !== "") {
+          if (!/^https?:\/\//i.test(url)) return Either.left("url must be an http(s) URL of an image")
+          const entry = yield* library.register({ _tag: "Remote", url })
+          return Either.right([{ id: entry.id, locator: url }])
         }
         const items = yield* Ref.get(context.turnState.contextItems)
         const requested = args.message_id?.trim() || context.messageId
@@ -132,7 +139,8 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
     return makeTool({
       name: ANALYZE_IMAGE,
       description: "Look at images and get a detailed description or an answer about them: the images of a message (default: the one " +
-        "being answered, or the message it replies to), or one image by its media_id. Use it whenever an image matters and you cannot see it.",
+        "being answered, or the message it replies to), one image by its media_id, or an image URL written in the conversation. " +
+        "Use it whenever an image matters and you cannot see it.",
       category: "utility",
       parameters: AnalyzeArgs,
       requiresFollowUp: true,

@@ -54,7 +54,7 @@ describe("analyze_image", () => {
       }).pipe(Effect.provide(mediaServices())))
   }
 
-  it.scopedLive("a text-only reply falls back one level to the message it replies to (asked of the front); a media_id picks one image", () =>
+  it.scopedLive("a text-only reply falls back one level to the message it replies to (asked of the front); a media_id or a url picks one image", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const llm = yield* fakeLlmServer({ handler: visionHandler("openai") })
@@ -74,6 +74,9 @@ describe("analyze_image", () => {
       const entry = yield* (yield* MediaLibrary).register({ _tag: "Remote", url: `${host.origin}/pixel.png` })
       const byId = yield* callMediaTool(tool, { media_id: entry.id })
       assert.deepStrictEqual((byId.result.data as { media_ids: ReadonlyArray<string> }).media_ids, [entry.id])
+      const byUrl = yield* callMediaTool(tool, { url: `${host.origin}/pixel.png`, question: "colours?" })
+      assert.strictEqual((byUrl.result.data as { analysis: string }).analysis, "I see 1 image: image/png 4×3.")
+      assert.include((yield* callMediaTool(tool, { url: "file:///etc/passwd" })).result.error, "http(s)")
       const none = yield* callMediaTool(tool, { message_id: "older" })
       assert.isFalse(none.result.success)
       assert.include(none.result.error, "has no image")
@@ -88,6 +91,8 @@ describe("analyze_image", () => {
       assert.include(notImage.result.error, "is not an image")
       const big = yield* callMediaTool(tool, {}, { contextItems: [trigger([{ url: `${host.origin}/big.png` }])] })
       assert.include(big.result.error, "VISION_MAX_IMAGE_MB")
+      const privateUrl = yield* callMediaTool(tool, { url: "http://169.254.169.254/latest/meta-data/x.png" })
+      assert.include(privateUrl.result.error, "never fetched", "the metadata floor holds even in development")
       const unknown = yield* callMediaTool(tool, { media_id: "img_doesnotexist" })
       assert.include(unknown.result.error, "Unknown media_id")
     }).pipe(Effect.provide(mediaServices({ vision: { maxImageBytes: 1024 * 1024 } }))))
