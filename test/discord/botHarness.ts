@@ -11,6 +11,10 @@ import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { Script } from "../../src/provider/scripted/Script"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
+import type { VisionConfig } from "../../src/config/VisionConfig"
+import type { ImageLoader } from "../../src/media/ImageLoader"
+import type { MediaLibrary } from "../../src/media/MediaLibrary"
+import * as VisionGate from "../../src/media/VisionGate"
 import type { DatabaseError } from "../../src/store/Database"
 import * as Stores from "../../src/store/Stores"
 import { DeliberateToolPlanner } from "../../src/tools/deliberate/DeliberateToolPlanner"
@@ -34,6 +38,13 @@ export interface BotHarnessOptions {
   readonly thoughtLogChannel?: boolean
   /** The stores (default: a fresh in-memory SQLite database). */
   readonly stores?: Layer.Layer<Stores.Stores, DatabaseError>
+  /** The route plan's models (default: model-a). */
+  readonly models?: ReadonlyArray<string>
+  /**
+   * Media (issue 13): the scripted model behind the vision gate, over these media services
+   * (their VisionConfig says which models see images).
+   */
+  readonly media?: Layer.Layer<ImageLoader | MediaLibrary | VisionConfig>
 }
 
 /**
@@ -62,14 +73,22 @@ export const botHarness = (options: BotHarnessOptions) =>
         return made
       })
     ).pipe(Layer.provide(GuildToolSource.none))
+    const scripted = Scripted.layer({ script: options.script })
+    const model = options.media === undefined
+      ? scripted
+      // The probe of the same scripted model (memoized), beside the gate's LanguageModel.
+      : Layer.merge(
+        VisionGate.layer.pipe(Layer.provide(Layer.merge(scripted, options.media))),
+        Layer.effect(ScriptedProbe, ScriptedProbe).pipe(Layer.provide(scripted))
+      )
     const core = Layer.mergeAll(
-      Scripted.layer({ script: options.script }),
+      model,
       registry,
       LoopConfig.make(options.loop),
       InMemoryToolAffordances.layer,
       ToolUsageStats.none,
       PendingContextStash.Default,
-      RoutePlan.make(["model-a"]),
+      RoutePlan.make(options.models ?? ["model-a"]),
       KeyPool.Default
     )
     const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.merge(core, discord)))
