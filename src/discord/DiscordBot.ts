@@ -6,12 +6,14 @@ import { RoutePlan } from "../loop/RoutePlan"
 import { GuildMcpAdmin } from "../mcp/GuildMcpAdmin"
 import { LanguageModel } from "../provider/LanguageModel"
 import { EnabledChannelStore } from "../store/EnabledChannelStore"
+import { GuildImageTagsStore } from "../store/GuildImageTagsStore"
 import { GuildSettingsStore } from "../store/GuildSettingsStore"
 import { PersonaBlockStore } from "../store/PersonaBlockStore"
 import { DeliberateToolPlanner } from "../tools/deliberate/DeliberateToolPlanner"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import { capabilitiesCommand } from "./commands/capabilitiesCommand"
 import { channelCommand } from "./commands/channelCommand"
+import { imageTagsCommand } from "./commands/imageTagsCommand"
 import { replyPrivately } from "./commands/commandReply"
 import { commandDefinitions } from "./commands/definitions"
 import { killCommand } from "./commands/killCommand"
@@ -28,7 +30,7 @@ import { RateLimitGauge } from "./RateLimitGauge"
 import { type TriggerFacts, triggerReason } from "./triggers"
 
 /** What the slash commands use besides the queue. */
-type CommandServices = EnabledChannelStore | GuildSettingsStore | GuildMcpAdmin | ToolRegistry
+type CommandServices = EnabledChannelStore | GuildSettingsStore | GuildImageTagsStore | GuildMcpAdmin | ToolRegistry
 
 const logFailure = (what: string) => (cause: Cause.Cause<unknown>) => Effect.logError(`Discord: ${what} failed`, cause)
 
@@ -128,6 +130,8 @@ const make = (options: DiscordFrontOptions) =>
           return replyPrivately(interaction, channelCommand(interaction))
         case "capabilities":
           return replyPrivately(interaction, capabilitiesCommand(interaction))
+        case "image-tags":
+          return replyPrivately(interaction, imageTagsCommand(interaction))
         case "mcp":
           return replyPrivately(interaction, mcpCommand(interaction))
         case "tools":

@@ -11,7 +11,8 @@ import { generateImageTool } from "../../src/tools/builtin/media/GenerateImageTo
 import { generateVoiceMessageTool } from "../../src/tools/builtin/media/GenerateVoiceMessageTool"
 import type { Tool } from "../../src/tools/Tool"
 import { httpClient } from "../media/backendKit"
-import { IS_VOICE_MESSAGE, waitUntil } from "../support/fakeDiscord"
+import { GuildImageTagsStore } from "../../src/store/GuildImageTagsStore"
+import { IS_VOICE_MESSAGE, Permission, waitUntil } from "../support/fakeDiscord"
 import { startFakeOpenAiImages } from "../support/fakeMedia/fakeOpenAiImages"
 import { startFakeSpeech } from "../support/fakeMedia/fakeSpeech"
 import { mediaServices } from "../support/fakeMedia/mediaToolKit"
@@ -123,5 +124,26 @@ describe("media on the fake Discord (real discord.js)", () => {
       assert.strictEqual(seenByFallback.images.length + seenByFallback.urls.length, 0, "no image part reaches the text-only fallback")
       assert.match(seenByFallback.text, /\[image media_id=img_[a-z2-7]{8}: not visible to you\]/)
       assert.notInclude(JSON.stringify(fallback), "/attachments/", "never the attachment URL")
+    }))
+})
+
+describe("/image-tags (Manage Server)", () => {
+  it.scopedLive("sets, shows and clears this server's tags; members without Manage Server are refused", () =>
+    Effect.gen(function*() {
+      const { context, fake } = yield* botHarness({ script: () => reply("ok") })
+      const run = (subcommand: string, options: Readonly<Record<string, string>> = {}, permissions: bigint = Permission.ManageGuild) =>
+        Effect.gen(function*() {
+          const interaction = fake.slash("image-tags", { subcommand, options, permissions })
+          yield* waitUntil(fake, `/image-tags ${subcommand}`, () => interaction.original !== undefined)
+          return interaction.original?.content ?? ""
+        })
+      assert.include(yield* run("show", {}, 0n), "Manage Server")
+      assert.include(yield* run("show"), "uses the bot's default image tags")
+      assert.include(yield* run("set", { positive: "ink sketch", negative: "color" }), "positive `ink sketch`, negative `color`")
+      const stored = yield* Effect.provide(Effect.flatMap(GuildImageTagsStore, (store) => store.get(fake.guild.id)), context)
+      assert.deepStrictEqual(stored, Option.some({ positive: "ink sketch", negative: "color" }))
+      assert.include(yield* run("show"), "positive `ink sketch`")
+      assert.include(yield* run("clear"), "cleared")
+      assert.isTrue(Option.isNone(yield* Effect.provide(Effect.flatMap(GuildImageTagsStore, (store) => store.get(fake.guild.id)), context)))
     }))
 })

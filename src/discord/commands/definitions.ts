@@ -89,10 +89,26 @@ const capabilities = new SlashCommandBuilder()
       .addBooleanOption((option) => option.setName("enabled").setDescription("On or off").setRequired(true))
   )
 
+const imageTags = new SlashCommandBuilder()
+  .setName("image-tags")
+  .setDescription("Show or set this server's default image tags (generate_image)")
+  .setContexts(InteractionContextType.Guild)
+  .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild)
+  .addSubcommand((sub) => sub.setName("show").setDescription("Show the image tags in use"))
+  .addSubcommand((sub) =>
+    sub
+      .setName("set")
+      .setDescription("Set this server's tags (replacing the bot's defaults)")
+      .addStringOption((option) => option.setName("positive").setDescription("Style tags added to every prompt, e.g. 'watercolor, soft light'").setMaxLength(500))
+      .addStringOption((option) => option.setName("negative").setDescription("What to avoid, e.g. 'blurry, text' (backends with a negative prompt)").setMaxLength(500))
+  )
+  .addSubcommand((sub) => sub.setName("clear").setDescription("Go back to the bot's default tags"))
+
 export const commandDefinitions: ReadonlyArray<RESTPostAPIChatInputApplicationCommandsJSONBody> = [
   kill.toJSON(),
   channel.toJSON(),
   mcp.toJSON(),
   tools.toJSON(),
-  capabilities.toJSON()
+  capabilities.toJSON(),
+  imageTags.toJSON()
 ]
