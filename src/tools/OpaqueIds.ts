@@ -30,8 +30,13 @@ export interface UnknownOpaqueId {
 export const resolveOpaqueIds = (
   args: ToolArgs,
   ids: Context.Tag.Service<OpaqueIds>
-): Effect.Effect<{ readonly _tag: "Resolved"; readonly args: ToolArgs } | { readonly _tag: "Unknown"; readonly unknown: UnknownOpaqueId }> =>
-  Effect.gen(function*() {
+): Effect.Effect<{ readonly _tag: "Resolved"; readonly args: ToolArgs } | { readonly _tag: "Unknown"; readonly unknown: UnknownOpaqueId }> => {
+  // Most calls carry no id: they pass through without any work.
+  const keys = Object.keys(args)
+  if (!keys.some((key) => key.startsWith("__original_") || (OPAQUE_ID_KEYS as ReadonlyArray<string>).includes(key))) {
+    return Effect.succeed({ _tag: "Resolved", args } as const)
+  }
+  return Effect.gen(function*() {
     const resolved: Record<string, unknown> = Object.fromEntries(Object.entries(args).filter(([key]) => !key.startsWith("__original_")))
     for (const key of OPAQUE_ID_KEYS) {
       const value = args[key]
@@ -44,6 +49,7 @@ export const resolveOpaqueIds = (
     }
     return { _tag: "Resolved", args: resolved } as const
   })
+}
 
 export const unknownIdMessage = ({ id, key }: UnknownOpaqueId): string =>
   `Unknown ${key} "${id.slice(0, 80)}": it is not an id shown in this conversation. ` +

@@ -14,6 +14,7 @@ import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import type { VisionConfig } from "../../src/config/VisionConfig"
 import type { ImageLoader } from "../../src/media/ImageLoader"
 import type { MediaLibrary } from "../../src/media/MediaLibrary"
+import type { MessageImages } from "../../src/media/MessageImages"
 import * as VisionGate from "../../src/media/VisionGate"
 import type { DatabaseError } from "../../src/store/Database"
 import * as Stores from "../../src/store/Stores"
@@ -45,6 +46,8 @@ export interface BotHarnessOptions {
    * (their VisionConfig says which models see images).
    */
   readonly media?: Layer.Layer<ImageLoader | MediaLibrary | VisionConfig>
+  /** Tools that need the Discord front's services (analyze_image's message lookups), built with them. */
+  readonly frontTools?: Effect.Effect<ReadonlyArray<Tool>, never, MessageImages>
 }
 
 /**
@@ -69,10 +72,11 @@ export const botHarness = (options: BotHarnessOptions) =>
       ToolRegistry,
       Effect.gen(function*() {
         const made = yield* Effect.provide(ToolRegistry, ToolRegistry.layer)
-        yield* Effect.orDie(registerAll(made, options.tools ?? []))
+        const fromFront = options.frontTools === undefined ? [] : yield* options.frontTools
+        yield* Effect.orDie(registerAll(made, [...(options.tools ?? []), ...fromFront]))
         return made
       })
-    ).pipe(Layer.provide(GuildToolSource.none))
+    ).pipe(Layer.provide(Layer.merge(GuildToolSource.none, discord)))
     const scripted = Scripted.layer({ script: options.script })
     const model = options.media === undefined
       ? scripted

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { ImageConfig } from "../../src/config/ImageConfig"
 import { SpeechConfig } from "../../src/config/SpeechConfig"
 import { sniffImage } from "../../src/media/imageFormat"
@@ -7,7 +7,10 @@ import { readOggOpus } from "../../src/media/oggOpus"
 import * as OpenAiImages from "../../src/media/image/OpenAiImages"
 import * as OpenAiSpeech from "../../src/media/speech/OpenAiSpeech"
 import { callTool, fail, reply } from "../../src/provider/scripted/Script"
+import { analyzeImageTool } from "../../src/tools/builtin/media/AnalyzeImageTool"
 import { generateImageTool } from "../../src/tools/builtin/media/GenerateImageTool"
+import * as Scripted from "../../src/provider/scripted/ScriptedModel"
+import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import { generateVoiceMessageTool } from "../../src/tools/builtin/media/GenerateVoiceMessageTool"
 import type { Tool } from "../../src/tools/Tool"
 import { httpClient } from "../media/backendKit"
@@ -145,5 +148,32 @@ describe("/image-tags (Manage Server)", () => {
       assert.include(yield* run("show"), "positive `ink sketch`")
       assert.include(yield* run("clear"), "cleared")
       assert.isTrue(Option.isNone(yield* Effect.provide(Effect.flatMap(GuildImageTagsStore, (store) => store.get(fake.guild.id)), context)))
+    }))
+})
+
+describe("analyze_image on the fake Discord", () => {
+  it.scopedLive("a reply without an image: the image of the message it replies to (looked up on Discord) reaches the vision model", () =>
+    Effect.gen(function*() {
+      const vision = yield* Layer.build(Scripted.layer({ script: () => reply("A 4×3 picture: red, green, blue, white.") }))
+      const visionProbe = Context.get(vision, ScriptedProbe)
+      // Built in the test's scope: safe_http's connection pool must outlive the tool's construction.
+      const media = yield* Layer.build(mediaServices())
+      const { fake } = yield* botHarness({
+        script: ({ index }) => (index === 0 ? callTool("analyze_image", { question: "what is it?" }) : reply("It is a tiny colour chart.")),
+        frontTools: Effect.map(
+          analyzeImageTool({ model: "vision-model", apiKey: undefined }).pipe(Effect.provide(Context.merge(vision, media))),
+          (tool) => [tool]
+        ),
+        // Only the replied-to image, outside the history the turn loads: the lookup must find it on Discord.
+        front: { historyLimit: 1, minEditInterval: "50 millis", typingRefresh: "200 millis" }
+      })
+      const original = fake.userSays(fake.channel, "my chart", { files: [{ data: pixelPng(), filename: "chart.png", contentType: "image/png" }] })
+      fake.userSays(fake.channel, "filler", { author: fake.user("bob") })
+      fake.userSays(fake.channel, "what is in it?", { mentionBot: true, replyTo: original.id })
+      yield* awaitBotMessages(fake, fake.channel.id, 1, "the answer", (contents) => contents.some((content) => content.includes("colour chart")))
+      const [asked] = yield* visionProbe.requests
+      assert.strictEqual(asked?.model, "vision-model")
+      const image = asked?.messages[0]?.images?.[0]?.url ?? ""
+      assert.deepStrictEqual([...Buffer.from(image.split(",")[1] ?? "", "base64")], [...pixelPng()])
     }))
 })
