@@ -11,6 +11,7 @@ import { type ConfigError, Effect, Layer } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
+import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { FetchConfig } from "./config/FetchConfig"
 import { ImageConfig } from "./config/ImageConfig"
@@ -22,7 +23,10 @@ import { SpeechConfig } from "./config/SpeechConfig"
 import { StoreConfig } from "./config/StoreConfig"
 import { VisionConfig } from "./config/VisionConfig"
 import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
+import type { DiscordClient } from "./discord/DiscordClient"
+import { DiscordCredentialRoutes } from "./discord/DiscordCredentials"
 import { AddressPolicy } from "./fetch/AddressPolicy"
+import { DnsResolver } from "./fetch/DnsResolver"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
@@ -32,12 +36,15 @@ import { MessageImages } from "./media/MessageImages"
 import * as VisionGate from "./media/VisionGate"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
-import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
+import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
+import { GlobalMcpConnections, GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
 import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
 import { providerHttpClient } from "./provider/providerHttpClient"
 import * as Scripted from "./provider/scripted/ScriptedModel"
+import { ServerTurnAdmissionStore } from "./store/ServerTurnAdmissionStore"
 import * as Stores from "./store/Stores"
+import { UsageLedgerStore } from "./store/UsageLedgerStore"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
 import { makeUnblockUserTool } from "./tools/builtin/blocking/UnblockUserTool"
@@ -62,6 +69,7 @@ export const checkSettings = (front: "terminal" | "discord") =>
     ChatConfig.layer,
     ProviderConfig.layer,
     StoreConfig.layer,
+    CredentialConfig.layer,
     FetchConfig.layer,
     SearchConfig.layer,
     McpConfig.layer,
@@ -78,10 +86,13 @@ export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, Co
     : layerConfigFor(kind).pipe(Layer.provide(providerHttpClient()))
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
-export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(StoreConfig.layer, CredentialConfig.layer)))
 
-/** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
+/** fetch_url's URL policy and the pinned connector (guild MCP uses the connector too). */
 const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
+
+/** Guild MCP's own URL policy (design decision 13): GUILD_MCP_ALLOW_PRIVATE_NETWORK only. */
+const guildMcpAddressPolicy = GuildMcpAddressPolicy.layer.pipe(Layer.provide(Layer.merge(McpConfig.layer, DnsResolver.system)))
 
 /** safe_http and what fetch_url reads besides it. */
 const fetchLive = SafeHttp.Default.pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
@@ -101,7 +112,9 @@ const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =
   VisionGate.layer.pipe(Layer.provide(Layer.merge(model, mediaLive)))
 
 /** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
-export const guildMcpLive = GuildMcpLive.pipe(Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, storesLive)))
+export const guildMcpLive = GuildMcpLive.pipe(
+  Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, guildMcpAddressPolicy, storesLive))
+)
 
 /** Guild MCP tools for the registry (per turn, after the exposure rules). */
 const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
@@ -153,7 +166,7 @@ const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigEr
     ))
   )
 
-/** The registry with built-ins, plus global MCP servers connecting in the background. */
+/** The registry with built-ins, plus global MCP servers (built once their first connect attempts ended, decision 14). */
 const toolsLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) => {
   const registry = toolRegistryLive(model)
   return Layer.merge(registry, GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(registry, McpConfig.layer))))
@@ -185,14 +198,27 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
     Layer.provideMerge(turnServices(kind, front))
   )
 
+/**
+ * Who pays for a Discord turn (issue 17): personal and server keys from the stores (problems told
+ * by DM), admission of server-paid turns, the usage ledger. The terminal keeps the operator's pool.
+ */
+const discordCredentialsLive = <E, R>(discord: Layer.Layer<DiscordClient, E, R>) =>
+  Layer.mergeAll(
+    DiscordCredentialRoutes,
+    ServerTurnAdmissionStore.admissionLayer,
+    UsageLedgerStore.ledgerLayer
+  ).pipe(Layer.provide(Layer.mergeAll(storesLive, CredentialConfig.layer, discord)))
+
 /** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
 export const discordBotLayer = (kind: ProviderKind) => {
-  const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
-  const chat = chatLayer(kind, discord)
+  // The bot logs in once the global MCP servers had their start-up wait (decision 14): the
+  // first message is answered with their tools, and none arrives while nobody listens yet.
+  const discord = DiscordServices.pipe(Layer.provide(Layer.merge(DiscordConfig.layer, GlobalMcpConnections.layer.pipe(Layer.provide(McpConfig.layer)))))
+  const chat = chatLayer(kind, Layer.merge(discord, discordCredentialsLive(discord)))
   const planner = DeliberateToolPlanner.layer.pipe(
     Layer.provide(Layer.merge(chat, guildToolSourceLive))
   )
   return DiscordBot.layer.pipe(
-    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, planner))
+    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, CredentialConfig.layer, planner))
   )
 }

@@ -1,14 +1,18 @@
 import { type ChatInputCommandInteraction, Events, type Interaction, type Message } from "discord.js"
 import { type Cause, Effect, FiberSet, Layer, Option } from "effect"
 import { ChannelQueue } from "../chat/ChannelQueue"
+import { CredentialConfig } from "../config/CredentialConfig"
 import { DiscordConfig } from "../config/DiscordConfig"
 import { RoutePlan } from "../loop/RoutePlan"
 import { GuildMcpAdmin } from "../mcp/GuildMcpAdmin"
 import { LanguageModel } from "../provider/LanguageModel"
+import { CredentialStore } from "../store/CredentialStore"
 import { EnabledChannelStore } from "../store/EnabledChannelStore"
 import { GuildImageTagsStore } from "../store/GuildImageTagsStore"
 import { GuildSettingsStore } from "../store/GuildSettingsStore"
 import { PersonaBlockStore } from "../store/PersonaBlockStore"
+import { ServerTurnAdmissionStore } from "../store/ServerTurnAdmissionStore"
+import { UsageLedgerStore } from "../store/UsageLedgerStore"
 import { DeliberateToolPlanner } from "../tools/deliberate/DeliberateToolPlanner"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import { capabilitiesCommand } from "./commands/capabilitiesCommand"
@@ -16,9 +20,11 @@ import { channelCommand } from "./commands/channelCommand"
 import { imageTagsCommand } from "./commands/imageTagsCommand"
 import { replyPrivately } from "./commands/commandReply"
 import { commandDefinitions } from "./commands/definitions"
+import { keyCommand } from "./commands/keyCommand"
 import { killCommand } from "./commands/killCommand"
 import { mcpCommand } from "./commands/mcpCommand"
 import { toolsCommand } from "./commands/toolsCommand"
+import { usageCommand } from "./commands/usageCommand"
 import { DiscordBlockTargetResolver } from "./DiscordBlockTargetResolver"
 import { DiscordClient } from "./DiscordClient"
 import { DiscordMessageImages } from "./DiscordMessageImages"
@@ -30,7 +36,16 @@ import { RateLimitGauge } from "./RateLimitGauge"
 import { type TriggerFacts, triggerReason } from "./triggers"
 
 /** What the slash commands use besides the queue. */
-type CommandServices = EnabledChannelStore | GuildSettingsStore | GuildImageTagsStore | GuildMcpAdmin | ToolRegistry
+type CommandServices =
+  | EnabledChannelStore
+  | GuildSettingsStore
+  | GuildImageTagsStore
+  | GuildMcpAdmin
+  | ToolRegistry
+  | CredentialStore
+  | UsageLedgerStore
+  | ServerTurnAdmissionStore
+  | CredentialConfig
 
 const logFailure = (what: string) => (cause: Cause.Cause<unknown>) => Effect.logError(`Discord: ${what} failed`, cause)
 
@@ -61,6 +76,7 @@ const make = (options: DiscordFrontOptions) =>
       gauge,
       persona,
       useWebhooks: config.personaWebhooks,
+      maxMessagesPerTurn: config.maxMessagesPerTurn,
       options,
       contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries)
     }
@@ -136,6 +152,10 @@ const make = (options: DiscordFrontOptions) =>
           return replyPrivately(interaction, mcpCommand(interaction))
         case "tools":
           return replyPrivately(interaction, toolsCommand(interaction, route))
+        case "key":
+          return replyPrivately(interaction, keyCommand(interaction))
+        case "usage":
+          return replyPrivately(interaction, usageCommand(interaction))
         default:
           return replyPrivately(interaction, Effect.succeed(`Unknown command /${interaction.commandName}.`))
       }

@@ -112,7 +112,7 @@ describe("media on the fake Discord (real discord.js)", () => {
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({
         script: [[fail("Server", "model-a is down", { status: 503 })], reply("It is a small picture.")],
-        models: ["model-a", "model-b"],
+        routePlan: { models: ["model-a", "model-b"] },
         media: mediaServices({ vision: { visionModels: ["model-a"] } })
       })
       fake.userSays(fake.channel, "what is this?", { mentionBot: true, files: [{ data: pixelPng(), filename: "pixel.png", contentType: "image/png" }] })

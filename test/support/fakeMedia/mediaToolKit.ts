@@ -53,7 +53,7 @@ export const callMediaTool = (
   Effect.gen(function*() {
     const registry = yield* makeRegistry.pipe(Effect.provide(GuildToolSource.none))
     yield* Effect.orDie(registry.register(tool))
-    const turnState = yield* makeTurnState(options.contextItems ?? [], options.outlet)
+    const turnState = yield* makeTurnState(options.contextItems ?? [], { mediaOutlet: options.outlet })
     const { context, progress } = yield* testToolContext({ turnState, ...options.context })
     const result = yield* registry.execute(tool.name, args).pipe(Effect.provideService(ToolContext, context))
     return { result, progress: yield* Ref.get(progress) }
