@@ -42,7 +42,7 @@ const withLines = (content: string, lines: ReadonlyArray<string>): string =>
  */
 export const prepareRequest = (
   request: GenerationRequest,
-  settings: Pick<VisionSettings, "visionModels" | "maxImagesPerRequest">,
+  settings: Pick<VisionSettings, "visionModels" | "maxImagesPerRequest" | "maxImageBytes">,
   library: MediaLibraryShape,
   loader: ImageLoader
 ): Effect.Effect<GenerationRequest> =>
@@ -77,6 +77,11 @@ export const prepareRequest = (
           continue
         }
         budget--
+        if (image.sizeBytes !== undefined && image.sizeBytes > settings.maxImageBytes) {
+          // The front knows the size: no download that would only hit the cap.
+          lines.push(imagePlaceholder(entry.id, { analyzable, ownPost: false, failure: `larger than ${Math.round(settings.maxImageBytes / (1024 * 1024))} MB (VISION_MAX_IMAGE_MB)` }))
+          continue
+        }
         const loaded = yield* inline(locatorOf(entry))
         if (Either.isLeft(loaded)) {
           lines.push(imagePlaceholder(entry.id, { analyzable, ownPost: false, failure: loaded.left.message }))

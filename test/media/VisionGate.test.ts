@@ -85,6 +85,10 @@ describe("images in the conversation (LLM_VISION_MODELS)", () => {
       const broken = yield* send(request("any-model", [{ role: "user", content: "this", images: [{ url: `${host.origin}/page.png` }] }]))
       assert.include(broken.messages[0]?.content, "could not be loaded: The file at")
       assert.isUndefined(broken.messages[0]?.images)
+      const before = host.requests.length
+      const huge = yield* send(request("any-model", [{ role: "user", content: "big", images: [{ url: `${host.origin}/pixel.png?huge`, sizeBytes: 50 * 1024 * 1024 }] }]))
+      assert.include(huge.messages[0]?.content, "could not be loaded: larger than 20 MB (VISION_MAX_IMAGE_MB)")
+      assert.strictEqual(host.requests.length, before, "a size the front reported over the cap is never downloaded")
     }).pipe(Effect.provide(withVision(["*"], 1))))
 
   it.scopedLive("tool-result images: resolved inline for a vision model; dropped for a text-only one, so no synthetic user message is added", () =>
