@@ -6,6 +6,7 @@
  *                                                              └► ToolRegistry ─► built-ins, MCP
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type ConfigError, Effect, Layer, Option } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
@@ -14,11 +15,14 @@ import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { DraftingConfig } from "./config/DraftingConfig"
 import { FetchConfig } from "./config/FetchConfig"
+import { ImageConfig } from "./config/ImageConfig"
 import { LoopConfig } from "./config/LoopConfig"
 import { McpConfig } from "./config/McpConfig"
 import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/ProviderConfig"
 import { SearchConfig } from "./config/SearchConfig"
+import { SpeechConfig } from "./config/SpeechConfig"
 import { StoreConfig } from "./config/StoreConfig"
+import { VisionConfig } from "./config/VisionConfig"
 import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
 import type { DiscordClient } from "./discord/DiscordClient"
 import { DiscordCredentialRoutes } from "./discord/DiscordCredentials"
@@ -28,6 +32,10 @@ import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
 import { SharedKeyCooldowns } from "./loop/SharedKeyCooldowns"
+import { ImageLoader } from "./media/ImageLoader"
+import { MediaLibrary } from "./media/MediaLibrary"
+import { MessageImages } from "./media/MessageImages"
+import * as VisionGate from "./media/VisionGate"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
 import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
@@ -49,6 +57,7 @@ import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolve
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
 import { makeUnblockUserTool } from "./tools/builtin/blocking/UnblockUserTool"
 import { fetchUrlTool } from "./tools/builtin/fetchUrl/FetchUrlTool"
+import { mediaTools } from "./tools/builtin/media/mediaTools"
 import { shortTermMemoryContext } from "./tools/builtin/memory/shortTermMemoryContext"
 import { makeUpdateShortTermMemoryTool } from "./tools/builtin/memory/UpdateShortTermMemoryTool"
 import { makeSelectStickerTool } from "./tools/builtin/stickers/SelectStickerTool"
@@ -73,6 +82,9 @@ export const checkSettings = (front: "terminal" | "discord") =>
     SearchConfig.layer,
     McpConfig.layer,
     DraftingConfig.layer,
+    ImageConfig.layer,
+    SpeechConfig.layer,
+    VisionConfig.layer,
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
@@ -110,6 +122,20 @@ const guildMcpAddressPolicy = GuildMcpAddressPolicy.layer.pipe(Layer.provide(Lay
 /** safe_http and what fetch_url reads besides it. */
 const fetchLive = SafeHttp.Default.pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
 
+/**
+ * Media (issue 13): the library of opaque media ids and the image loader (safe_http with the
+ * VISION_MAX_IMAGE_MB cap), one instance shared by the registry, the vision gate, the media tools
+ * and the fronts.
+ */
+export const mediaLive = ImageLoader.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(MediaLibrary.Default, VisionConfig.layer)),
+  Layer.provide(fetchLive)
+)
+
+/** The model a turn talks to: the provider's, behind the vision gate (images only for LLM_VISION_MODELS). */
+const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
+  VisionGate.layer.pipe(Layer.provide(Layer.merge(model, mediaLive)))
+
 /** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
 export const guildMcpLive = GuildMcpLive.pipe(
   Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, guildMcpAddressPolicy, storesLive))
@@ -118,14 +144,15 @@ export const guildMcpLive = GuildMcpLive.pipe(
 /** Guild MCP tools for the registry (per turn, after the exposure rules). */
 const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
 
-/** Services that differ by front: where hidden notices go, the sticker catalog, who can be blocked. */
-export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver
+/** Services that differ by front: where hidden notices go, the sticker catalog, who can be blocked, message lookups. */
+export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages
 
-/** The terminal has no guild: notices are logged, no stickers, nobody to block. */
+/** The terminal has no guild: notices are logged, no stickers, nobody to block, no messages to look up. */
 export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
   ThoughtLog.logged,
   StickerCatalog.none,
-  BlockTargetResolver.fromMembers({})
+  BlockTargetResolver.fromMembers({}),
+  MessageImages.none
 )
 
 /** Every built-in tool, registered at start-up; guild MCP tools come per turn from the guild source. */
@@ -138,35 +165,48 @@ const builtinTools = Effect.all([
   makeUnblockUserTool
 ])
 
-const toolRegistryLive = Layer.effect(
-  ToolRegistry,
-  Effect.gen(function*() {
-    const registry = yield* makeToolRegistry
-    yield* Effect.orDie(registerAll(registry, yield* builtinTools))
-    // Tool calls get spans when telemetry is on (ops/instrumentedTools).
-    return yield* instrumentToolRegistry(registry)
-  })
-).pipe(
-  Layer.provide(Layer.mergeAll(
-    guildToolSourceLive,
-    fetchLive,
-    SearchConfig.layer,
-    storesLive
-  ))
-)
+/** The registry with every built-in; media tools over the provider's own model (analyze_image), media ids resolved. */
+const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
+  Layer.scoped(
+    ToolRegistry,
+    Effect.gen(function*() {
+      const registry = yield* makeToolRegistry
+      yield* Effect.orDie(registerAll(registry, [...(yield* builtinTools), ...(yield* mediaTools)]))
+      // Tool calls get spans when telemetry is on (ops/instrumentedTools).
+      return yield* instrumentToolRegistry(registry)
+    })
+  ).pipe(
+    Layer.provide(Layer.mergeAll(
+      guildToolSourceLive,
+      fetchLive,
+      SearchConfig.layer,
+      storesLive,
+      mediaLive,
+      MediaLibrary.opaqueIds.pipe(Layer.provide(mediaLive)),
+      model,
+      ImageConfig.layer,
+      SpeechConfig.layer,
+      ProviderConfig.layer,
+      // Media backends get their own client: a slow image job never holds a model socket.
+      NodeHttpClient.layerUndici
+    ))
+  )
 
 /** The registry with built-ins, plus global MCP servers (built once their first connect attempts ended, decision 14). */
-const toolsLive = Layer.merge(
-  toolRegistryLive,
-  GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
-)
+const toolsLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) => {
+  const registry = toolRegistryLive(model)
+  return Layer.merge(registry, GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(registry, McpConfig.layer))))
+}
 
 /** Everything a turn needs besides what the front provides per turn (sink, signals, turn facts). */
-export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) =>
-  Layer.mergeAll(
-    providerLayer(kind),
-    toolsLive.pipe(Layer.provide(front)),
+export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) => {
+  // One provider layer: the turn's model and analyze_image share its connection pool.
+  const model = providerLayer(kind)
+  return Layer.mergeAll(
+    turnModel(model),
+    toolsLive(model).pipe(Layer.provide(front)),
     front,
+    mediaLive,
     LoopConfig.layer,
     DraftingConfig.layer,
     InMemoryToolAffordances.layer,
@@ -176,6 +216,7 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     routePlanLayer.pipe(Layer.provide(ProviderConfig.layer)),
     KeyPool.Default.pipe(Layer.provide(sharedKeyCooldownsLive))
   )
+}
 
 /** The ChannelQueue over the turn services (what every front submits messages to). */
 export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) =>

@@ -45,7 +45,7 @@ const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" 
   const discord = command._tag !== "Once" && (yield* discordTokenPresent)
   yield* checkSettings(discord ? "discord" : "terminal")
   if (command._tag === "Once") {
-    return yield* runOnce({ text: command.text, json: command.json, persona }).pipe(Effect.provide(terminalChat))
+    return yield* runOnce({ text: command.text, json: command.json, persona, images: command.images }).pipe(Effect.provide(terminalChat))
   }
   if (discord) {
     // Runs until the process is stopped: SIGINT/SIGTERM interrupt it, the replies drain, the client logs out.

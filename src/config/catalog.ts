@@ -6,15 +6,19 @@ import { DiscordConfig } from "./DiscordConfig"
 import { DraftingConfig } from "./DraftingConfig"
 import { FetchConfig } from "./FetchConfig"
 import { loggingSettings } from "./LoggingConfig"
+import { ImageConfig } from "./ImageConfig"
 import { LoopConfig } from "./LoopConfig"
 import { McpConfig } from "./McpConfig"
+import { mediaDirSetting } from "./MediaDirConfig"
 import { OpsConfig } from "./OpsConfig"
 import { personaSetting } from "./PersonaConfig"
 import { providerSettings, scriptSourceSetting } from "./ProviderConfig"
 import { runEnvSetting } from "./RunEnv"
 import { SearchConfig } from "./SearchConfig"
+import { SpeechConfig } from "./SpeechConfig"
 import { recordedSettingFacts } from "./settings"
 import { StoreConfig } from "./StoreConfig"
+import { VisionConfig } from "./VisionConfig"
 
 /**
  * The settings catalogue: what `--help` prints and the README's table follows.
@@ -38,6 +42,7 @@ export const SETTING_GROUPS = [
   "Discord",
   "Web tools",
   "MCP servers",
+  "Images and voice",
   "Storage",
   "Credentials",
   "Logging",
@@ -127,6 +132,26 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   SMITHERY_API_BASE_URL: { group: "MCP servers", meaning: "Smithery Connect base URL", default: "https://api.smithery.ai" },
   SMITHERY_NAMESPACE: { group: "MCP servers", meaning: "a fixed Smithery namespace", unset: "the account's first" },
 
+  IMAGE_BACKEND: { group: "Images and voice", meaning: "openai (OpenAI Images API and compatible) or comfyui", unset: "no generate_image" },
+  IMAGE_BASE_URL: { group: "Images and voice", meaning: "the image server", derivedDefault: "https://api.openai.com/v1 for openai; required for comfyui" },
+  IMAGE_API_KEY: { group: "Images and voice", meaning: "bearer key of the image server", unset: "none sent", secret: true },
+  IMAGE_MODEL: { group: "Images and voice", meaning: "image model for openai", derivedDefault: "gpt-image-1" },
+  COMFYUI_WORKFLOW: { group: "Images and voice", meaning: "comfyui: an API-format workflow, inline JSON or a file path, with %prompt% placeholders" },
+  IMAGE_DEFAULT_POSITIVE_TAGS: { group: "Images and voice", meaning: "default positive image tags (a server's /image-tags replaces them)", default: "" },
+  IMAGE_DEFAULT_NEGATIVE_TAGS: { group: "Images and voice", meaning: "default negative image tags (backends with a negative prompt only)", default: "" },
+  IMAGE_TIMEOUT_MS: { group: "Images and voice", meaning: "one image generation, uploads and download included" },
+  SPEECH_BASE_URL: { group: "Images and voice", meaning: "OpenAI-compatible speech endpoint (…/v1)", unset: "no generate_voice_message" },
+  SPEECH_API_KEY: { group: "Images and voice", meaning: "key of the speech endpoint", unset: "none sent", secret: true },
+  SPEECH_MODEL: { group: "Images and voice", meaning: "speech model", default: "gpt-4o-mini-tts" },
+  SPEECH_VOICE: { group: "Images and voice", meaning: "speech voice", default: "alloy" },
+  SPEECH_SUPPORTS_INSTRUCTIONS: { group: "Images and voice", meaning: "true: the endpoint follows instructions, so voice_instructions is offered" },
+  SPEECH_TIMEOUT_MS: { group: "Images and voice", meaning: "one synthesis" },
+  VISION_MODEL: { group: "Images and voice", meaning: "the model analyze_image asks", unset: "the primary model" },
+  VISION_ANALYSIS_TIMEOUT_MS: { group: "Images and voice", meaning: "one analyze_image call, downloads and inference together" },
+  VISION_MAX_IMAGE_MB: { group: "Images and voice", meaning: "largest image downloaded or attached" },
+  LLM_VISION_MODELS: { group: "Images and voice", meaning: "comma list of models sent the conversation's images, * for all; others see a placeholder" },
+  MEDIA_DIR: { group: "Images and voice", meaning: "where the terminal saves generated images and voice messages", default: "./data/media" },
+
   DATABASE_URL: { group: "Storage", meaning: "sqlite:PATH, sqlite::memory: or postgres://… (PostgreSQL: shared by several hosts)", default: "sqlite:./data/loopcord.db" },
   STORE_TIMEOUT_MS: { group: "Storage", meaning: "longest one database call may take" },
 
@@ -160,12 +185,16 @@ export const settingDefinitions: ReadonlyArray<Effect.Effect<unknown, unknown>> 
   runEnvSetting,
   personaSetting,
   loggingSettings,
+  mediaDirSetting,
   Effect.scoped(Layer.build(Layer.mergeAll(
     LoopConfig.layer,
     ChatConfig.layer,
     StoreConfig.layer,
     CredentialConfig.layer,
     DraftingConfig.layer,
+    ImageConfig.layer,
+    SpeechConfig.layer,
+    VisionConfig.layer,
     FetchConfig.layer,
     SearchConfig.layer,
     McpConfig.layer,

@@ -3,27 +3,30 @@ import { Either } from "effect"
 /** What `npm start -- …` asked for (design §5.1). */
 export type CliCommand =
   | { readonly _tag: "Interactive" }
-  | { readonly _tag: "Once"; readonly text: string; readonly json: boolean }
+  | { readonly _tag: "Once"; readonly text: string; readonly json: boolean; readonly images: ReadonlyArray<string> }
   | { readonly _tag: "Help" }
   | { readonly _tag: "Version" }
 
-export const USAGE = "usage: npm start [--silent] -- [--once \"TEXT\" [--json]] [--help] [--version]"
+export const USAGE = "usage: npm start [--silent] -- [--once \"TEXT\" [--json] [--image FILE]...] [--help] [--version]"
 
 /** The options part of `--help` (the environment part comes from the settings catalogue). */
 export const OPTIONS = [
   "  --once \"TEXT\"   run exactly one turn in the terminal and exit (0 when it completed, 1 otherwise)",
   "  --json          with --once: stdout carries exactly one JSON line, the turn report",
+  "  --image FILE    with --once: attach an image (repeatable)",
   "  --help, -h      this help",
   "  --version       print the version"
 ].join("\n")
 
 /**
- * Parses the command line: nothing ⇒ interactive chat; `--once TEXT [--json]` (or
- * `--once=TEXT`) ⇒ one turn; `--help`; `--version`. Anything else is a usage error (one line).
+ * Parses the command line: nothing ⇒ interactive chat; `--once TEXT [--json] [--image FILE]…`
+ * (or `--once=TEXT`, `--image=FILE`) ⇒ one turn, with those images attached; `--help`;
+ * `--version`. Anything else is a usage error (one line).
  */
 export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliCommand, string> => {
   let once: string | undefined
   let json = false
+  const images: Array<string> = []
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? ""
     if (arg === "--help" || arg === "-h") return Either.right({ _tag: "Help" })
@@ -37,13 +40,24 @@ export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliComm
       index++
     } else if (arg.startsWith("--once=")) {
       once = arg.slice("--once=".length)
+    } else if (arg === "--image") {
+      const file = argv[index + 1]
+      if (file === undefined || file.trim() === "") return Either.left(`--image needs a file. ${USAGE}`)
+      images.push(file)
+      index++
+    } else if (arg.startsWith("--image=")) {
+      const file = arg.slice("--image=".length)
+      if (file.trim() === "") return Either.left(`--image needs a file. ${USAGE}`)
+      images.push(file)
     } else {
       return Either.left(`unknown argument "${arg}". ${USAGE}`)
     }
   }
   if (once === undefined) {
-    return json ? Either.left(`--json only applies to --once. ${USAGE}`) : Either.right({ _tag: "Interactive" })
+    if (json) return Either.left(`--json only applies to --once. ${USAGE}`)
+    if (images.length > 0) return Either.left(`--image only applies to --once (use /attach FILE in the chat). ${USAGE}`)
+    return Either.right({ _tag: "Interactive" })
   }
   if (once.trim().length === 0) return Either.left(`--once needs a non-empty message. ${USAGE}`)
-  return Either.right({ _tag: "Once", text: once, json })
+  return Either.right({ _tag: "Once", text: once, json, images })
 }
