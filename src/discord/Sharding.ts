@@ -4,7 +4,7 @@ import { DiscordConfig } from "../config/DiscordConfig"
 import { DiscordStartupError } from "./DiscordClient"
 
 export interface ShardingOptions {
-  /** The entry every shard process runs (`src/main.ts`): it logs a client into its shards. */
+  /** The entry every shard process runs (`dist/main.js`, or `src/main.ts` under tsx): it logs a client into its shards. */
   readonly entry: string
   /** Shards to run; default: what Discord recommends for the bot (`GET /gateway/bot`). */
   readonly totalShards?: number
@@ -13,9 +13,12 @@ export interface ShardingOptions {
    * bucket, which is discord.js's default (5.5 s).
    */
   readonly spawnDelay?: Duration.DurationInput
-  /** Node flags of the shard processes (TypeScript through tsx by default). */
+  /** Node flags of the shard processes; default: tsx for a `.ts` entry, none for compiled JavaScript. */
   readonly execArgv?: ReadonlyArray<string>
 }
+
+/** Shard processes of a TypeScript entry load it through tsx; compiled JavaScript needs no flags. */
+export const shardExecArgv = (entry: string): ReadonlyArray<string> => (/\.[cm]?ts$/.test(entry) ? ["--import", "tsx"] : [])
 
 /** How many shards Discord recommends, asked at `DISCORD_API_BASE_URL` (discord.js's own helper always asks discord.com). */
 export const recommendedShards = Effect.gen(function*() {
@@ -48,7 +51,7 @@ export const runShards = (options: ShardingOptions) =>
       totalShards,
       mode: "process",
       respawn: true,
-      execArgv: [...(options.execArgv ?? ["--import", "tsx"])]
+      execArgv: [...(options.execArgv ?? shardExecArgv(options.entry))]
     })
     const run = yield* FiberSet.makeRuntime<never>()
     manager.on("shardCreate", (shard) => {
