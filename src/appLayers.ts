@@ -5,7 +5,6 @@
  *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
  *                                                              └► ToolRegistry ─► built-ins, MCP
  */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { type ConfigError, Effect, Layer } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
@@ -17,18 +16,15 @@ import { McpConfig } from "./config/McpConfig"
 import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/ProviderConfig"
 import { SearchConfig } from "./config/SearchConfig"
 import { StoreConfig } from "./config/StoreConfig"
-import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
 import { AddressPolicy } from "./fetch/AddressPolicy"
+import { HtmlConverter } from "./fetch/html/HtmlConverter"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
-import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
-import { layerConfigFor } from "./provider/httpProviders"
+import { lazyLayer } from "./lazyLayer"
 import type { LanguageModel } from "./provider/LanguageModel"
-import { providerHttpClient } from "./provider/providerHttpClient"
-import * as Scripted from "./provider/scripted/ScriptedModel"
 import * as Stores from "./store/Stores"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
@@ -38,7 +34,7 @@ import { shortTermMemoryContext } from "./tools/builtin/memory/shortTermMemoryCo
 import { makeUpdateShortTermMemoryTool } from "./tools/builtin/memory/UpdateShortTermMemoryTool"
 import { makeSelectStickerTool } from "./tools/builtin/stickers/SelectStickerTool"
 import { webSearchTool } from "./tools/builtin/webSearch/WebSearchTool"
-import { DeliberateToolPlanner } from "./tools/deliberate/DeliberateToolPlanner"
+import { GuildToolSource } from "./tools/GuildToolSource"
 import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
 import { StickerCatalog } from "./tools/StickerCatalog"
 import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
@@ -59,35 +55,36 @@ export const checkSettings = (front: "terminal" | "discord") =>
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
-/** The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin. */
+/**
+ * The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin.
+ * Only the chosen provider's modules are loaded.
+ */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
   kind === "scripted"
-    ? Scripted.layerConfig.pipe(Layer.provide(NodeFileSystem.layer))
-    : layerConfigFor(kind).pipe(Layer.provide(providerHttpClient()))
+    ? lazyLayer(() => import("./provider/scriptedLive"), (module) => module.scriptedLive)
+    : lazyLayer(() => import("./provider/httpProviderLive"), (module) => module.httpProviderLive(kind))
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
 
 /** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
-const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
+export const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
 
-/** safe_http and what fetch_url reads besides it. */
-const fetchLive = SafeHttp.Default.pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
+/** safe_http, the HTML converter (worker threads) and what fetch_url reads besides them. */
+const fetchLive = Layer.merge(SafeHttp.Default, HtmlConverter.Default).pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
 
-/** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
-export const guildMcpLive = GuildMcpLive.pipe(Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, storesLive)))
+/**
+ * Services that differ by front: where hidden notices go, the sticker catalog, who can be
+ * blocked, and guild tools (guild MCP: only the Discord front has guilds).
+ */
+export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | GuildToolSource
 
-/** Guild MCP tools for the registry (per turn, after the exposure rules). */
-const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
-
-/** Services that differ by front: where hidden notices go, the sticker catalog, who can be blocked. */
-export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver
-
-/** The terminal has no guild: notices are logged, no stickers, nobody to block. */
+/** The terminal has no guild: notices are logged, no stickers, nobody to block, no guild MCP. */
 export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
   ThoughtLog.logged,
   StickerCatalog.none,
-  BlockTargetResolver.fromMembers({})
+  BlockTargetResolver.fromMembers({}),
+  GuildToolSource.none
 )
 
 /** Every built-in tool, registered at start-up; guild MCP tools come per turn from the guild source. */
@@ -109,17 +106,24 @@ const toolRegistryLive = Layer.effect(
   })
 ).pipe(
   Layer.provide(Layer.mergeAll(
-    guildToolSourceLive,
     fetchLive,
     SearchConfig.layer,
     storesLive
   ))
 )
 
+/** Global MCP servers (MCP_SERVERS): the MCP SDK is loaded only when at least one is configured. */
+const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.unwrapEffect(
+  Effect.map(McpConfig, (settings) =>
+    settings.globalServers.length === 0
+      ? Layer.empty
+      : lazyLayer(() => import("./mcp/GlobalMcpServers"), (module) => module.GlobalMcpServersLive))
+)
+
 /** The registry with built-ins, plus global MCP servers connecting in the background. */
 const toolsLive = Layer.merge(
   toolRegistryLive,
-  GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
+  globalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
 )
 
 /** Everything a turn needs besides what the front provides per turn (sink, signals, turn facts). */
@@ -144,14 +148,9 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
     Layer.provideMerge(turnServices(kind, front))
   )
 
-/** The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. */
-export const discordBotLayer = (kind: ProviderKind) => {
-  const discord = DiscordServices.pipe(Layer.provide(DiscordConfig.layer))
-  const chat = chatLayer(kind, discord)
-  const planner = DeliberateToolPlanner.layer.pipe(
-    Layer.provide(Layer.merge(chat, guildToolSourceLive))
-  )
-  return DiscordBot.layer.pipe(
-    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, planner))
-  )
-}
+/**
+ * The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped.
+ * Its wiring (and discord.js) is loaded only here: the terminal front never imports it.
+ */
+export const discordBotLayer = (kind: ProviderKind) =>
+  lazyLayer(() => import("./discordLayers"), (module) => module.discordBotLayer(kind))
