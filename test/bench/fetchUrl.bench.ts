@@ -9,6 +9,7 @@ import { Deferred, Effect, Exit, Layer, ManagedRuntime } from "effect"
 import { fetch as undiciFetch } from "undici"
 import { FetchConfig } from "../../src/config/FetchConfig"
 import { AddressPolicy, DnsResolver } from "../../src/fetch/AddressPolicy"
+import { HtmlConverter } from "../../src/fetch/html/HtmlConverter"
 import { htmlToMarkdown } from "../../src/fetch/html/htmlToMarkdown"
 import { SafeHttp } from "../../src/fetch/SafeHttp"
 import { SocketConnector } from "../../src/fetch/SocketConnector"
@@ -76,7 +77,7 @@ const main = async () => {
   const origin = `http://127.0.0.1:${server.port}`
 
   const runtime = ManagedRuntime.make(
-    SafeHttp.Default.pipe(
+    Layer.merge(SafeHttp.Default, HtmlConverter.Default).pipe(
       Layer.provideMerge(
         Layer.mergeAll(
           FetchConfig.make({ production: false }),

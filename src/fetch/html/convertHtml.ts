@@ -1,4 +1,3 @@
-import { parseHTML } from "linkedom"
 import { CHROME, type DomNode, domToMarkdown } from "./domToMarkdown"
 import { htmlToPlainText } from "./plainText"
 import { scanHtml } from "./scanHtml"
@@ -45,6 +44,14 @@ interface ParsedDocument {
   readonly querySelectorAll: (selector: string) => ArrayLike<Queryable>
 }
 
+/** The DOM parser (linkedom's `parseHTML`), passed in so this module never loads linkedom itself. */
+export type ParseHtml = (html: string) => { readonly document: unknown }
+
+export interface ConvertOptions {
+  readonly baseUrl?: URL
+  readonly limits?: Partial<Record<keyof typeof CONVERTER_LIMITS, number>>
+}
+
 const textLength = (node: Queryable | null): number => (node?.textContent ?? "").replace(/\s+/g, " ").trim().length
 
 /** `<main>` / `[role=main]` / a single `<article>`, unless it holds a small part of the page's text. */
@@ -74,10 +81,7 @@ const plain = (html: string, reason: string, maxOutput: number): Conversion => {
  * deep or too large pages to the plain-text pass, any converter exception does too, and the
  * output is capped. Synchronous and total: it never throws.
  */
-export const htmlToMarkdown = (
-  html: string,
-  options: { readonly baseUrl?: URL; readonly limits?: Partial<Record<keyof typeof CONVERTER_LIMITS, number>> } = {}
-): Conversion => {
+export const convertHtml = (parseHTML: ParseHtml, html: string, options: ConvertOptions = {}): Conversion => {
   const limits = { ...CONVERTER_LIMITS, ...options.limits }
   if (html.length > limits.maxDomInput) return plain(html, `page larger than ${limits.maxDomInput} characters`, limits.maxOutput)
   const shape = scanHtml(html)

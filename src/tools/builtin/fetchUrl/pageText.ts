@@ -1,5 +1,7 @@
+import { Effect } from "effect"
 import { TextDecoder } from "node:util"
-import { htmlToMarkdown, type ConversionMode } from "../../../fetch/html/htmlToMarkdown"
+import type { ConversionMode } from "../../../fetch/html/convertHtml"
+import type { HtmlConverter } from "../../../fetch/html/HtmlConverter"
 
 export interface PageText {
   readonly text: string
@@ -46,11 +48,16 @@ export const decodeBody = (body: Uint8Array, contentType: string | undefined): s
     : text
 }
 
-/** Spec §7.4 conversion: HTML → Markdown unless `raw`; other text as is. */
-export const pageText = (body: Uint8Array, contentType: string | undefined, options: { readonly raw: boolean; readonly url: URL }): PageText => {
-  const text = decodeBody(body, contentType)
-  if (options.raw) return { text, mode: "raw" }
-  if (!isHtml(contentType)) return { text, mode: "text" }
-  const converted = htmlToMarkdown(text, { baseUrl: options.url })
-  return { text: converted.text, mode: converted.mode }
-}
+/** Spec §7.4 conversion: HTML → Markdown unless `raw` (large pages off the event loop); other text as is. */
+export const pageText = (
+  converter: HtmlConverter,
+  body: Uint8Array,
+  contentType: string | undefined,
+  options: { readonly raw: boolean; readonly url: URL }
+) =>
+  Effect.suspend(() => {
+    const text = decodeBody(body, contentType)
+    if (options.raw) return Effect.succeed<PageText>({ text, mode: "raw" })
+    if (!isHtml(contentType)) return Effect.succeed<PageText>({ text, mode: "text" })
+    return Effect.map(converter.convert(text, { baseUrl: options.url }), (converted): PageText => ({ text: converted.text, mode: converted.mode }))
+  })
