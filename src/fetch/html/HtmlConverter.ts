@@ -1,11 +1,14 @@
 import { Data, Duration, Effect, Layer, Option, Ref } from "effect"
 import { Worker } from "node:worker_threads"
-import type { ConversionReply, ConversionRequest } from "./conversionMessages"
+import type { ConversionReply, ConversionRequest, HtmlPage } from "./conversionMessages"
 import { type Conversion, convertHtml, type ConvertOptions } from "./convertHtml"
+import { decodeBody } from "./decodeBody"
+
+export type { HtmlPage } from "./conversionMessages"
 
 export interface HtmlConverterOptions {
   /**
-   * Pages shorter than this (characters) convert on the calling thread: up to here a
+   * Pages shorter than this (characters of text, or bytes of a body) convert on the calling thread: up to here a
    * conversion takes a few milliseconds (test/bench/fetchUrl.bench.ts), less than a round trip
    * to a worker costs the caller in latency.
    */
@@ -125,18 +128,24 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
         worker.thread.on("message", onMessage)
         worker.thread.once("error", onError)
         worker.thread.once("exit", onExit)
-        worker.thread.postMessage(request)
+        const page = request.page
+        // A body's bytes move to the worker (no copy) when the array owns its whole buffer.
+        const transfer = "body" in page && page.body.byteOffset === 0 && page.body.byteLength === page.body.buffer.byteLength &&
+            page.body.buffer instanceof ArrayBuffer
+          ? [page.body.buffer]
+          : []
+        worker.thread.postMessage(request, transfer)
         return Effect.suspend(() => {
           detach()
           return stop(worker)
         })
       })
 
-    const onWorker = (html: string, baseUrl: URL | undefined) =>
+    const onWorker = (page: HtmlPage, baseUrl: URL | undefined) =>
       Effect.gen(function*() {
         const worker = yield* Effect.flatMap(takeIdle, Option.match({ onNone: () => spawn, onSome: Effect.succeed }))
         const id = yield* Ref.getAndUpdate(nextId, (n) => n + 1)
-        const conversion = yield* exchange(worker, { id, html, baseUrl: baseUrl?.href }).pipe(
+        const conversion = yield* exchange(worker, { id, page, baseUrl: baseUrl?.href }).pipe(
           Effect.tapError(() => stop(worker))
         )
         yield* Ref.update(idle, (all) => [...all, worker])
@@ -146,7 +155,7 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
     const admit = Ref.modify(pending, (count): [boolean, number] =>
       count >= options.workers + options.maxQueued ? [false, count] : [true, count + 1])
 
-    const inWorker = (html: string, baseUrl: URL | undefined) =>
+    const inWorker = (page: HtmlPage, baseUrl: URL | undefined) =>
       Effect.gen(function*() {
         if (!(yield* admit)) {
           return yield* new HtmlConversionError({
@@ -154,7 +163,7 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
             detail: `the HTML converter is busy (${options.workers} pages converting, ${options.maxQueued} waiting); try again shortly`
           })
         }
-        return yield* permits.withPermits(1)(onWorker(html, baseUrl)).pipe(
+        return yield* permits.withPermits(1)(onWorker(page, baseUrl)).pipe(
           Effect.ensuring(Ref.update(pending, (count) => count - 1)),
           Effect.timeoutFail({
             duration: options.timeout,
@@ -167,13 +176,21 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
         )
       })
 
-    const inline = (html: string, convertOptions: ConvertOptions) =>
-      Effect.flatMap(linkedom, (module) => Effect.sync(() => convertHtml(module.parseHTML, html, convertOptions)))
+    const inline = (page: HtmlPage, convertOptions: ConvertOptions) =>
+      Effect.flatMap(linkedom, (module) =>
+        Effect.sync(() =>
+          convertHtml(module.parseHTML, "html" in page ? page.html : decodeBody(page.body, page.contentType), convertOptions)
+        ))
 
     return {
-      /** Markdown (or the plain-text fallback) of one page; never blocks the event loop for long. */
-      convert: (html: string, convertOptions: { readonly baseUrl?: URL } = {}): Effect.Effect<Conversion, HtmlConversionError> =>
-        html.length < options.inlineBelowChars ? inline(html, convertOptions) : inWorker(html, convertOptions.baseUrl),
+      /**
+       * Markdown (or the plain-text fallback) of one page; never blocks the event loop for long.
+       * A large body's bytes are transferred to the worker: do not use them afterwards.
+       */
+      convert: (page: HtmlPage, convertOptions: { readonly baseUrl?: URL } = {}): Effect.Effect<Conversion, HtmlConversionError> =>
+        ("html" in page ? page.html.length : page.body.byteLength) < options.inlineBelowChars
+          ? inline(page, convertOptions)
+          : inWorker(page, convertOptions.baseUrl),
       /** Worker threads running now (idle or converting). */
       workerCount: Effect.map(Ref.get(threads), (all) => all.size)
     } as const

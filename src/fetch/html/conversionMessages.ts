@@ -1,9 +1,14 @@
 import type { Conversion } from "./convertHtml"
 
+/** A page as fetched (bytes and their content type, decoded where it is converted) or as text. */
+export type HtmlPage =
+  | { readonly html: string }
+  | { readonly body: Uint8Array; readonly contentType: string | undefined }
+
 /** Main thread → conversion worker: one page. */
 export interface ConversionRequest {
   readonly id: number
-  readonly html: string
+  readonly page: HtmlPage
   /** The page URL (links resolve against it). */
   readonly baseUrl: string | undefined
 }
