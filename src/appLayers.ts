@@ -9,6 +9,7 @@ import { type ConfigError, Effect, Layer } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
+import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { FetchConfig } from "./config/FetchConfig"
 import { LoopConfig } from "./config/LoopConfig"
@@ -49,6 +50,7 @@ export const checkSettings = (front: "terminal" | "discord") =>
     ChatConfig.layer,
     ProviderConfig.layer,
     StoreConfig.layer,
+    CredentialConfig.layer,
     FetchConfig.layer,
     SearchConfig.layer,
     McpConfig.layer,
@@ -65,9 +67,9 @@ export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, Co
     : lazyLayer(() => import("./provider/httpProviderLive"), (module) => module.httpProviderLive(kind))
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
-export const storesLive = Stores.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(StoreConfig.layer, CredentialConfig.layer)))
 
-/** The one outbound URL policy and the pinned connector, shared by fetch_url and guild MCP. */
+/** fetch_url's URL policy and the pinned connector (guild MCP uses the connector too). */
 export const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
 
 /** safe_http, the HTML converter (worker threads) and what fetch_url reads besides them. */
@@ -112,7 +114,10 @@ const toolRegistryLive = Layer.effect(
   ))
 )
 
-/** Global MCP servers (MCP_SERVERS): the MCP SDK is loaded only when at least one is configured. */
+/**
+ * Global MCP servers (MCP_SERVERS), built once their first connect attempts ended (decision 14):
+ * the MCP SDK is loaded only when at least one is configured.
+ */
 const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.unwrapEffect(
   Effect.map(McpConfig, (settings) =>
     settings.globalServers.length === 0
@@ -120,7 +125,7 @@ const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> 
       : lazyLayer(() => import("./mcp/GlobalMcpServers"), (module) => module.GlobalMcpServersLive))
 )
 
-/** The registry with built-ins, plus global MCP servers connecting in the background. */
+/** The registry with built-ins, plus the global MCP servers' tools. */
 const toolsLive = Layer.merge(
   toolRegistryLive,
   globalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
@@ -150,7 +155,8 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
 
 /**
  * The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped.
- * Its wiring (and discord.js) is loaded only here: the terminal front never imports it.
+ * Its wiring (discord.js, guild MCP, credentials) is loaded only here: see discordLayers.ts;
+ * the terminal front never imports it.
  */
 export const discordBotLayer = (kind: ProviderKind) =>
   lazyLayer(() => import("./discordLayers"), (module) => module.discordBotLayer(kind))

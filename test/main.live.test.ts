@@ -37,6 +37,7 @@ describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as sh
         LLM_PROVIDER: "scripted",
         LLM_SCRIPT: JSON.stringify({ passes: ["Hello from the shipped wiring."], then: "repeat" }),
         DATABASE_URL: "sqlite::memory:",
+        LOOPCORD_SECRET_KEY: Buffer.alloc(32, 9).toString("base64"),
         LOG_LEVEL: "info"
       })
       yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000).pipe(
@@ -46,7 +47,17 @@ describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as sh
       yield* waitUntil(fake, "the reply", () =>
         fake.botMessages(fake.channel.id).some((message) => message.content === "Hello from the shipped wiring."), 10_000)
       const names = [...fake.registeredCommands.values()].flat().map((command) => command["name"])
-      assert.includeMembers(names, ["kill", "channel", "mcp", "tools", "capabilities"])
+      assert.includeMembers(names, ["kill", "channel", "mcp", "tools", "capabilities", "key", "usage"])
+      // Who pays for a turn is wired too: a personal key is sealed under LOOPCORD_SECRET_KEY and the turn runs on it.
+      const setKey = fake.slash("key", { subcommand: "personal", options: { value: "sk-shipped-0123456789" } })
+      yield* waitUntil(fake, "/key personal", () => setKey.original !== undefined, 10_000)
+      assert.include(setKey.original?.content ?? "", "Your personal API key is saved")
+      fake.userSays(fake.channel, "again", { mentionBot: true })
+      yield* waitUntil(fake, "the reply on the personal key", () =>
+        fake.botMessages(fake.channel.id).filter((message) => message.content === "Hello from the shipped wiring.").length === 2, 10_000)
+      const usage = fake.slash("usage")
+      yield* waitUntil(fake, "/usage", () => usage.original !== undefined, 10_000)
+      assert.include(usage.original?.content ?? "", "own key 1")
       const code = yield* stop(child)
       assert.notStrictEqual(code, 1, output.join(""))
     }), { timeout: 60_000 })

@@ -174,7 +174,8 @@ export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/
           const exit = yield* runner.run(active.entry.input, {
             signals: active.signals,
             stopResponses: stopResponsesFor(active),
-            isFromQueue: active.entry.isFromQueue
+            isFromQueue: active.entry.isFromQueue,
+            isStopResponse: active.entry.isStopResponse
           }).pipe(Effect.exit)
           yield* SynchronizedRef.update(channels, (all) => {
             const state = all.get(channelId)

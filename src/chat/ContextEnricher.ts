@@ -4,6 +4,8 @@ import type { ChatMessage } from "../domain/ChatMessage"
 /** Who the turn is for, as far as context enrichment needs to know. */
 export interface EnrichmentTarget {
   readonly channelId: string
+  /** The channel a thread belongs to (`TurnInput.parentChannelId`). */
+  readonly parentChannelId: string | undefined
   readonly guildId: string | undefined
   readonly userId: string
   readonly personaId: string | undefined

@@ -18,6 +18,11 @@ export interface TurnSink {
  */
 export interface TurnInput {
   readonly channelId: string
+  /**
+   * The channel `channelId` belongs to when it is a thread (Discord threads and forum posts):
+   * the thread shares that channel's short-term memory. Absent for channels and DMs.
+   */
+  readonly parentChannelId?: string
   readonly guildId: string | undefined
   readonly userId: string
   /** Front id of the message being answered. */

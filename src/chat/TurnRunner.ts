@@ -8,6 +8,7 @@ import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
 import { ContextEnricher } from "./ContextEnricher"
+import { logTurnSummary } from "./logTurnSummary"
 import { ResponseSink } from "../loop/ResponseSink"
 import type { TurnInput, TurnSink } from "./TurnInput"
 
@@ -42,6 +43,8 @@ export interface RunTurnOptions {
   readonly stopResponses: Context.Tag.Service<StopResponses>
   /** The turn waited behind another one in its channel. */
   readonly isFromQueue: boolean
+  /** The turn answers a /kill (queued at the front): it only acknowledges. */
+  readonly isStopResponse?: boolean
 }
 
 /**
@@ -71,6 +74,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
       Effect.flatMap(input.loadContext, (loaded) =>
         Option.isNone(enricher) ? Effect.succeed(loaded) : enricher.value.enrich({
           channelId: input.channelId,
+          parentChannelId: input.parentChannelId,
           guildId: input.guildId,
           userId: input.userId,
           personaId: input.persona.id
@@ -83,7 +87,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
       const loaded = yield* untilKilled(options.signals, loadContext(input))
       if (Option.isNone(loaded)) return yield* endBeforeLoop(input, options, "loading the context", finish)
       const context = loaded.value
-      const state = yield* makeTurnState(context)
+      const state = yield* makeTurnState(context, { parentChannelId: input.parentChannelId })
       const turn: TurnContextShape = {
         channelId: input.channelId,
         guildId: input.guildId,
@@ -96,6 +100,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         impersonatedUserId: input.impersonatedUserId,
         shouldSurfaceUserErrors: input.shouldSurfaceUserErrors,
         isFromQueue: options.isFromQueue,
+        isStopResponse: options.isStopResponse ?? false,
         deliberate: input.deliberate ?? deliberateModeOff,
         state
       }
@@ -113,6 +118,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         Effect.annotateLogs({ channelId: input.channelId }),
         Effect.exit
       )
+      if (Exit.isSuccess(exit)) yield* logTurnSummary(exit.value, { channelId: input.channelId })
       // Deliberate mode's retention windows count finished turns of the channel.
       yield* affordances.turnEnded(input.channelId)
       // The front finishes its reply on success and on a typed failure (not on interruption).

@@ -1,6 +1,10 @@
 import { Config, Context, Layer, Option, Redacted } from "effect"
 import type { Persona } from "../loop/CurrentTurn"
 import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
+import { intSetting } from "./settings"
+
+/** Messages of reply text per turn when DISCORD_MAX_MESSAGES_PER_TURN is unset (design decision 18). */
+export const DEFAULT_MAX_MESSAGES_PER_TURN = 10
 
 /** Settings of the Discord front (design §5.2). */
 export interface DiscordSettings {
@@ -18,6 +22,8 @@ export interface DiscordSettings {
    * `BOT_PERSONA_NAME` is set; otherwise the bot answers as its own account.
    */
   readonly personaWebhooks: boolean
+  /** `DISCORD_MAX_MESSAGES_PER_TURN` (10, min 1): a reply needing more messages is cut with a marker. */
+  readonly maxMessagesPerTurn: number
 }
 
 const trimmedOption = (name: string) =>
@@ -45,7 +51,8 @@ const fromEnv: Config.Config<DiscordSettings> = Config.all({
   commandGuildId: snowflake("DISCORD_COMMAND_GUILD_ID"),
   persona: personaSetting,
   avatarUrl: validated("BOT_PERSONA_AVATAR_URL", "must be an https URL of an image", (url) => /^https:\/\/\S+$/.test(url)),
-  personaWebhooks: Config.map(trimmedOption("BOT_PERSONA_NAME"), Option.isSome)
+  personaWebhooks: Config.map(trimmedOption("BOT_PERSONA_NAME"), Option.isSome),
+  maxMessagesPerTurn: intSetting("DISCORD_MAX_MESSAGES_PER_TURN", { default: DEFAULT_MAX_MESSAGES_PER_TURN, min: 1 })
 }).pipe(
   Config.map(({ avatarUrl, persona, ...rest }) => ({ ...rest, persona: { ...persona, avatarUrl } }))
 )
@@ -60,6 +67,7 @@ export class DiscordConfig extends Context.Tag("loopcord/config/DiscordConfig")<
       commandGuildId: undefined,
       persona: { id: undefined, name: DEFAULT_PERSONA_NAME, avatarUrl: undefined, systemPrompt: DEFAULT_SYSTEM_PROMPT },
       personaWebhooks: false,
+      maxMessagesPerTurn: DEFAULT_MAX_MESSAGES_PER_TURN,
       ...settings,
       token: Redacted.make(settings.token)
     })

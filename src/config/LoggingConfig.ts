@@ -140,5 +140,13 @@ export const loggerLayer = (settings: LoggingSettings): Layer.Layer<never> =>
     Logger.minimumLogLevel(settings.level)
   )
 
+/**
+ * An info record whose annotations are built only when info records are written: below the
+ * level (LOG_LEVEL=warn, the benches) it costs a level check, not the annotation object and the
+ * FiberRef copies `Effect.annotateLogs` makes.
+ */
+export const logInfoWith = (message: string, annotations: () => Readonly<Record<string, unknown>>): Effect.Effect<void> =>
+  Effect.asVoid(Effect.whenLogLevel(Effect.suspend(() => Effect.annotateLogs(Effect.logInfo(message), annotations())), LogLevel.Info))
+
 export const loggingLayer = (defaultLevel: "info" | "warn" = "info"): Layer.Layer<never, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(loggingSettingsWith(defaultLevel), loggerLayer))

@@ -1,4 +1,5 @@
 import { Config, ConfigError, Context, Duration, Either, Layer, Option, ParseResult, type Redacted, Schema } from "effect"
+import { flagSetting, intSetting, millisSetting } from "./settings"
 
 /** How a global MCP server is reached. */
 export const McpTransportName = Schema.Literal("streamable-http", "sse", "stdio").annotations({
@@ -83,9 +84,32 @@ export interface McpSettings {
   /** How often idle connections and elapsed quarantines are swept. */
   readonly guildSweepInterval: Duration.Duration
   readonly maxGuildServers: number
-  /** Response body cap of guild MCP HTTP traffic. */
+  /** Response body cap of guild MCP HTTP traffic (tool results and event streams). */
   readonly guildResponseCapBytes: number
+  /**
+   * Response cap of every other guild MCP POST (initialize, tools/list pages): the SDK reads a
+   * whole message into memory, and nothing but a tool result needs to be large.
+   */
+  readonly guildControlResponseCapBytes: number
   readonly smithery: Option.Option<SmitherySettings>
+  /** Start-up waits this long for the global servers' first connect attempts (`MCP_STARTUP_WAIT_MS`). */
+  readonly startupWait: Duration.Duration
+  /** Guild servers may be on loopback, private or reserved addresses (`GUILD_MCP_ALLOW_PRIVATE_NETWORK`). */
+  readonly guildAllowPrivateNetwork: boolean
+  /** Tools kept per guild server (`GUILD_MCP_MAX_TOOLS`); the rest are skipped with a warning. */
+  readonly guildMaxTools: number
+  /** `tools/list` pages read per guild server. */
+  readonly guildMaxToolPages: number
+  /** Characters of a guild tool's description; longer ones are cut. */
+  readonly guildDescriptionMaxChars: number
+  /** Serialized bytes of a guild tool's input schema; a larger one skips the tool. */
+  readonly guildSchemaMaxBytes: number
+  /** Nesting depth of a guild tool's input schema; a deeper one skips the tool. */
+  readonly guildSchemaMaxDepth: number
+  /** Serialized bytes of all guild tool declarations of one turn. */
+  readonly guildDeclarationsMaxBytes: number
+  /** Characters of an MCP tool result (global and guild) replayed to the model (`MCP_RESULT_MAX_CHARS`). */
+  readonly resultMaxChars: number
 }
 
 export const SMITHERY_DEFAULT_BASE_URL = "https://api.smithery.ai"
@@ -99,7 +123,17 @@ export const defaultMcpSettings: McpSettings = {
   guildSweepInterval: Duration.seconds(60),
   maxGuildServers: 10,
   guildResponseCapBytes: 8 * 1024 * 1024,
-  smithery: Option.none()
+  guildControlResponseCapBytes: 2 * 1024 * 1024,
+  smithery: Option.none(),
+  startupWait: Duration.millis(20_000),
+  guildAllowPrivateNetwork: false,
+  guildMaxTools: 64,
+  guildMaxToolPages: 5,
+  guildDescriptionMaxChars: 1024,
+  guildSchemaMaxBytes: 16 * 1024,
+  guildSchemaMaxDepth: 32,
+  guildDeclarationsMaxBytes: 128 * 1024,
+  resultMaxChars: 50_000
 }
 
 /**
@@ -135,10 +169,16 @@ const fromEnv: Config.Config<McpSettings> = Config.all({
   executionMs: lenientNumber("GUILD_MCP_EXECUTION_TIMEOUT_MS", 30_000),
   cooldownMs: lenientNumber("GUILD_MCP_FAILURE_COOLDOWN_MS", 300_000),
   ttlMinutes: lenientNumber("GUILD_MCP_CONNECTION_TTL_MINUTES", 10),
-  smithery: smitheryConfig
+  smithery: smitheryConfig,
+  // Decisions 13, 14 and 19: strict parsing, a bad value fails start-up naming the variable.
+  startupWait: millisSetting("MCP_STARTUP_WAIT_MS", { default: 20_000, min: 0 }),
+  guildAllowPrivateNetwork: flagSetting("GUILD_MCP_ALLOW_PRIVATE_NETWORK"),
+  guildMaxTools: intSetting("GUILD_MCP_MAX_TOOLS", { default: 64, min: 1 }),
+  resultMaxChars: intSetting("MCP_RESULT_MAX_CHARS", { default: 50_000, min: 500 })
 }).pipe(
-  Config.map(({ connectMs, cooldownMs, executionMs, globalServers, smithery, ttlMinutes }) => ({
+  Config.map(({ connectMs, cooldownMs, executionMs, globalServers, smithery, ttlMinutes, ...limits }) => ({
     ...defaultMcpSettings,
+    ...limits,
     globalServers,
     guildConnectTimeout: Duration.millis(connectMs),
     guildExecutionTimeout: Duration.millis(executionMs),

@@ -2,7 +2,7 @@ import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted }
 import { RoutePlan } from "../loop/RoutePlan"
 
 /** The model providers loopcord ships (design §5.2 `LLM_PROVIDER`). */
-export const PROVIDER_KINDS = ["openai-compatible", "anthropic", "google", "scripted"] as const
+export const PROVIDER_KINDS = ["openai-compatible", "openai-responses", "anthropic", "google", "novelai", "scripted"] as const
 export type ProviderKind = typeof PROVIDER_KINDS[number]
 
 /** Which provider, where, with which keys and models (design §5.2). */

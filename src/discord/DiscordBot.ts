@@ -1,22 +1,28 @@
 import { type ChatInputCommandInteraction, Events, type Interaction, type Message } from "discord.js"
 import { type Cause, Effect, FiberSet, Layer, Option } from "effect"
 import { ChannelQueue } from "../chat/ChannelQueue"
+import { CredentialConfig } from "../config/CredentialConfig"
 import { DiscordConfig } from "../config/DiscordConfig"
 import { RoutePlan } from "../loop/RoutePlan"
 import { GuildMcpAdmin } from "../mcp/GuildMcpAdmin"
 import { LanguageModel } from "../provider/LanguageModel"
+import { CredentialStore } from "../store/CredentialStore"
 import { EnabledChannelStore } from "../store/EnabledChannelStore"
 import { GuildSettingsStore } from "../store/GuildSettingsStore"
 import { PersonaBlockStore } from "../store/PersonaBlockStore"
+import { ServerTurnAdmissionStore } from "../store/ServerTurnAdmissionStore"
+import { UsageLedgerStore } from "../store/UsageLedgerStore"
 import { DeliberateToolPlanner } from "../tools/deliberate/DeliberateToolPlanner"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import { capabilitiesCommand } from "./commands/capabilitiesCommand"
 import { channelCommand } from "./commands/channelCommand"
 import { replyPrivately } from "./commands/commandReply"
 import { commandDefinitions } from "./commands/definitions"
+import { keyCommand } from "./commands/keyCommand"
 import { killCommand } from "./commands/killCommand"
 import { mcpCommand } from "./commands/mcpCommand"
 import { toolsCommand } from "./commands/toolsCommand"
+import { usageCommand } from "./commands/usageCommand"
 import { DiscordBlockTargetResolver } from "./DiscordBlockTargetResolver"
 import { DiscordClient } from "./DiscordClient"
 import { DiscordThoughtLog } from "./DiscordThoughtLog"
@@ -27,7 +33,15 @@ import { RateLimitGauge } from "./RateLimitGauge"
 import { type TriggerFacts, triggerReason } from "./triggers"
 
 /** What the slash commands use besides the queue. */
-type CommandServices = EnabledChannelStore | GuildSettingsStore | GuildMcpAdmin | ToolRegistry
+type CommandServices =
+  | EnabledChannelStore
+  | GuildSettingsStore
+  | GuildMcpAdmin
+  | ToolRegistry
+  | CredentialStore
+  | UsageLedgerStore
+  | ServerTurnAdmissionStore
+  | CredentialConfig
 
 const logFailure = (what: string) => (cause: Cause.Cause<unknown>) => Effect.logError(`Discord: ${what} failed`, cause)
 
@@ -58,6 +72,7 @@ const make = (options: DiscordFrontOptions) =>
       gauge,
       persona,
       useWebhooks: config.personaWebhooks,
+      maxMessagesPerTurn: config.maxMessagesPerTurn,
       options,
       contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries)
     }
@@ -131,6 +146,10 @@ const make = (options: DiscordFrontOptions) =>
           return replyPrivately(interaction, mcpCommand(interaction))
         case "tools":
           return replyPrivately(interaction, toolsCommand(interaction, route))
+        case "key":
+          return replyPrivately(interaction, keyCommand(interaction))
+        case "usage":
+          return replyPrivately(interaction, usageCommand(interaction))
         default:
           return replyPrivately(interaction, Effect.succeed(`Unknown command /${interaction.commandName}.`))
       }

@@ -1,6 +1,7 @@
 import { Client, Events, GatewayIntentBits, Partials } from "discord.js"
 import { Clock, Context, Data, Effect, Layer, Redacted } from "effect"
 import { DiscordConfig } from "../config/DiscordConfig"
+import { logGatewayEvents } from "./gatewayLog"
 
 const DEVELOPER_PORTAL = "https://discord.com/developers/applications"
 
@@ -86,6 +87,8 @@ export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")
         try: () => client.login(Redacted.value(config.token)).then(() => ready),
         catch: (error) => classify(error, closeCode)
       }).pipe(Effect.ensuring(Effect.sync(() => client.off(Events.ShardDisconnect, onDisconnect))))
+      // Removed before the client is destroyed (finalizers run in reverse): shutting down logs no drop.
+      yield* logGatewayEvents(readyClient)
       const elapsed = (yield* Clock.currentTimeMillis) - started
       yield* Effect.logInfo(`Discord: logged in as ${readyClient.user.tag} in ${readyClient.guilds.cache.size} guild(s)`).pipe(
         Effect.annotateLogs({ userId: readyClient.user.id, ms: elapsed })

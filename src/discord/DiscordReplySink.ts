@@ -1,18 +1,24 @@
-import { Clock, type Context, Duration, Effect, Fiber, Option, Queue, type Scope, Stream, SubscriptionRef } from "effect"
+import { Clock, type Context, Duration, Effect, Fiber, Option, Queue, Random, type Scope, Stream, SubscriptionRef } from "effect"
+import { DEFAULT_MAX_MESSAGES_PER_TURN } from "../config/DiscordConfig"
 import { DeliveryError, type ResponseSink } from "../loop/ResponseSink"
+import { type ReplyWriteError, toDeliveryError } from "./discordErrors"
 import { noticeEmbed } from "./noticeEmbed"
 import {
   addEmbed,
   appendToLastText,
+  continueAfterFrozen,
+  embedCount,
   emptyLayout,
   isSettled,
   layoutText,
   newPass,
   planNext,
   recordWrite,
-  type ReplyLayout
+  type ReplyLayout,
+  repost
 } from "./replyLayout"
 import type { ReplyTarget } from "./ReplyTarget"
+import { DISCORD_MESSAGE_LIMIT } from "./messageSplitter"
 
 /** Shown under a reply that /kill stopped (Discord subtext). */
 export const STOPPED_MARKER = "\n-# ⏹ stopped"
@@ -23,6 +29,14 @@ export const STOPPED_MARKER = "\n-# ⏹ stopped"
  */
 export const DEFAULT_MIN_EDIT_INTERVAL = Duration.seconds(1)
 
+/**
+ * A server error or network failure that discord.js's own retries (3, at once) did not get
+ * through is tried again this many times, after 1 s, 2 s, 4 s, 8 s (15 s in all), before the
+ * reply gives up (DeliveryError `failed`).
+ */
+export const DEFAULT_TRANSIENT_RETRIES = 4
+export const DEFAULT_TRANSIENT_BASE_DELAY = Duration.seconds(1)
+
 /** Words are shown whole; a run without whitespace is shown once it gets this long. */
 const MAX_HELD_CHARACTERS = 200
 
@@ -30,6 +44,14 @@ export interface DiscordReplySinkOptions {
   readonly minEditInterval?: Duration.DurationInput
   /** Waits while one of these rate-limit buckets is empty (so the latest text is sent when it refills). */
   readonly awaitBucket?: (keys: ReadonlyArray<string>) => Effect.Effect<void>
+  /**
+   * At most this many messages carry the reply's text (DISCORD_MAX_MESSAGES_PER_TURN); a longer
+   * reply is cut with a marker. Notices are capped at as many again.
+   */
+  readonly maxMessages?: number
+  /** Tries after a transient failure, and the pause before the first (doubling after each). */
+  readonly transientRetries?: number
+  readonly transientBaseDelay?: Duration.DurationInput
 }
 
 export interface DiscordReplySink {
@@ -48,15 +70,25 @@ interface State {
   readonly layout: ReplyLayout
   /** Written but not shown yet: the unfinished word. */
   readonly pending: string
-  /** All text committed this turn. */
-  readonly delivered: string
+  /** Text committed in earlier passes (the current pass's is the layout's `passText`). */
+  readonly deliveredBefore: string
+  /** A final failure: delivery stopped for the rest of the turn. */
   readonly failure: Option.Option<DeliveryError>
   /** Ignore the edit interval (a pass is ending). */
   readonly urgent: boolean
   /** A request is in flight. */
   readonly busy: boolean
   readonly lastWriteAt: number
+  /** Transient failures in a row, and when the next try may go. */
+  readonly transientFailures: number
+  readonly retryAt: number
+  /** Messages posted again or continued after Discord refused an edit (bounded: Discord could refuse forever). */
+  readonly recoveries: number
+  /** Notices beyond the cap (logged, not posted). */
+  readonly droppedNotices: number
 }
+
+const delivered = (s: State): string => s.deliveredBefore + s.layout.passText
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
 
@@ -71,8 +103,12 @@ export const commitPoint = (pending: string): number => {
 /**
  * A turn's ResponseSink that streams into Discord: text shows at word boundaries in messages of
  * at most 2000 characters (fences closed and reopened), one request in flight at a time, edits
- * coalesced to the latest text; notices become embeds. A failed send ends the turn with its
- * DeliveryError (channel deleted, access lost). The worker lives in the given scope.
+ * coalesced to the latest text; notices become embeds. What Discord refuses is handled by its
+ * kind (ReplyWriteError): a deleted message is posted again, one that can no longer be edited
+ * is continued in a new message, a transient failure is tried again with backoff on the Clock;
+ * a final one (channel gone, access lost, retries used up) fails the sink with its
+ * DeliveryError for the rest of the turn: a DeliveryError the loop sees is always final. The
+ * worker lives in the given scope.
  */
 export const makeDiscordReplySink = (
   target: ReplyTarget,
@@ -81,19 +117,57 @@ export const makeDiscordReplySink = (
   Effect.gen(function*() {
     const minEditInterval = Duration.toMillis(Duration.decode(options.minEditInterval ?? DEFAULT_MIN_EDIT_INTERVAL))
     const awaitBucket = options.awaitBucket ?? (() => Effect.void)
+    const maxMessages = Math.max(1, Math.floor(options.maxMessages ?? DEFAULT_MAX_MESSAGES_PER_TURN))
+    const transientRetries = Math.max(0, Math.floor(options.transientRetries ?? DEFAULT_TRANSIENT_RETRIES))
+    const transientBaseDelay = Duration.toMillis(Duration.decode(options.transientBaseDelay ?? DEFAULT_TRANSIENT_BASE_DELAY))
+    // Discord could refuse every edit of every message: recovering has a budget too.
+    const maxRecoveries = Math.max(3, maxMessages)
+    // Bot messages carry a nonce (Discord returns the existing message for a retried post that had gone through).
+    const noncePrefix = (yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)
     const state = yield* SubscriptionRef.make<State>({
-      layout: emptyLayout(),
+      layout: emptyLayout(DISCORD_MESSAGE_LIMIT, maxMessages),
       pending: "",
-      delivered: "",
+      deliveredBefore: "",
       failure: Option.none(),
       urgent: false,
       busy: false,
-      lastWriteAt: 0
+      lastWriteAt: 0,
+      transientFailures: 0,
+      retryAt: 0,
+      recoveries: 0,
+      droppedNotices: 0
     })
     const wake = yield* Queue.sliding<void>(1)
     const poke = Queue.offer(wake, undefined)
+    const log = (message: string) => Effect.logWarning(message).pipe(Effect.annotateLogs({ channelId: target.channelId }))
 
-    /** Posts or edits message `index` with its latest text; a failure is kept and stops delivery for the rest of the turn. */
+    /** What a refused write does to the state, and the line logged about it. */
+    const onFailure = (s: State, index: number, error: ReplyWriteError, now: number): readonly [string, State] => {
+      const idle = { ...s, busy: false }
+      const giveUp = (why: string): readonly [string, State] => {
+        const failure = error.kind === "final" ? toDeliveryError(error) : new DeliveryError({ reason: "failed", detail: `${why}: ${error.detail}` })
+        return [`Discord delivery failed (${failure.reason}); the reply is not delivered: ${failure.detail}`, { ...idle, failure: Option.some(failure) }]
+      }
+      switch (error.kind) {
+        case "final":
+          return giveUp("refused")
+        case "transient": {
+          const failures = s.transientFailures + 1
+          if (failures > transientRetries) return giveUp(`Discord still failing after ${failures} tries`)
+          const delay = transientBaseDelay * 2 ** (failures - 1)
+          return [`Discord write failed (${error.detail}); trying again in ${delay} ms (${failures} of ${transientRetries})`, { ...idle, transientFailures: failures, retryAt: now + delay }]
+        }
+        case "gone":
+        case "frozen": {
+          if (s.recoveries >= maxRecoveries) return giveUp(`Discord refused edits ${s.recoveries + 1} times`)
+          const layout = error.kind === "gone" ? repost(s.layout, index) : continueAfterFrozen(s.layout, index)
+          const what = error.kind === "gone" ? "was deleted; posting its text again" : "can no longer be edited; the reply continues in a new message"
+          return [`Discord reply message ${what} (${error.detail})`, { ...idle, layout, recoveries: s.recoveries + 1, transientFailures: 0 }]
+        }
+      }
+    }
+
+    /** Posts or edits message `index` with its latest text; what Discord refuses is handled by its kind. */
     const perform = (index: number) =>
       Effect.gen(function*() {
         yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: true }))
@@ -102,19 +176,25 @@ export const makeDiscordReplySink = (
         const slot = (yield* SubscriptionRef.get(state)).layout.slots[index]
         if (slot === undefined) return yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: false }))
         const content = slot.desired._tag === "Text" ? slot.desired.content : undefined
+        const shownBody = slot.source?.body.length ?? 0
+        const messageId = slot.messageId
         const result = yield* Effect.either(
-          slot.messageId === undefined || content === undefined ? target.send(slot.desired) : target.edit(slot.messageId, content)
+          messageId === undefined || content === undefined
+            ? target.send(slot.desired, { nonce: `${noncePrefix}.${slot.serial}` })
+            : Effect.as(target.edit(messageId, content), messageId)
         )
         const now = yield* Clock.currentTimeMillis
-        yield* SubscriptionRef.update(state, (s) =>
+        const line = yield* SubscriptionRef.modify(state, (s): readonly [string | undefined, State] =>
           result._tag === "Left"
-            ? { ...s, busy: false, failure: Option.some(result.left) }
-            : { ...s, busy: false, lastWriteAt: now, layout: recordWrite(s.layout, index, { messageId: result.right, shown: content, at: now }) })
-        if (result._tag === "Left") {
-          yield* Effect.logWarning(`Discord delivery failed (${result.left.reason}): ${result.left.detail}`).pipe(
-            Effect.annotateLogs({ channelId: target.channelId })
-          )
-        }
+            ? onFailure(s, index, result.left, now)
+            : [undefined, {
+              ...s,
+              busy: false,
+              lastWriteAt: now,
+              transientFailures: 0,
+              layout: recordWrite(s.layout, index, { messageId: result.right, shown: content, shownBody, at: now })
+            }])
+        if (line !== undefined) yield* log(line)
       })
 
     const worker = Effect.gen(function*() {
@@ -122,6 +202,10 @@ export const makeDiscordReplySink = (
         const current = yield* SubscriptionRef.get(state)
         if (Option.isSome(current.failure)) return
         const now = yield* Clock.currentTimeMillis
+        if (current.retryAt > now) {
+          yield* Effect.sleep(Duration.millis(current.retryAt - now))
+          continue
+        }
         const step = planNext(current.layout.slots, now, current.urgent ? 0 : minEditInterval)
         switch (step._tag) {
           case "Idle":
@@ -156,24 +240,36 @@ export const makeDiscordReplySink = (
       }
     })
 
+    /** Lays out the pending text (through its last word unless `all`); logs when the reply reaches its cap. */
     const commit = (all: boolean) =>
-      SubscriptionRef.update(state, (s) => {
-        const cut = all ? s.pending.length : commitPoint(s.pending)
-        if (cut === 0) return s
-        const shown = s.pending.slice(0, cut)
-        return {
-          ...s,
-          pending: s.pending.slice(cut),
-          delivered: s.delivered + shown,
-          layout: layoutText(s.layout, s.layout.passText + shown)
-        }
-      })
+      Effect.flatMap(
+        SubscriptionRef.modify(state, (s): readonly [boolean, State] => {
+          const cut = all ? s.pending.length : commitPoint(s.pending)
+          if (cut === 0) return [false, s]
+          const layout = layoutText(s.layout, s.layout.passText + s.pending.slice(0, cut))
+          return [layout.cut && !s.layout.cut, { ...s, pending: s.pending.slice(cut), layout }]
+        }),
+        (newlyCut) =>
+          newlyCut
+            ? log(`Discord reply cut at ${maxMessages} messages (DISCORD_MAX_MESSAGES_PER_TURN); the rest of the text is not shown`)
+            : Effect.void
+      )
 
     /** The partial reply stays; its last message gets the stopped marker (once). */
     const markStopped = Effect.zipRight(
       Effect.zipRight(commit(true), SubscriptionRef.update(state, (s) => ({ ...s, layout: appendToLastText(s.layout, STOPPED_MARKER) }))),
       poke
     )
+
+    /** A notice below the reply, within the notice cap (beyond: logged once, not posted). */
+    const addNotice = (embed: Parameters<typeof addEmbed>[1]) =>
+      Effect.flatMap(
+        SubscriptionRef.modify(state, (s): readonly [boolean, State] =>
+          embedCount(s.layout) < maxMessages
+            ? [false, { ...s, layout: addEmbed(s.layout, embed) }]
+            : [s.droppedNotices === 0, { ...s, droppedNotices: s.droppedNotices + 1 }]),
+        (firstDropped) => (firstDropped ? log(`Discord reply has ${maxMessages} notices already; later ones are only logged`) : Effect.void)
+      ).pipe(Effect.zipRight(poke))
 
     const sink: Context.Tag.Service<ResponseSink> = {
       write: (delta) =>
@@ -192,13 +288,16 @@ export const makeDiscordReplySink = (
             yield* SubscriptionRef.update(state, (s) => ({ ...s, pending: "" }))
           }
           yield* drain
-          return yield* SubscriptionRef.modify(state, (s) => [s.layout.passText, { ...s, layout: newPass(s.layout) }])
+          return yield* SubscriptionRef.modify(state, (s) => [
+            s.layout.passText,
+            { ...s, deliveredBefore: delivered(s), layout: newPass(s.layout) }
+          ])
         }),
-      delivered: Effect.map(SubscriptionRef.get(state), (s) => s.delivered),
+      delivered: Effect.map(SubscriptionRef.get(state), delivered),
       notice: (notice) =>
         notice._tag === "Stopped"
           ? markStopped
-          : Effect.zipRight(SubscriptionRef.update(state, (s) => ({ ...s, layout: addEmbed(s.layout, noticeEmbed(notice)) })), poke)
+          : Effect.flatMap(Effect.sync(() => noticeEmbed(notice)), addNotice)
     }
 
     return {

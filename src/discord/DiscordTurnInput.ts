@@ -29,6 +29,8 @@ export interface DiscordTurnDeps {
   readonly persona: Persona
   /** Replies go through a persona webhook (BOT_PERSONA_NAME is set). */
   readonly useWebhooks: boolean
+  /** DISCORD_MAX_MESSAGES_PER_TURN: a reply needing more messages is cut with a marker. */
+  readonly maxMessagesPerTurn: number
   readonly options: DiscordFrontOptions
   /** Turns the history into the model's context (the blocked-user notice is applied here). */
   readonly contextFor: (trigger: Message, entries: ReadonlyArray<HistoryEntry>) => Effect.Effect<ReadonlyArray<ChatMessage>>
@@ -56,13 +58,17 @@ export const recentHistory = (trigger: Message, self: SelfIdentity, limit: numbe
     Effect.map((earlier) => [...earlier, trigger].map((message) => historyEntry(message, self)).filter(hasContent))
   )
 
-/** After the turn: show everything, mark a stopped reply, send the chosen sticker. */
-const finishReply = (reply: DiscordReplySink, channel: SendableChannels, result: TurnResult): Effect.Effect<void> =>
+/**
+ * After the turn: show everything, mark a stopped reply, send the chosen sticker. The sticker
+ * goes out only with a reply that completed (not after /kill, a follow-up interrupt, an error
+ * or a delivery failure: a sticker under half an answer would read as its end).
+ */
+export const finishReply = (reply: DiscordReplySink, channel: SendableChannels, result: TurnResult): Effect.Effect<void> =>
   Effect.gen(function*() {
     yield* reply.drain
     if (result.status === "stopped_by_user") yield* reply.markStopped
     const sticker = result.stickerSelection
-    if (sticker !== undefined && !channel.isDMBased()) {
+    if (sticker !== undefined && result.status === "completed" && !channel.isDMBased()) {
       // Webhooks cannot send guild stickers: the sticker comes from the bot itself.
       yield* Effect.tryPromise(() => channel.send({ stickers: [sticker.id], allowedMentions: NO_MENTIONS }))
     }
@@ -78,6 +84,7 @@ export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels
     const target = deps.useWebhooks ? yield* deps.webhooks.target(channel, deps.persona, fallback) : fallback
     const reply = yield* makeDiscordReplySink(target, {
       awaitBucket: deps.gauge.awaitReset,
+      maxMessages: deps.maxMessagesPerTurn,
       ...(deps.options.minEditInterval === undefined ? {} : { minEditInterval: deps.options.minEditInterval })
     })
     yield* Effect.forkScoped(keepTyping(Effect.tryPromise(() => channel.sendTyping()), reply.lastWriteAt, deps.options.typingRefresh ?? TYPING_REFRESH))
@@ -88,6 +95,8 @@ export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels
 /** The ChannelQueue input answering `trigger`. */
 export const discordTurnInput = (deps: DiscordTurnDeps, trigger: Message, channel: SendableChannels, deliberate: DeliberateToolMode): TurnInput => ({
   channelId: trigger.channelId,
+  // A thread shares its channel's short-term memory.
+  ...(trigger.channel.isThread() && trigger.channel.parentId !== null ? { parentChannelId: trigger.channel.parentId } : {}),
   guildId: trigger.guildId ?? undefined,
   userId: trigger.author.id,
   messageId: trigger.id,

@@ -1,15 +1,29 @@
 import { PermissionFlagsBits, type SendableChannels, type TextChannel, type Webhook, type WebhookType } from "discord.js"
 import { Clock, Duration, Effect, Option, Ref } from "effect"
-import type { DeliveryError } from "../loop/ResponseSink"
 import type { Persona } from "../loop/CurrentTurn"
+import { type BoundedCache, cacheDelete, cacheGet, cacheKeys, cacheSet, emptyCache } from "./boundedCache"
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
-import { discordErrorCode, DiscordErrorCode, toDeliveryError } from "./discordErrors"
-import type { OutgoingMessage, ReplyTarget } from "./ReplyTarget"
+import { classifyWriteError, discordErrorCode, DiscordErrorCode, ReplyWriteError } from "./discordErrors"
+import { messagePayload, type OutgoingMessage, type ReplyTarget, type SendOptions } from "./ReplyTarget"
 
 /** The webhook name the bot creates (one per channel, reused by every persona). */
 export const WEBHOOK_NAME = "loopcord"
 /** After Discord refused to create a webhook (no Manage Webhooks), don't ask again for this long. */
 const DENIED_RETRY_AFTER = Duration.minutes(10)
+/**
+ * Bounds of the per-channel caches (issue 11): a channel's webhook is looked up again after a
+ * day (one request), and at most this many channels are remembered.
+ */
+const WEBHOOK_CACHE_TTL = Duration.hours(24)
+const MAX_CACHED_CHANNELS = 10_000
+/** Our webhook ids are remembered a week after they were last seen (replies to older persona messages load the channel's webhook again). */
+const OWN_ID_TTL = Duration.days(7)
+const MAX_OWN_IDS = 20_000
+
+const bounds = (ttl: Duration.Duration, maxEntries: number) => ({ ttlMs: Duration.toMillis(ttl), maxEntries })
+const cacheBounds = bounds(WEBHOOK_CACHE_TTL, MAX_CACHED_CHANNELS)
+const deniedBounds = bounds(DENIED_RETRY_AFTER, MAX_CACHED_CHANNELS)
+const ownIdBounds = bounds(OWN_ID_TTL, MAX_OWN_IDS)
 
 type ChannelWebhook = Webhook<WebhookType.Incoming>
 
@@ -30,33 +44,33 @@ export const webhookUsername = (name: string): string => {
 
 /**
  * One cached webhook per channel for persona messages (threads use the parent's with
- * `thread_id`). A webhook someone deleted (10015 Unknown Webhook) is recreated; without the
- * Manage Webhooks permission the persona falls back to plain bot messages.
+ * `thread_id`). A webhook someone deleted (10015 Unknown Webhook) is recreated for the next
+ * message; a message it had posted can no longer be edited (`frozen`: the reply continues in a
+ * new message). Without the Manage Webhooks permission the persona falls back to plain bot
+ * messages. The caches are bounded and expire (see the constants above).
  */
 export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord/discord/PersonaWebhooks", {
   effect: Effect.gen(function*() {
     const client = yield* DiscordClient
-    const cache = yield* Ref.make(new Map<string, ChannelWebhook>())
-    const deniedUntil = yield* Ref.make(new Map<string, number>())
-    // Every webhook of ours seen since start (kept after a deletion: its messages stay ours).
-    const ownIds = yield* Ref.make(new Set<string>())
+    const cache = yield* Ref.make<BoundedCache<ChannelWebhook>>(emptyCache())
+    const deniedUntil = yield* Ref.make<BoundedCache<true>>(emptyCache())
+    // Every webhook of ours seen lately (kept after a deletion: its messages stay ours).
+    const ownIds = yield* Ref.make<BoundedCache<true>>(emptyCache())
     // Two threads of one channel must not both create a webhook.
     const creating = yield* Effect.makeSemaphore(1)
 
-    const forget = (hostId: string) => Ref.update(cache, (map) => {
-      const next = new Map(map)
-      next.delete(hostId)
-      return next
-    })
+    const forget = (hostId: string) => Ref.update(cache, (entries) => cacheDelete(entries, hostId))
+    const forgetIfCached = (hostId: string, webhookId: string) =>
+      Ref.update(cache, (entries) => (entries.get(hostId)?.value.id === webhookId ? cacheDelete(entries, hostId) : entries))
 
-    const findOrCreate = (host: WebhookHost): Effect.Effect<Option.Option<ChannelWebhook>, DeliveryError> =>
+    const findOrCreate = (host: WebhookHost): Effect.Effect<Option.Option<ChannelWebhook>, ReplyWriteError> =>
       Effect.gen(function*() {
-        const cached = (yield* Ref.get(cache)).get(host.id)
-        if (cached !== undefined) return Option.some(cached)
         const now = yield* Clock.currentTimeMillis
-        const denied = (yield* Ref.get(deniedUntil)).get(host.id)
+        const cached = cacheGet(yield* Ref.get(cache), host.id, now)
+        if (cached !== undefined) return Option.some(cached)
+        const denied = cacheGet(yield* Ref.get(deniedUntil), host.id, now) !== undefined
         const permitted = host.permissionsFor(client.user)?.has(PermissionFlagsBits.ManageWebhooks) ?? false
-        if ((denied !== undefined && now < denied) || !permitted) return Option.none()
+        if (denied || !permitted) return Option.none()
         const webhook = yield* Effect.tryPromise({
           try: async (): Promise<ChannelWebhook> => {
             const existing = (await host.fetchWebhooks()).find((candidate): candidate is ChannelWebhook =>
@@ -68,22 +82,23 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         }).pipe(
           Effect.map(Option.some),
           Effect.catchAll((error) => {
-            const delivery = toDeliveryError(error)
-            // A gone channel ends the turn; anything else (no Manage Webhooks, 15 webhooks
-            // already) only costs the persona its name and avatar for a while.
-            if (delivery.reason === "channel_deleted" || discordErrorCode(error) === DiscordErrorCode.MissingAccess) {
-              return Effect.fail(delivery)
+            const failure = classifyWriteError(error, "send")
+            // A gone channel, lost access or a Discord outage is the reply's problem; anything
+            // else (no Manage Webhooks, 15 webhooks already) only costs the persona its name
+            // and avatar for a while.
+            if (failure.kind === "transient" || failure.reason === "channel_deleted" || discordErrorCode(error) === DiscordErrorCode.MissingAccess) {
+              return Effect.fail(failure)
             }
-            return Effect.logWarning(`Cannot use a webhook for persona messages; sending as the bot: ${delivery.detail}`).pipe(
+            return Effect.logWarning(`Cannot use a webhook for persona messages; sending as the bot: ${failure.detail}`).pipe(
               Effect.annotateLogs({ channelId: host.id }),
-              Effect.zipRight(Ref.update(deniedUntil, (map) => new Map(map).set(host.id, now + Duration.toMillis(DENIED_RETRY_AFTER)))),
+              Effect.zipRight(Ref.update(deniedUntil, (entries) => cacheSet(entries, host.id, true, now, deniedBounds))),
               Effect.as(Option.none<ChannelWebhook>())
             )
           })
         )
         if (Option.isSome(webhook)) {
-          yield* Ref.update(cache, (map) => new Map(map).set(host.id, webhook.value))
-          yield* Ref.update(ownIds, (ids) => new Set(ids).add(webhook.value.id))
+          yield* Ref.update(cache, (entries) => cacheSet(entries, host.id, webhook.value, now, cacheBounds))
+          yield* Ref.update(ownIds, (ids) => cacheSet(ids, webhook.value.id, true, now, ownIdBounds))
         }
         return webhook
       }).pipe(creating.withPermits(1))
@@ -98,62 +113,78 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         if (host === undefined) return fallback
         const threadId = channel.isThread() ? channel.id : undefined
         const identity = { username: webhookUsername(persona.name), ...(persona.avatarUrl === undefined ? {} : { avatarURL: persona.avatarUrl }) }
-        // Messages that went out as the bot are edited as the bot.
+        // Messages that went out as the bot are edited as the bot; the others by the webhook
+        // that posted them (only that one may). Per turn: as many as the reply has messages.
         const viaFallback = yield* Ref.make(new Set<string>())
+        const postedBy = yield* Ref.make(new Map<string, ChannelWebhook>())
         const lastWebhookId = yield* Ref.make<string | undefined>(undefined)
 
         const execute = (webhook: ChannelWebhook, message: OutgoingMessage) =>
           Effect.zipRight(Ref.set(lastWebhookId, webhook.id), Effect.tryPromise({
             try: (): Promise<{ readonly id: string }> =>
               webhook.send({
-                ...(message._tag === "Text" ? { content: message.content } : { embeds: [message.embed] }),
+                ...messagePayload(message),
                 ...identity,
                 ...(threadId === undefined ? {} : { threadId }),
                 allowedMentions: NO_MENTIONS
               }),
             catch: (error) => error
-          }))
+          })).pipe(Effect.tap((sent) => Ref.update(postedBy, (map) => new Map(map).set(sent.id, webhook))))
 
-        /** Sends through the cached webhook; a deleted one is recreated and the send retried once. */
-        const sendViaWebhook = (message: OutgoingMessage): Effect.Effect<Option.Option<string>, DeliveryError> =>
+        /**
+         * Sends through the cached webhook; a deleted one is recreated and the send tried once
+         * more. None: send as the bot (no webhook here, or the new one is gone at once too).
+         */
+        const sendViaWebhook = (message: OutgoingMessage): Effect.Effect<Option.Option<string>, ReplyWriteError> =>
           Effect.gen(function*() {
             const webhook = yield* findOrCreate(host)
             if (Option.isNone(webhook)) return Option.none()
             const first = yield* Effect.either(execute(webhook.value, message))
             if (first._tag === "Right") return Option.some(first.right.id)
-            if (discordErrorCode(first.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(toDeliveryError(first.left))
+            if (discordErrorCode(first.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(first.left, "send"))
             yield* Effect.logWarning("Persona webhook was deleted (10015); recreating it").pipe(Effect.annotateLogs({ channelId: host.id }))
             yield* forget(host.id)
             const fresh = yield* findOrCreate(host)
             if (Option.isNone(fresh)) return Option.none()
-            const sent = yield* execute(fresh.value, message).pipe(Effect.mapError(toDeliveryError))
-            return Option.some(sent.id)
+            const second = yield* Effect.either(execute(fresh.value, message))
+            if (second._tag === "Right") return Option.some(second.right.id)
+            if (discordErrorCode(second.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(second.left, "send"))
+            yield* forget(host.id)
+            yield* Effect.logWarning("The recreated persona webhook is gone too; this message goes out as the bot").pipe(Effect.annotateLogs({ channelId: host.id }))
+            return Option.none()
           })
 
-        const send = (message: OutgoingMessage): Effect.Effect<string, DeliveryError> =>
+        const send = (message: OutgoingMessage, options?: SendOptions): Effect.Effect<string, ReplyWriteError> =>
           Effect.flatMap(sendViaWebhook(message), Option.match({
             onSome: Effect.succeed,
             onNone: () =>
-              fallback.send(message).pipe(Effect.tap((id) => Ref.update(viaFallback, (ids) => new Set(ids).add(id))))
+              fallback.send(message, options).pipe(Effect.tap((id) => Ref.update(viaFallback, (ids) => new Set(ids).add(id))))
           }))
 
-        const edit = (messageId: string, content: string): Effect.Effect<string, DeliveryError> =>
+        const edit = (messageId: string, content: string): Effect.Effect<void, ReplyWriteError> =>
           Effect.gen(function*() {
             if ((yield* Ref.get(viaFallback)).has(messageId)) return yield* fallback.edit(messageId, content)
-            const webhook = yield* findOrCreate(host)
-            if (Option.isNone(webhook)) return yield* send({ _tag: "Text", content })
-            const edited = yield* Effect.either(Effect.tryPromise({
-              try: () => webhook.value.editMessage(messageId, { content, ...(threadId === undefined ? {} : { threadId }), allowedMentions: NO_MENTIONS }),
+            const webhook = (yield* Ref.get(postedBy)).get(messageId)
+            if (webhook === undefined) {
+              return yield* Effect.fail(new ReplyWriteError({ kind: "frozen", reason: "failed", detail: `message ${messageId} was not posted by this reply` }))
+            }
+            yield* Effect.tryPromise({
+              try: () => webhook.editMessage(messageId, { content, ...(threadId === undefined ? {} : { threadId }), allowedMentions: NO_MENTIONS }),
               catch: (error) => error
-            }))
-            if (edited._tag === "Right") return messageId
-            if (discordErrorCode(edited.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(toDeliveryError(edited.left))
-            // Only the webhook that posted a message may edit it: its content goes out as a new
-            // message and the stale one is removed when the bot may (Manage Messages).
-            yield* forget(host.id)
-            const replacement = yield* send({ _tag: "Text", content })
-            yield* Effect.tryPromise(() => channel.messages.delete(messageId)).pipe(Effect.ignore)
-            return replacement
+            }).pipe(
+              Effect.tapError((error) =>
+                discordErrorCode(error) === DiscordErrorCode.UnknownWebhook
+                  ? Effect.zipRight(
+                    Effect.logWarning("Persona webhook was deleted (10015); its messages stay as they are, the reply continues in a new one").pipe(
+                      Effect.annotateLogs({ channelId: host.id })
+                    ),
+                    // The next message recreates it (unless the cache already holds a newer one).
+                    forgetIfCached(host.id, webhook.id)
+                  )
+                  : Effect.void
+              ),
+              Effect.mapError((error) => classifyWriteError(error, "edit"))
+            )
           })
 
         const rateLimitKeys = Effect.map(Ref.get(lastWebhookId), (webhookId) => (webhookId === undefined ? [channel.id] : [channel.id, webhookId]))
@@ -166,15 +197,15 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
      */
     const isOwnWebhook = (channel: SendableChannels, webhookId: string): Effect.Effect<boolean> =>
       Effect.gen(function*() {
-        if ((yield* Ref.get(ownIds)).has(webhookId)) return true
+        if ((yield* knownOwnIds).has(webhookId)) return true
         const host = webhookHost(channel)
         if (host === undefined) return false
         yield* findOrCreate(host).pipe(Effect.ignore)
-        return (yield* Ref.get(ownIds)).has(webhookId)
+        return (yield* knownOwnIds).has(webhookId)
       })
 
     /** Ids known so far, without asking Discord (history reading). */
-    const knownOwnIds = Ref.get(ownIds)
+    const knownOwnIds: Effect.Effect<ReadonlySet<string>> = Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.map(Ref.get(ownIds), (ids) => cacheKeys(ids, now)))
 
     return { target, forget, isOwnWebhook, knownOwnIds } as const
   })

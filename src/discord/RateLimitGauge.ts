@@ -12,6 +12,22 @@ const secondsHeader = (value: string | null): number | undefined => {
   return Number.isFinite(seconds) ? seconds * 1000 : undefined
 }
 
+/** Empty buckets remembered at most (one per channel or webhook that ran dry); beyond, the oldest is dropped. */
+export const MAX_TRACKED_BUCKETS = 10_000
+
+/**
+ * Bounds the per-channel map (issue 11): a bucket whose reset has passed is forgotten (it is
+ * full again), and at most MAX_TRACKED_BUCKETS stay. Mutates `buckets`, a fresh copy.
+ */
+export const boundBuckets = (buckets: Map<string, number>, now: number, max = MAX_TRACKED_BUCKETS): Map<string, number> => {
+  for (const [key, until] of buckets) if (until <= now) buckets.delete(key)
+  for (const key of buckets.keys()) {
+    if (buckets.size <= max) break
+    buckets.delete(key)
+  }
+  return buckets
+}
+
 /**
  * Reads Discord's rate-limit headers off every REST response. When a channel's or webhook's
  * bucket is empty (`X-RateLimit-Remaining: 0`, or a 429), `awaitReset` waits until it refills,
@@ -30,7 +46,7 @@ export class RateLimitGauge extends Effect.Service<RateLimitGauge>()("loopcord/d
           const next = new Map(map)
           if (resetAfterMs === undefined) next.delete(key)
           else next.set(key, now + resetAfterMs)
-          return next
+          return boundBuckets(next, now)
         }))
 
     const onResponse = (request: { readonly path: string }, response: { readonly status: number; readonly headers: Headers }) => {

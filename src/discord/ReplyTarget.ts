@@ -1,17 +1,27 @@
 import type { APIEmbed, SendableChannels } from "discord.js"
 import { Effect, Ref } from "effect"
-import type { DeliveryError } from "../loop/ResponseSink"
 import { NO_MENTIONS } from "./DiscordClient"
-import { discordErrorCode, DiscordErrorCode, toDeliveryError } from "./discordErrors"
+import { classifyWriteError, type ReplyWriteError } from "./discordErrors"
 
 /** What one Discord message carries: reply text, or a notice embed. */
 export type OutgoingMessage =
   | { readonly _tag: "Text"; readonly content: string }
   | { readonly _tag: "Embed"; readonly embed: APIEmbed }
 
+/** Options of one post. */
+export interface SendOptions {
+  /**
+   * The same for every try of one message: where the destination supports it (bot messages,
+   * `enforce_nonce`), Discord returns the message already created instead of a second copy
+   * when a retried post had gone through after all.
+   */
+  readonly nonce?: string
+}
+
 /**
  * Where a turn's messages go: as the bot (replying to the trigger) or as a persona through a
- * webhook. Every call passes `allowedMentions` that ping nobody.
+ * webhook. Every call passes `allowedMentions` that ping nobody. Failures are classified
+ * (ReplyWriteError `kind`); the reply sink decides what to do about them.
  */
 export interface ReplyTarget {
   /** The channel written to (threads included). */
@@ -19,12 +29,12 @@ export interface ReplyTarget {
   /** The ids whose rate-limit buckets this target's requests use (channel, webhook). */
   readonly rateLimitKeys: Effect.Effect<ReadonlyArray<string>>
   /** Posts a message and returns its id. */
-  readonly send: (message: OutgoingMessage) => Effect.Effect<string, DeliveryError>
-  /** Edits a message this target posted; returns the id now holding the content (a re-post gets a new one). */
-  readonly edit: (messageId: string, content: string) => Effect.Effect<string, DeliveryError>
+  readonly send: (message: OutgoingMessage, options?: SendOptions) => Effect.Effect<string, ReplyWriteError>
+  /** Edits a message this target posted. */
+  readonly edit: (messageId: string, content: string) => Effect.Effect<void, ReplyWriteError>
 }
 
-const payload = (message: OutgoingMessage) =>
+export const messagePayload = (message: OutgoingMessage) =>
   message._tag === "Text" ? { content: message.content } : { embeds: [message.embed] }
 
 /**
@@ -35,34 +45,26 @@ export const channelReplyTarget = (channel: SendableChannels, replyTo: string | 
   Effect.map(Ref.make(replyTo), (pendingReply): ReplyTarget => ({
     channelId: channel.id,
     rateLimitKeys: Effect.succeed([channel.id]),
-    send: (message) =>
+    send: (message, options = {}) =>
       Effect.gen(function*() {
-        const reference = yield* Ref.getAndSet(pendingReply, undefined)
+        const reference = yield* Ref.get(pendingReply)
         const sent = yield* Effect.tryPromise({
           try: (): Promise<{ readonly id: string }> =>
             channel.send({
-              ...payload(message),
+              ...messagePayload(message),
               allowedMentions: NO_MENTIONS,
+              ...(options.nonce === undefined ? {} : { nonce: options.nonce, enforceNonce: true }),
               ...(reference === undefined ? {} : { reply: { messageReference: reference, failIfNotExists: false } })
             }),
-          catch: toDeliveryError
+          catch: (error) => classifyWriteError(error, "send")
         })
+        // Only the first message that went out replies (a failed try keeps the reference).
+        yield* Ref.set(pendingReply, undefined)
         return sent.id
       }),
     edit: (messageId, content) =>
       Effect.tryPromise({
         try: (): Promise<unknown> => channel.messages.edit(messageId, { content, allowedMentions: NO_MENTIONS }),
-        catch: (error) => error
-      }).pipe(
-        Effect.as(messageId),
-        // Someone deleted the message mid-stream: its text goes out again as a new message.
-        Effect.catchAll((error) =>
-          discordErrorCode(error) === DiscordErrorCode.UnknownMessage
-            ? Effect.tryPromise({
-              try: (): Promise<{ readonly id: string }> => channel.send({ content, allowedMentions: NO_MENTIONS }),
-              catch: toDeliveryError
-            }).pipe(Effect.map((sent) => sent.id))
-            : Effect.fail(toDeliveryError(error))
-        )
-      )
+        catch: (error) => classifyWriteError(error, "edit")
+      }).pipe(Effect.asVoid)
   }))

@@ -1,5 +1,5 @@
-import { type APIGatewayBotInfo, REST, Routes, ShardingManager } from "discord.js"
-import { Duration, Effect, FiberSet, Redacted } from "effect"
+import { type APIGatewayBotInfo, REST, Routes, type Shard, ShardingManager } from "discord.js"
+import { Duration, Effect, FiberSet, Queue, Redacted, Ref } from "effect"
 import { DiscordConfig } from "../config/DiscordConfig"
 import { DiscordStartupError } from "./DiscordClient"
 
@@ -15,6 +15,13 @@ export interface ShardingOptions {
   readonly spawnDelay?: Duration.DurationInput
   /** Node flags of the shard processes; default: tsx for a `.ts` entry, none for compiled JavaScript. */
   readonly execArgv?: ReadonlyArray<string>
+  /** How long a shard process may take to become ready (60 s). */
+  readonly readyTimeout?: Duration.DurationInput
+  /**
+   * A shard that exited is started again after `initial` (5 s, one identify window); each
+   * failed start doubles the pause, up to `max` (5 min). It is tried until it runs.
+   */
+  readonly respawnBackoff?: { readonly initial?: Duration.DurationInput; readonly max?: Duration.DurationInput }
 }
 
 /** Shard processes of a TypeScript entry load it through tsx; compiled JavaScript needs no flags. */
@@ -35,30 +42,80 @@ export const recommendedShards = Effect.gen(function*() {
   return Math.max(1, info.shards)
 })
 
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
 /**
  * Scale-out: a discord.js ShardingManager runs `entry` once per shard, each in its own process
  * (discord.js hands every process its shard ids through the environment). Shared state lives in
  * the database (DATABASE_URL must then point at PostgreSQL or one SQLite file); a guild's
  * messages, and so its channel queues, always land on the same shard. Runs until interrupted,
  * then stops every shard process.
+ *
+ * Respawning is ours, not discord.js's (whose failed respawn emits an `error` nobody handles,
+ * which ends the manager): a shard process that exits is started again with backoff, every
+ * failed start is logged, and the manager keeps running whatever its shards do.
  */
 export const runShards = (options: ShardingOptions) =>
   Effect.gen(function*() {
     const config = yield* DiscordConfig
     const totalShards = options.totalShards ?? (yield* recommendedShards)
+    const readyTimeout = Duration.toMillis(Duration.decode(options.readyTimeout ?? Duration.seconds(60)))
+    const initialBackoff = Duration.toMillis(Duration.decode(options.respawnBackoff?.initial ?? Duration.seconds(5)))
+    const maxBackoff = Duration.toMillis(Duration.decode(options.respawnBackoff?.max ?? Duration.minutes(5)))
     const manager = new ShardingManager(options.entry, {
       token: Redacted.value(config.token),
       totalShards,
       mode: "process",
-      respawn: true,
+      respawn: false,
       execArgv: [...(options.execArgv ?? shardExecArgv(options.entry))]
     })
+    const stopping = yield* Ref.make(false)
     const run = yield* FiberSet.makeRuntime<never>()
+
+    /** Starts `shard` again until it runs: each failure is logged, the pause doubles up to the maximum. */
+    const restart = (shard: Shard): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        for (let attempt = 0; ; attempt++) {
+          const pause = Math.min(maxBackoff, initialBackoff * 2 ** attempt)
+          yield* Effect.sleep(Duration.millis(pause))
+          if (yield* Ref.get(stopping)) return
+          const started = yield* Effect.either(Effect.tryPromise({
+            // A process that hangs before ready is still there: respawn kills it first.
+            try: () => (shard.process === null ? shard.spawn(readyTimeout) : shard.respawn({ delay: 0, timeout: readyTimeout })),
+            catch: describe
+          }))
+          if (started._tag === "Right") {
+            return yield* Effect.logInfo(`Discord sharding: shard ${shard.id} is running again (attempt ${attempt + 1})`)
+          }
+          const next = Math.min(maxBackoff, initialBackoff * 2 ** (attempt + 1))
+          yield* Effect.logError(`Discord sharding: shard ${shard.id} failed to start (${started.left}); trying again in ${Duration.format(Duration.millis(next))}`)
+        }
+      }).pipe(Effect.annotateLogs({ shardId: shard.id }))
+
+    /**
+     * Watches one shard: a death of the process that last became ready starts `restart`
+     * (deaths of processes that never got ready belong to a restart already under way).
+     */
+    const supervise = (shard: Shard) =>
+      Effect.gen(function*() {
+        const deaths = yield* Queue.unbounded<unknown>()
+        const healthy = yield* Ref.make<unknown>(undefined)
+        shard.on("ready", () => run(Ref.set(healthy, shard.process)))
+        shard.on("death", (child: unknown) => run(Queue.offer(deaths, child)))
+        // discord.js emits errors of its own respawn path here; ours never reach it, but an
+        // unheard `error` event would end the process.
+        shard.on("error", (error: unknown) => run(Effect.logError(`Discord sharding: shard ${shard.id}: ${describe(error)}`)))
+        for (;;) {
+          const child = yield* Queue.take(deaths)
+          if ((yield* Ref.get(stopping)) || child !== (yield* Ref.get(healthy))) continue
+          yield* Effect.logWarning(`Discord sharding: shard ${shard.id} exited; starting it again`)
+          yield* restart(shard)
+        }
+      })
+
     manager.on("shardCreate", (shard) => {
       run(Effect.logInfo(`Discord sharding: shard ${shard.id + 1}/${totalShards} started`))
-      shard.on("death", () => {
-        run(Effect.logWarning(`Discord sharding: shard ${shard.id} exited; discord.js respawns it`))
-      })
+      run(supervise(shard))
     })
     yield* Effect.acquireRelease(
       Effect.tryPromise({
@@ -66,15 +123,17 @@ export const runShards = (options: ShardingOptions) =>
           manager.spawn({
             amount: totalShards,
             delay: Duration.toMillis(Duration.decode(options.spawnDelay ?? Duration.millis(5500))),
-            timeout: 60_000
+            timeout: readyTimeout
           }),
-        catch: (error) => new DiscordStartupError({ reason: "connection", detail: `a shard failed to start: ${error instanceof Error ? error.message : String(error)}` })
+        catch: (error) => new DiscordStartupError({ reason: "connection", detail: `a shard failed to start: ${describe(error)}` })
       }),
       () =>
-        Effect.sync(() => {
-          manager.respawn = false
-          for (const shard of manager.shards.values()) shard.kill()
-        })
+        Effect.zipRight(
+          Ref.set(stopping, true),
+          Effect.sync(() => {
+            for (const shard of manager.shards.values()) if (shard.process !== null) shard.kill()
+          })
+        )
     )
     yield* Effect.logInfo(`Discord sharding: ${totalShards} shard(s) running`)
     return manager

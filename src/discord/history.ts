@@ -2,6 +2,7 @@ import { cleanContent, type Message } from "discord.js"
 import type { ChatMessage, ImageRef } from "../domain/ChatMessage"
 import { STOPPED_MARKER } from "./DiscordReplySink"
 import { clip } from "./discordLimits"
+import { messageImages } from "./messageImages"
 
 /** How many earlier channel messages a turn sees. */
 export const HISTORY_LIMIT = 20
@@ -58,15 +59,6 @@ export const messageText = (message: Message, self: SelfIdentity): string => {
   return cleanContent(withoutAddress, message.channel)
 }
 
-/** Image attachments (and image embeds) a vision model can look at. */
-const imagesOf = (message: Message): ReadonlyArray<ImageRef> => {
-  const attachments = [...message.attachments.values()]
-    .filter((attachment) => attachment.contentType?.startsWith("image/") === true)
-    .map((attachment): ImageRef => ({ url: attachment.url, ...(attachment.contentType === null ? {} : { mimeType: attachment.contentType }) }))
-  const embedded = message.embeds.flatMap((embed) => (embed.image === null ? [] : [{ url: embed.image.url }]))
-  return [...attachments, ...embedded]
-}
-
 /** A discord.js message as a history entry; the replied-to message comes from the client's cache. */
 export const historyEntry = (message: Message, self: SelfIdentity): HistoryEntry => {
   const referenceId = message.reference?.messageId
@@ -78,7 +70,7 @@ export const historyEntry = (message: Message, self: SelfIdentity): HistoryEntry
     fromSelf: isFromSelf(message, self),
     text: messageText(message, self),
     createdAt: message.createdAt.toISOString(),
-    images: imagesOf(message),
+    images: messageImages({ attachments: message.attachments.values(), embeds: message.embeds }),
     replyTo: referenced === undefined
       ? undefined
       : { messageId: referenced.id, authorId: referenced.author.id, authorName: authorName(referenced), excerpt: excerptOf(messageText(referenced, self)) }

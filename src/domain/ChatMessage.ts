@@ -4,6 +4,8 @@ import { Data } from "effect"
 export interface ImageRef {
   readonly url: string
   readonly mimeType?: string
+  /** Size in bytes, when the front knows it before anyone downloads the image. */
+  readonly sizeBytes?: number
 }
 
 /**

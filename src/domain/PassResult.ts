@@ -1,4 +1,5 @@
 import { Data } from "effect"
+import type { DeliveryError } from "./DeliveryError"
 import type { FunctionCall } from "./FunctionCall"
 import type { FinishReason } from "./ProviderEvent"
 import type { ProviderError } from "./ProviderError"
@@ -26,6 +27,10 @@ interface PassCommon {
   readonly usage?: TokenUsage
   readonly thoughtLog?: ThoughtLogPayload
   readonly stopReason?: StopReason
+  /** NovelAI scene metadata of this pass (`<details>` bodies, joined by a blank line); never shown. */
+  readonly detailsContent?: string
+  /** NovelAI: the trailing fragment held back at the output budget (spec §1.1); never shown. */
+  readonly naiContinuationPrefill?: string
 }
 
 /** How one provider pass ended (spec §1.1 StreamResult). Exactly one per pass. */
@@ -34,6 +39,8 @@ export type PassResult = Data.TaggedEnum<{
   /** `call` is undefined when the provider signalled a call without a payload (malformed). */
   FunctionCall: PassCommon & { readonly call: FunctionCall | undefined }
   Error: PassCommon & { readonly error: ProviderError }
+  /** The destination refused the reply for good (decision 18): the turn ends `error`, `delivery_failed`. */
+  DeliveryFailed: PassCommon & { readonly error: DeliveryError }
   Timeout: PassCommon & { readonly phase: "first_token" | "idle"; readonly sawProgress: boolean }
   StoppedByUser: PassCommon
   EmptyResponse: PassCommon & { readonly finishReason?: FinishReason; readonly emptyResponseReason?: string }
@@ -57,6 +64,7 @@ const statusByTag = {
   Completed: "completed",
   FunctionCall: "function_call",
   Error: "error",
+  DeliveryFailed: "error",
   Timeout: "timeout",
   StoppedByUser: "stopped_by_user",
   EmptyResponse: "empty_response",

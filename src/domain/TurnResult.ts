@@ -1,3 +1,4 @@
+import type { CredentialSource } from "./CredentialSource"
 import type { ToolArgs } from "./FunctionCall"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "./PassResult"
 import type { Sticker } from "./Sticker"
@@ -13,6 +14,9 @@ export interface ToolCallRecord {
   readonly durationMs: number
 }
 
+/** Why an `error` turn failed when it was not the model's doing: the reply could not be delivered (decision 18). */
+export type TurnFailureReason = "delivery_failed"
+
 /** The result of one generation attempt (one model × one key): what runToolLoop returns (spec §1.5). */
 export interface AttemptResult {
   readonly status: TurnStatus
@@ -24,6 +28,7 @@ export interface AttemptResult {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog?: ThoughtLogPayload
   readonly stickerSelection?: Sticker
+  readonly reason?: TurnFailureReason
 }
 
 /** One attempt of the outer tier, for the report. */
@@ -46,4 +51,11 @@ export interface TurnResult {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog?: ThoughtLogPayload
   readonly stickerSelection?: Sticker
+  /** Set on an `error` turn whose reply Discord (or another front) refused for good. */
+  readonly reason?: TurnFailureReason
+  /**
+   * Whose key paid for the turn: the source of its last route (it switches from `personal` to the
+   * server route's when that route took over). Absent when no route was chosen.
+   */
+  readonly credentialSource?: CredentialSource
 }

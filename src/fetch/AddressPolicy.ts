@@ -24,7 +24,7 @@ export interface AddressPolicyShape {
   /**
    * Spec §7.2 gate: parse (http/https only, no credentials), normalize the host, resolve it
    * (IP literal ⇒ itself; unresolvable ⇒ refused even when private networks are allowed) and
-   * judge every address. Used for fetch_url, every redirect hop and guild MCP URLs.
+   * judge every address. Used for fetch_url and every redirect hop (and, as its own instance, guild MCP URLs).
    */
   readonly validate: (url: string | URL) => Effect.Effect<ValidatedTarget, UrlPolicyError>
 }
@@ -62,7 +62,8 @@ const parseUrl = (input: string | URL): Effect.Effect<URL, UrlPolicyError> =>
 export const judgeAddresses = (
   host: string,
   addresses: ReadonlyArray<ResolvedAddress>,
-  allowPrivateNetwork: boolean
+  allowPrivateNetwork: boolean,
+  optIn?: string
 ): UrlPolicyError | undefined => {
   const listed = addresses.map((entry) => entry.address)
   const refusals = addresses.flatMap((entry) => {
@@ -85,7 +86,8 @@ export const judgeAddresses = (
         address: refusal.address,
         reason: refusal.reason,
         addresses: listed,
-        alwaysBlocked: refusal.tier === "always"
+        alwaysBlocked: refusal.tier === "always",
+        ...(optIn === undefined ? {} : { optIn })
       })
 }
 
@@ -99,10 +101,14 @@ const canonical = (entry: ResolvedAddress): ResolvedAddress => {
 /** A lookup that hangs (a dead resolver) is abandoned after this long, on the Clock. */
 export const DNS_LOOKUP_TIMEOUT = Duration.seconds(10)
 
-export const makeAddressPolicy = (options: {
+export interface AddressPolicyOptions {
   readonly allowPrivateNetwork: boolean
   readonly dnsTimeout?: Duration.DurationInput
-}) =>
+  /** The setting named in refusals as the one that allows private networks (default fetch_url's). */
+  readonly optIn?: string
+}
+
+export const makeAddressPolicy = (options: AddressPolicyOptions) =>
   Effect.gen(function* () {
     const resolver = yield* DnsResolver
     const dnsTimeout = Duration.decode(options.dnsTimeout ?? DNS_LOOKUP_TIMEOUT)
@@ -133,11 +139,12 @@ export const makeAddressPolicy = (options: {
           host,
           address: host,
           reason: "a cloud instance-metadata host name",
-          alwaysBlocked: true
+          alwaysBlocked: true,
+          ...(options.optIn === undefined ? {} : { optIn: options.optIn })
         })
       }
       const addresses = (yield* resolve(host)).map(canonical)
-      const refusal = judgeAddresses(host, addresses, options.allowPrivateNetwork)
+      const refusal = judgeAddresses(host, addresses, options.allowPrivateNetwork, options.optIn)
       if (refusal !== undefined) return yield* refusal
       return { url, host, isIpLiteral: isIP(host) !== 0, addresses } satisfies ValidatedTarget
     })
@@ -145,7 +152,7 @@ export const makeAddressPolicy = (options: {
     return AddressPolicy.of({ allowPrivateNetwork: options.allowPrivateNetwork, validate })
   })
 
-/** The one outbound URL policy (spec §7.2). */
+/** fetch_url's outbound URL policy (spec §7.2); guild MCP has its own (GuildMcpAddressPolicy, decision 13). */
 export class AddressPolicy extends Context.Tag("loopcord/fetch/AddressPolicy")<AddressPolicy, AddressPolicyShape>() {
   /** From `RUN_ENV` and `FETCH_URL_ALLOW_PRIVATE_NETWORK`; needs a DnsResolver. */
   static readonly layer: Layer.Layer<AddressPolicy, ConfigError.ConfigError, DnsResolver> = Layer.effect(
@@ -155,9 +162,6 @@ export class AddressPolicy extends Context.Tag("loopcord/fetch/AddressPolicy")<A
   /** `layer` with the system resolver. */
   static readonly layerSystem = AddressPolicy.layer.pipe(Layer.provide(DnsResolver.system))
   /** Explicit policy, for tests and embedding; needs a DnsResolver. */
-  static readonly make = (options: {
-    readonly allowPrivateNetwork: boolean
-    readonly dnsTimeout?: Duration.DurationInput
-  }): Layer.Layer<AddressPolicy, never, DnsResolver> =>
+  static readonly make = (options: AddressPolicyOptions): Layer.Layer<AddressPolicy, never, DnsResolver> =>
     Layer.effect(AddressPolicy, makeAddressPolicy(options))
 }

@@ -25,6 +25,8 @@ export class UrlPolicyError extends Data.TaggedError("UrlPolicyError")<{
   readonly addresses?: ReadonlyArray<string>
   /** True when nothing relaxes the refusal (metadata / link-local floor, unreadable answers). */
   readonly alwaysBlocked?: boolean
+  /** The setting that would allow a private-network address (fetch_url's unless the policy says otherwise). */
+  readonly optIn?: string
 }> {
   override get message(): string {
     switch (this.code) {
@@ -42,9 +44,11 @@ export class UrlPolicyError extends Data.TaggedError("UrlPolicyError")<{
             ? ` (resolved addresses: ${this.addresses.join(", ")})`
             : ""
         const head = `Refusing to fetch ${this.host}: address ${this.address ?? "?"} is ${this.reason}${resolved}.`
-        return this.alwaysBlocked === true
-          ? `${head} Such addresses are never fetched, not even with ${PRIVATE_NETWORK_OPT_IN}.`
-          : `${head} Private, loopback and reserved addresses are blocked in production; an administrator can allow them with ${PRIVATE_NETWORK_OPT_IN}.`
+        const optIn = this.optIn ?? PRIVATE_NETWORK_OPT_IN
+        if (this.alwaysBlocked === true) return `${head} Such addresses are never fetched, not even with ${optIn}.`
+        return optIn === PRIVATE_NETWORK_OPT_IN
+          ? `${head} Private, loopback and reserved addresses are blocked in production; an administrator can allow them with ${optIn}.`
+          : `${head} Private, loopback and reserved addresses are refused in every environment; the operator can allow them with ${optIn}.`
       }
     }
   }

@@ -9,7 +9,7 @@
  *
  * interface GuardedFetchOptions {
  *   sameOrigin?: string | URL     // refuse any request outside this origin (scheme, host, port)
- *   maxResponseBytes?: number     // body cap after decompression (MCP: 8 MiB); unset = no cap
+ *   maxResponseBytes?: number     // body cap after decompression (guild MCP: 8 MiB, 2 MiB for control POSTs); unset = no cap
  * }
  * ```
  *
@@ -53,8 +53,8 @@ export class GuardedFetchError extends Data.TaggedError("GuardedFetchError")<{
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304])
 
-/** Credentials and query are left out of error messages. */
-const describe = (url: URL): string => `${url.origin}${url.pathname}`
+/** The origin only: an MCP server's path or query may hold its API key (issue 12 item 5). */
+const describe = (url: URL): string => url.origin
 
 const errorText = (cause: unknown): string => {
   if (!(cause instanceof Error)) return String(cause)

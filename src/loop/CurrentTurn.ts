@@ -49,6 +49,11 @@ export interface TurnContextShape {
   readonly shouldSurfaceUserErrors: boolean
   /** The turn was queued behind another one (its reply should reference the trigger). */
   readonly isFromQueue: boolean
+  /**
+   * The answer to a /kill (design decision 15): it acknowledges, it never acts. No tools are
+   * declared, a tool call it emits anyway is refused without dispatch, and it gets one pass.
+   */
+  readonly isStopResponse: boolean
   readonly deliberate: DeliberateToolMode
   readonly state: TurnState
 }

@@ -1,25 +1,50 @@
 /**
- * Fallback continuation guard (design §2 decision 4). A replacement attempt is given the text
- * already delivered as the start of its answer and must continue it. Some models repeat that
- * text anyway; this filter drops the repeat so the user never sees it twice. Output still held
- * when the pass ends was the start of a repeat and is dropped. Short prefills are
- * not guarded: a genuine continuation can plausibly start with a few identical characters.
+ * Fallback continuation guard (design §2 decision 4, issue 11.9). A replacement attempt is
+ * given the text already delivered as the start of its answer and must continue it. Servers
+ * and models often restart instead: the whole reply again (a vLLM that ignores the trailing
+ * assistant message), or its last words ("…Paris is" ⇒ "Paris is the capital"). This filter
+ * strips that overlap, so the user never sees a word twice: the output is held while it still
+ * reads as a restart from some word of the delivered text, then whatever repeated the end of
+ * the delivered text is dropped. Output still held when the pass ends was a repeat and is
+ * dropped. Overlaps shorter than `MIN_GUARDED_PREFILL` characters are kept: a genuine
+ * continuation can plausibly start with a few identical characters.
  */
 export const MIN_GUARDED_PREFILL = 12
 
+/** Restarts are looked for from word starts in the last this-many characters (and at the very start). */
+export const OVERLAP_WINDOW = 2000
+
 export interface PrefillEcho {
-  /** What is still compared against (empty once the guard is done). */
+  /** The delivered text compared against (empty once the guard is done). */
   readonly prefill: string
-  /** Output held back while it matches a prefix of `prefill`. */
+  /** Output held back while it may be a restart. */
   readonly held: string
+  /** Offsets in `prefill` where a restart may begin and that still agree with `held`. */
+  readonly starts: ReadonlyArray<number>
+  /** The delivered text ended in whitespace (trimmed from `prefill`), so what follows a restart needs none. */
+  readonly spaced: boolean
 }
 
-export const startEcho = (prefill: string | undefined): PrefillEcho => ({
-  prefill: prefill !== undefined && prefill.trim().length >= MIN_GUARDED_PREFILL ? prefill.trimStart() : "",
-  held: ""
-})
+const done: PrefillEcho = { prefill: "", held: "", starts: [], spaced: false }
 
-const done: PrefillEcho = { prefill: "", held: "" }
+const isSpace = (char: string | undefined) => char !== undefined && /\s/.test(char)
+
+/** Word starts whose suffix is long enough to count as an overlap. */
+const restartOffsets = (prefill: string): ReadonlyArray<number> => {
+  const offsets: Array<number> = [0]
+  const from = Math.max(1, prefill.length - OVERLAP_WINDOW)
+  for (let offset = from; offset <= prefill.length - MIN_GUARDED_PREFILL; offset++) {
+    if (isSpace(prefill[offset - 1]) && !isSpace(prefill[offset])) offsets.push(offset)
+  }
+  return offsets
+}
+
+export const startEcho = (prefill: string | undefined): PrefillEcho => {
+  const text = prefill?.trim() ?? ""
+  return text.length < MIN_GUARDED_PREFILL
+    ? done
+    : { prefill: text, held: "", starts: restartOffsets(text), spaced: /\s$/.test(prefill ?? "") }
+}
 
 /**
  * Feeds one delta; returns what may be delivered now and the next state. Leading whitespace
@@ -30,11 +55,16 @@ export const feedEcho = (state: PrefillEcho, delta: string): readonly [string, P
   const candidate = state.held + delta
   const compared = candidate.trimStart()
   if (compared.length === 0) return ["", { ...state, held: candidate }]
-  if (state.prefill.startsWith(compared)) {
-    // Still a (partial) repeat: hold it; a complete repeat is dropped.
-    return compared.length === state.prefill.length ? ["", done] : ["", { ...state, held: candidate }]
+  const { prefill } = state
+  // A restart from `offset` is still possible while the output reads the prefill from there.
+  const pending = state.starts.filter((offset) => compared.length < prefill.length - offset && prefill.startsWith(compared, offset))
+  if (pending.length > 0) return ["", { ...state, held: candidate, starts: pending }]
+  // Otherwise the longest restart the output completed is the overlap to drop.
+  const completed = state.starts.find((offset) => compared.startsWith(prefill.slice(offset)))
+  if (completed !== undefined) {
+    const rest = compared.slice(prefill.length - completed)
+    return [state.spaced ? rest.trimStart() : rest, done]
   }
-  if (compared.startsWith(state.prefill)) return [compared.slice(state.prefill.length), done]
-  // Diverged: it was a genuine continuation, release everything held.
+  // Diverged from every restart: it was a genuine continuation, release everything held.
   return [candidate, done]
 }

@@ -1,12 +1,9 @@
-import { Context, Data, type Effect } from "effect"
+import { Context, type Effect } from "effect"
+import type { DeliveryError } from "../domain/DeliveryError"
 import type { ToolActivity } from "./ToolActivity"
 import type { UserNotice } from "./UserNotice"
 
-/** The destination can no longer be written to (`channel_deleted`, `missing_access` end the turn). */
-export class DeliveryError extends Data.TaggedError("DeliveryError")<{
-  readonly reason: "channel_deleted" | "missing_access" | "failed"
-  readonly detail: string
-}> {}
+export { DeliveryError } from "../domain/DeliveryError"
 
 /**
  * Where reply text goes; the front decides (Discord messages, terminal, a JSON report).

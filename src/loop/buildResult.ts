@@ -7,7 +7,7 @@ export interface BuildResultInput {
   readonly status: TurnStatus
   /** Raw text of the terminating pass (continuation prefix included); trimmed here. */
   readonly responseText: string
-  /** Hidden scene metadata (spec §2.9); no loopcord provider produces it today. */
+  /** Hidden scene metadata (spec §2.9): NovelAI `<details>` bodies merged over the passes. */
   readonly details?: string
   readonly passes: ReadonlyArray<PassResult>
   readonly toolCalls: ReadonlyArray<ToolCallRecord>
@@ -28,6 +28,10 @@ export const resultText = (responseText: string, details: string | undefined): s
   return scene.length === 0 ? text : `${text}\n\n[Scene Metadata]\n${scene}`.trim()
 }
 
+/** Spec §2.2: a pass's scene metadata joins what earlier passes brought, separated by a blank line. */
+export const mergeDetails = (existing: string, next: string | undefined): string =>
+  next === undefined || next.trim().length === 0 ? existing : existing.length === 0 ? next : `${existing}\n\n${next}`
+
 /** Turn usage is the sum of the passes' usage (each pass reports its latest). */
 export const sumUsage = (passes: ReadonlyArray<PassResult>): TokenUsage | undefined =>
   passes.reduce<TokenUsage | undefined>((total, pass) => addUsage(total, pass.usage), undefined)
@@ -41,5 +45,9 @@ export const buildResult = (input: BuildResultInput): AttemptResult => ({
   usage: sumUsage(input.passes),
   toolResponseDelivered: input.toolResponseDelivered,
   ...(input.thoughtLog === undefined ? {} : { thoughtLog: input.thoughtLog }),
-  ...(input.stickerSelection === undefined || input.stickerSelection === null ? {} : { stickerSelection: input.stickerSelection })
+  // A sticker goes out only with a reply that completed (never after /kill, a follow-up or a cap).
+  ...(input.status !== "completed" || input.stickerSelection === undefined || input.stickerSelection === null
+    ? {}
+    : { stickerSelection: input.stickerSelection }),
+  ...(input.passes.at(-1)?._tag === "DeliveryFailed" ? { reason: "delivery_failed" as const } : {})
 })

@@ -1,4 +1,4 @@
-import { Clock, type Data, Duration, Effect, Option } from "effect"
+import { Clock, type Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -112,6 +112,9 @@ export const executeToolCall = Effect.fnUntraced(function*(
   // 2. Stop check before anything runs (the stop itself is left for the loop to consume).
   if (yield* stopRequested) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
 
+  // The answer to a /kill acknowledges; it never re-runs the killed work (design decision 15).
+  if (turn.isStopResponse) return yield* refuseInStopResponse(functionCall, name, pass.accumulatedText)
+
   // 4. Truncated arguments: never dispatched, and the partial arguments are never replayed.
   if (functionCall.argumentsTruncated === true) {
     return yield* refuseTruncatedCall(functionCall, name, pass.accumulatedText)
@@ -128,10 +131,12 @@ export const executeToolCall = Effect.fnUntraced(function*(
       yield* Effect.logWarning(`Refused tool call with non-object arguments: ${name}`)
       return { result: toolFailure(reason), replayedCall: FunctionCall({ ...functionCall, args: undefined }), blocked: false, raced: false, durationMs: 0 }
     }
-    // 5. Deliberate tool mode: only the tools the trigger phrases exposed may run.
+    // 5. Deliberate tool mode: only the tools the trigger phrases exposed may run; a message
+    // that asked for no tool exposes none (the turn declared none, so a call is refused too).
     const allowed = turn.deliberate.allowedNames
-    if (turn.deliberate.active && allowed.length > 0 && !allowed.includes(name) && !allowed.includes(canonicalName)) {
-      yield* Effect.logWarning(`Tool '${name}' blocked by deliberate tool mode; allowed tools: ${allowed.join(", ")}`)
+    const noToolAsked = turn.deliberate.disableAllTools === true
+    if (turn.deliberate.active && (noToolAsked || (allowed.length > 0 && !allowed.includes(name) && !allowed.includes(canonicalName)))) {
+      yield* Effect.logWarning(`Tool '${name}' blocked by deliberate tool mode; allowed tools: ${noToolAsked ? "none (no trigger)" : allowed.join(", ")}`)
       const reason = `Tool "${name}" was not exposed for this deliberate tool mode turn.`
       const result = toolFailure(reason, {
         data: { status: "blocked_by_deliberate_tool_mode", functionName: name, allowedToolNames: [...allowed], reason }
@@ -245,16 +250,30 @@ const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: Atte
       progress: (text) => suppressProgressNotices ? Effect.void : sink.notice(UserNotice.ToolProgress({ tool: name, text }))
     }
     const timeoutMs = Duration.toMillis(config.toolExecutionTimeout)
+    const timedOut = toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)
+    const killed = toolFailure(`Tool "${name}" was killed.`)
     const startedAt = yield* Clock.currentTimeMillis
-    const result = yield* Effect.raceAll([
-      registry.execute(name, args).pipe(
-        Effect.provideService(ToolContext, context),
-        // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire.
-        Effect.onInterrupt(() => Effect.sync(() => abort.abort()))
-      ),
-      Effect.as(Effect.sleep(config.toolExecutionTimeout), toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)),
-      Effect.as(signals.awaitKill, toolFailure(`Tool "${name}" was killed.`))
-    ])
+    // The first of the tool, its timer and /kill decides. Each runs as a daemon interrupted in
+    // the background once it lost, so a loser's slow or uninterruptible cleanup never delays
+    // the winner (its finalizers still run); the ensuring below reaches every loser on every path.
+    const decided = yield* Deferred.make<ToolResult>()
+    const contenders = [
+      registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)),
+      Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut),
+      Effect.as(signals.awaitKill, killed)
+    ]
+    const fibers = yield* Effect.forEach(contenders, (contender) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result))))
+    const result = yield* Deferred.await(decided).pipe(
+      Effect.onExit((exit) =>
+        Effect.zipRight(
+          // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
+          Effect.sync(() => {
+            if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
+          }),
+          Effect.forEach(fibers, Fiber.interruptFork, { discard: true })
+        )
+      )
+    )
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt
     yield* Effect.logInfo(`Function call completed: ${name} (${durationMs}ms)`)
     return { result, durationMs }
@@ -284,6 +303,25 @@ const refuseTruncatedCall = (functionCall: FunctionCall, name: string, accumulat
     return yield* historyOutcome({
       name,
       replayedCall: FunctionCall({ ...functionCall, args: undefined }),
+      result,
+      payload: responsePayload(name, result),
+      accumulatedText,
+      stickerSelection: undefined,
+      durationMs: 0
+    })
+  })
+
+/** A stop response declared no tools: a call it emits anyway is refused, never dispatched. */
+const refuseInStopResponse = (functionCall: FunctionCall, name: string, accumulatedText: string) =>
+  Effect.gen(function*() {
+    yield* Effect.logWarning(`Refused tool call '${name}' in a stop response: it only acknowledges the /kill`)
+    const result = toolFailure(
+      `Tool "${name}" was not run: this reply only acknowledges that the user stopped the previous one with /kill. ` +
+        `Nothing was executed; do not call tools in it.`
+    )
+    return yield* historyOutcome({
+      name,
+      replayedCall: functionCall,
       result,
       payload: responsePayload(name, result),
       accumulatedText,

@@ -2,24 +2,26 @@ import { Cause, Effect, Option } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
-import { keyErrorKind } from "../domain/ProviderError"
 import type { Sticker } from "../domain/Sticker"
 import { addUsage, type TokenUsage } from "../domain/TokenUsage"
 import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
 import type { AttemptRecord, ToolCallRecord, TurnResult } from "../domain/TurnResult"
 import { LanguageModel } from "../provider/LanguageModel"
-import type { AttemptInfo } from "./AttemptInfo"
+import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { CurrentTurn } from "./CurrentTurn"
 import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
-import { KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
+import { type KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
+import { type FailureClass, failureClassOf, failureClassText } from "./FailureClass"
 import { type AttemptFailure, attemptFailure } from "./policy"
 import { RoutePlan } from "./RoutePlan"
 import { runToolLoopDetailed, type ToolLoopOutcome, type ToolLoopServices } from "./runToolLoop"
+import { ThoughtLog } from "./ThoughtLog"
+import { type AttemptSlot, type TurnRoutes, withTurnRoutes } from "./turnRoutes"
 import { TurnSignals } from "./TurnSignals"
 
 export type GenerationTurnServices = ToolLoopServices | RoutePlan | KeyPool
 
-/** Failure details shown in the fallback notice are whitespace-collapsed and capped (spec §5). */
+/** Failure details for the thought log are whitespace-collapsed and capped (spec §5). */
 const FAILURE_DETAIL_MAX = 600
 
 const collapse = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, FAILURE_DETAIL_MAX)
@@ -42,28 +44,30 @@ interface Finished {
 
 const lastPass = (outcome: ToolLoopOutcome): PassResult | undefined => outcome.result.passes[outcome.result.passes.length - 1]
 
-const failureDetail = (failure: AttemptFailure, last: PassResult | undefined): string => {
-  if (last?._tag === "Error") return collapse(last.error.message)
+/** What the channel is told about a failed attempt (a class), and what only operators see (the detail). */
+const describeFailure = (failure: AttemptFailure, last: PassResult | undefined): { readonly reason: FailureClass; readonly detail: string } => {
+  if (last?._tag === "Error") return { reason: failureClassOf(last.error.reason), detail: collapse(last.error.message) }
   if (failure === "StreamTimeout" && last?._tag === "Timeout") {
-    return last.phase === "first_token" ? "no answer before the first-token timeout" : "the stream stalled"
+    const reason: FailureClass = last.phase === "first_token" ? "no_first_token" : "stream_stalled"
+    return { reason, detail: failureClassText[reason] }
   }
-  return "the model produced a malformed tool call"
+  return { reason: "malformed_tool_call", detail: failureClassText.malformed_tool_call }
 }
 
 /**
  * The outer tier (spec §5, design §2 decision 4): tries the primary model, then each fallback;
- * per model up to 3 keys of the rotation pool. Only a provider `error` rotates the key (and
+ * per model up to 3 keys of the route's rotation. Only a provider `error` rotates the key (and
  * rests it); a stream timeout or a malformed call goes to the next model. Text a failed attempt
  * delivered stays: the next attempt continues it (prefill) with its tool history, so nothing
- * the user saw is deleted, repeated or redone. Never fails except under user impersonation.
+ * the user saw is deleted, repeated or redone. The attempts come from the route layer
+ * (`turnRoutes`): the planned models on the turn's first route, then, once, the server route's.
+ * Never fails except under user impersonation.
  */
-export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Effect.fn.Return<
+const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: TurnRoutes): Effect.fn.Return<
   TurnResult,
   ImpersonationAbortedError,
   GenerationTurnServices
 > {
-  const plan = yield* RoutePlan
-  const pool = yield* KeyPool
   const turn = yield* CurrentTurn
   const signals = yield* TurnSignals
   const sink = yield* ResponseSink
@@ -71,7 +75,8 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
   const surfaced = turn.shouldSurfaceUserErrors && !turn.isUserImpersonation
 
   const finished: Array<Finished> = []
-  const failures: Array<{ readonly model: string; readonly detail: string }> = []
+  const thoughtLog = yield* ThoughtLog
+  const failures: Array<{ readonly model: string; readonly reason: FailureClass }> = []
   let carry: Carry = { prefill: "", functionHistory: [], toolResponseDelivered: false, stickerSelection: undefined }
   // The latest stream-timeout notice an attempt kept quiet because another attempt was pending.
   let deferredTimeout: UserNotice | undefined
@@ -95,31 +100,41 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
       usage: outcomes.reduce<TokenUsage | undefined>((total, o) => addUsage(total, o.result.usage), undefined),
       toolResponseDelivered: outcomes.some((o) => o.result.toolResponseDelivered),
       ...(thoughtLog === undefined ? {} : { thoughtLog }),
-      ...(sticker === undefined || sticker === null ? {} : { stickerSelection: sticker })
+      // Only a completed reply carries its sticker (issue 11.4).
+      ...(status !== "completed" || sticker === undefined || sticker === null ? {} : { stickerSelection: sticker }),
+      ...(final?.result.reason === undefined ? {} : { reason: final.result.reason })
     }
   }
 
-  for (const [modelIndex, model] of plan.models.entries()) {
-    const lastModel = modelIndex === plan.models.length - 1
+  const slots: Array<AttemptSlot> = [...routes.planned]
+  for (let modelIndex = 0; modelIndex < slots.length; modelIndex++) {
+    const slot = slots[modelIndex]
+    if (slot === undefined) break
+    const { model, route } = slot
+    const lastModel = modelIndex === slots.length - 1 && !(yield* routes.mayExtend)
     const tried = new Set<number>()
     let current: Finished | undefined
     let failure: AttemptFailure = "Terminal"
 
     while (true) {
-      const next = yield* pool.next(plan.keys.length, tried)
+      const next = yield* route.keys.next(tried)
       if (Option.isNone(next)) break
       const keyIndex = next.value
       tried.add(keyIndex)
-      const hasFallbackKey = tried.size < MAX_KEY_ATTEMPTS && (yield* pool.hasAnother(plan.keys.length, tried))
+      const hasFallbackKey = tried.size < MAX_KEY_ATTEMPTS && (yield* route.keys.hasAnother(tried))
       const info: AttemptInfo = {
         provider,
         model,
-        suppressUserErrors: hasFallbackKey || !lastModel || !turn.shouldSurfaceUserErrors
+        suppressUserErrors: hasFallbackKey || !lastModel || !turn.shouldSurfaceUserErrors,
+        credentialSource: route.source
       }
 
+      yield* Effect.logDebug("generation attempt starts").pipe(
+        Effect.annotateLogs({ model, keyIndex, suppressUserErrors: info.suppressUserErrors, continues: carry.prefill.length > 0 })
+      )
       const run = yield* runToolLoopDetailed({
         attempt: info,
-        apiKey: plan.keys[keyIndex],
+        apiKey: route.keys.key(keyIndex),
         functionHistory: carry.functionHistory,
         prefill: carry.prefill,
         toolResponseDelivered: carry.toolResponseDelivered,
@@ -145,7 +160,7 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
         })
         // Under impersonation the failure belongs to the front that impersonated.
         if (turn.isUserImpersonation) return yield* Effect.die(run.defect)
-        if (surfaced) yield* sink.notice(UserNotice.ProviderFailed({ detail: "an internal error ended the reply" }))
+        if (surfaced) yield* sink.notice(UserNotice.ProviderFailed({ model, reason: "internal_error" }))
         return report("error", { defect: true })
       }
 
@@ -162,22 +177,36 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
         }
       }
       if (last?._tag === "Timeout" && info.suppressUserErrors) {
-        deferredTimeout = UserNotice.StreamTimeout({ provider, phase: last.phase })
+        deferredTimeout = UserNotice.StreamTimeout({ provider, phase: last.phase, ...personalVariant(info) })
       }
       if (failure === "ProviderError" && last?._tag === "Error") {
-        yield* pool.recordError(keyIndex, keyErrorKind(last.error))
+        yield* route.keys.recordError(keyIndex, last.error)
         if (hasFallbackKey) continue
       } else if (run.outcome.result.status !== "timeout") {
-        yield* pool.recordSuccess(keyIndex)
+        yield* route.keys.recordSuccess(keyIndex)
       }
       break
     }
 
     if (current === undefined) continue
     const last = lastPass(current.outcome)
-    if (failure !== "Terminal" && !lastModel) {
-      failures.push({ model, detail: failureDetail(failure, last) })
-      continue
+    if (failure !== "Terminal") {
+      // The vendor's words (hosts, addresses, error text) are for operators only (decision 20).
+      const { detail, reason } = describeFailure(failure, last)
+      yield* thoughtLog.post({
+        kind: "provider_failed",
+        severity: "error",
+        title: `Model ${model} failed: ${failureClassText[reason]}`,
+        description: detail,
+        channelId: turn.channelId,
+        guildId: turn.guildId
+      })
+      // Route layer (spec §5): after the last attempt failed retryably, the server route may follow.
+      if (modelIndex === slots.length - 1) slots.push(...(yield* routes.extend))
+      if (modelIndex < slots.length - 1) {
+        failures.push({ model, reason })
+        continue
+      }
     }
 
     // Finalize: the answer (or the last failure) of this attempt is the turn's.
@@ -191,16 +220,25 @@ export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Eff
         yield* sink.notice(UserNotice.FallbackUsed({ model, failures }))
       }
     }
-    if (surfaced && (status === "timeout" || status === "error") && deferredTimeout !== undefined) {
+    if (surfaced && (status === "timeout" || status === "error") && deferredTimeout !== undefined && last?._tag !== "DeliveryFailed") {
       const shownByFinal = last?._tag === "Timeout" && !current.info.suppressUserErrors
       if (!shownByFinal) yield* sink.notice(deferredTimeout)
     }
     if (surfaced && status === "error" && last?._tag === "Error") {
-      yield* sink.notice(UserNotice.ProviderFailed({ detail: collapse(last.error.message) }))
+      yield* sink.notice(UserNotice.ProviderFailed({ model, reason: failureClassOf(last.error.reason) }))
     }
     return report(status)
   }
 
   // No model to try at all (an empty plan): defensive, as in the reference.
   return report("skipped")
+})
+
+/** The outer tier over the turn's credential routes (admission settled, usage recorded: `withTurnRoutes`). */
+export const runGenerationTurn = Effect.fn("runGenerationTurn")(function*(): Effect.fn.Return<
+  TurnResult,
+  ImpersonationAbortedError,
+  GenerationTurnServices
+> {
+  return yield* withTurnRoutes(runAttempts)
 })

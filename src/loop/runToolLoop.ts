@@ -1,5 +1,6 @@
 import { Effect, Option, type Redacted, Ref } from "effect"
 import { ResponseSink } from "./ResponseSink"
+import { makeQuietSink } from "./quietSink"
 import { ToolActivity } from "./ToolActivity"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -10,15 +11,17 @@ import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import type { LanguageModel } from "../provider/LanguageModel"
 import { applyDeliberateAllowlist } from "../tools/deliberate/planDeliberateToolMode"
+import { setFlag } from "../tools/TurnState"
 import { toDeclaration } from "../tools/Tool"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import type { AttemptInfo } from "./AttemptInfo"
-import { buildResult } from "./buildResult"
+import { buildResult, mergeDetails } from "./buildResult"
 import { CurrentTurn } from "./CurrentTurn"
 import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall"
 import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
-import { mayTrySettle, shouldEndAfterPreToolText } from "./policy"
+import { isNovelAiPreToolText, mayTrySettle, novelAiRetryExhausted, shouldEndAfterPreToolText } from "./policy"
 import { StopResponses } from "./StopResponses"
+import { ThoughtLog } from "./ThoughtLog"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
 
@@ -71,7 +74,29 @@ interface LoopState {
   readonly toolResponseDelivered: boolean
   readonly thoughtLog: ThoughtLogPayload | undefined
   readonly stickerSelection: Sticker | null | undefined
+  /**
+   * How `carried` reaches the model: as the start of its answer (a trailing assistant message),
+   * or, once a server refused that shape, as an instruction naming what was already posted.
+   */
+  readonly continuation: "prefill" | "instruction"
+  /** NovelAI scene metadata merged over the passes (spec §2.1 `detailsText`, §2.9). */
+  readonly detailsText: string
+  /** NovelAI tool failures after pre-tool text in a row (spec §2.1 `naiConsecutiveToolFailures`). */
+  readonly naiToolFailures: number
 }
+
+/** The note that replaces a refused reply prefill: what was posted, and to go on from there. */
+export const continuationInstruction = (posted: string): string =>
+  "[Your reply was interrupted after you had already posted the text between the markers below. " +
+  "Continue right after its last word; do not repeat any of it and do not start over.]\n<<<\n" + posted + "\n>>>"
+
+/**
+ * A server that refuses a trailing assistant message (llama.cpp in thinking mode answers HTTP
+ * 400; others refuse any prefill) fails the pass before it shows anything: that is the shape,
+ * not the conversation, so the pass is retried once with the instruction instead.
+ */
+const refusedPrefill = (pass: PassResult, request: GenerationRequest): boolean =>
+  pass._tag === "Error" && pass.error.reason === "BadRequest" && request.assistantPrefill !== undefined && isBlank(pass.accumulatedText)
 
 const isBlank = (text: string) => text.trim().length === 0
 
@@ -89,6 +114,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
   const sink = yield* ResponseSink
   const signals = yield* TurnSignals
   const stopResponses = yield* StopResponses
+  const thoughtLog = yield* ThoughtLog
   const { attempt } = input
 
   const prefill = input.prefill ?? ""
@@ -103,7 +129,10 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     lastToolName: undefined,
     toolResponseDelivered: input.toolResponseDelivered ?? false,
     thoughtLog: undefined,
-    stickerSelection: input.stickerSelection
+    stickerSelection: input.stickerSelection,
+    continuation: "prefill",
+    detailsText: "",
+    naiToolFailures: 0
   })
 
   const finish = (status: TurnStatus, responseText: string) =>
@@ -111,6 +140,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       result: buildResult({
         status,
         responseText,
+        details: s.detailsText,
         passes: s.passes,
         toolCalls: s.toolCalls,
         toolResponseDelivered: s.toolResponseDelivered,
@@ -128,39 +158,60 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
   const buildRequest = Effect.gen(function*() {
     const s = yield* Ref.get(state)
-    const flags = yield* Ref.get(turn.state.flags)
-    const tools = yield* registry.toolsForTurn({
+    // A stop response declares nothing (design decision 15); dispatch refuses a call anyway.
+    const tools = turn.isStopResponse ? [] : yield* registry.toolsForTurn({
       provider: attempt.provider,
       model: attempt.model,
       guildId: turn.guildId,
       channelId: turn.channelId,
-      flags,
+      flags: yield* Ref.get(turn.state.flags),
       turnState: turn.state
     })
+    const messages = yield* Ref.get(turn.state.contextItems)
+    const continues = !isBlank(s.carried)
+    const asInstruction = continues && s.continuation === "instruction"
     const request: GenerationRequest = {
       model: attempt.model,
       apiKey: input.apiKey,
       system: turn.persona.systemPrompt,
-      messages: yield* Ref.get(turn.state.contextItems),
+      messages: asInstruction ? [...messages, { role: "user", content: continuationInstruction(s.carried) }] : messages,
       // Deliberate mode declares only what the message asked for (dispatch re-checks it).
       tools: applyDeliberateAllowlist(tools, turn.deliberate).map(toDeclaration),
       functionHistory: s.functionHistory,
-      ...(isBlank(s.carried) ? {} : { assistantPrefill: s.carried })
+      ...(continues && !asInstruction ? { assistantPrefill: s.carried } : {})
     }
-    return request
+    return { request, continuing: s.carried }
   })
 
-  for (let iteration = 0; iteration < config.maxIterations; iteration++) {
+  // A stop response gets one pass: its only job is the acknowledgement.
+  const maxIterations = turn.isStopResponse ? 1 : config.maxIterations
+  for (let iteration = 0; iteration < maxIterations; iteration++) {
     if (iteration === config.softWarnIteration && turn.shouldSurfaceUserErrors) {
       yield* sink.notice(UserNotice.StillWorking({ iteration }))
     }
 
-    const pass = yield* streamOnce({ request: yield* buildRequest, attempt })
+    const { continuing, request } = yield* buildRequest
+    // NovelAI retry of a failed tool (spec §2.3 step 8): the pass posts nothing; its text is withheld.
+    const quiet = (yield* Ref.get(turn.state.flags)).suppressTextOutput ? yield* makeQuietSink(sink) : undefined
+    const run = streamOnce({ request, attempt, continuing })
+    const pass = yield* (quiet === undefined ? run : Effect.provideService(run, ResponseSink, quiet.sink))
+    const withheld = quiet === undefined ? "" : yield* quiet.withheld
     const before = yield* Ref.updateAndGet(state, (s) => ({
       ...s,
       passes: [...s.passes, pass],
-      thoughtLog: pass.thoughtLog ?? s.thoughtLog
+      thoughtLog: pass.thoughtLog ?? s.thoughtLog,
+      // Scene metadata of a completed, stopped or tool-calling pass (spec §2.2, §2.3 step 1).
+      detailsText: pass._tag === "Completed" || pass._tag === "StoppedByUser" || pass._tag === "FunctionCall"
+        ? mergeDetails(s.detailsText, pass.detailsContent)
+        : s.detailsText
     }))
+    if (before.continuation === "prefill" && refusedPrefill(pass, request)) {
+      yield* Effect.logWarning("the server refused the reply prefill; retrying the pass once with an instruction naming the posted text").pipe(
+        Effect.annotateLogs({ model: attempt.model, detail: pass._tag === "Error" ? pass.error.detail : "" })
+      )
+      yield* Ref.update(state, (s) => ({ ...s, continuation: "instruction" as const }))
+      continue
+    }
     // Everything the user saw since the last history entry, this pass included.
     const passText = before.carried + pass.accumulatedText
     if (!isBlank(pass.accumulatedText)) yield* Ref.update(state, (s) => ({ ...s, lastDelivered: passText }))
@@ -168,6 +219,18 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     switch (pass._tag) {
       case "Completed":
         return yield* finish("completed", passText)
+
+      case "DeliveryFailed":
+        // Nothing more reaches the user; the operator hears of it (decision 18).
+        yield* thoughtLog.post({
+          kind: "delivery_failed",
+          severity: "error",
+          title: "Reply not delivered",
+          description: `The destination refused the reply (${pass.error.reason}); the turn ended as delivery_failed. ${pass.error.detail}`,
+          channelId: turn.channelId,
+          guildId: turn.guildId
+        })
+        return yield* finish("error", passText)
 
       case "Error":
       case "Timeout":
@@ -199,7 +262,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       }
 
       case "FunctionCall": {
-        const name = pass.call?.name.trim() ?? ""
+        // A provider may signal a call without a name: executeToolCall refuses it (`error`).
+        const rawName: unknown = pass.call?.name
+        const name = typeof rawName === "string" ? rawName.trim() : ""
         const notify = sink.toolActivity ?? (() => Effect.void)
         if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
         // The model continued `carried` and then called: the whole text precedes the call.
@@ -212,6 +277,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
             carried: passText,
             carriedFromFallback: false,
             consecutiveToolErrors: 0,
+            naiToolFailures: 0,
             toolCalls: [...s.toolCalls, {
               name: outcome.functionName,
               args: pass.call?.args,
@@ -232,6 +298,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
         // History: the pre-tool text now lives on the entry, so nothing is carried any more.
         yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: outcome.success, durationMs: outcome.durationMs }))
+        // This pass's pre-tool text, posted or (on a NovelAI retry) withheld.
+        const novelAiCase = isNovelAiPreToolText(attempt.provider, pass.accumulatedText + withheld)
         const after = yield* Ref.updateAndGet(state, (s) => ({
           ...s,
           functionHistory: [...s.functionHistory, outcome.historyEntry],
@@ -247,8 +315,12 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           lastToolName: outcome.functionName,
           toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
           stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
-          consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1
+          consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1,
+          naiToolFailures: outcome.success ? 0 : novelAiCase ? s.naiToolFailures + 1 : s.naiToolFailures
         }))
+
+        // A stop response's call was refused, and it has no second pass: what it said is the answer.
+        if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
 
         // The error cap is checked before endTurn (spec §2.3 step 6).
         if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
@@ -264,8 +336,30 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           return yield* finish("error", "")
         }
         if (outcome.endTurn) return yield* finish("completed", passText)
+
+        // NovelAI, spec §2.3 step 8: a tool failed after pre-tool text: retry the pass without
+        // re-posting it, and after 3 such failures keep the text shown and end the turn.
+        if (!outcome.success && novelAiCase) {
+          if (novelAiRetryExhausted(after.naiToolFailures)) {
+            if (turn.shouldSurfaceUserErrors) {
+              yield* sink.notice(UserNotice.NovelAiToolRetryExhausted({ failures: after.naiToolFailures, lastTool: outcome.functionName }))
+            }
+            // The retries posted nothing: the answer is the text the user last saw.
+            return yield* finish("completed", isBlank(passText) ? after.lastDelivered ?? "" : passText)
+          }
+          yield* setFlag(turn.state, "suppressTextOutput", true)
+          continue
+        }
+
         if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
           return yield* finish("completed", passText)
+        }
+        // NovelAI, spec §2.4 and §2.3 step 10: after pre-tool text a tool that needs no follow-up
+        // ends the turn; one that does gets a follow-up pass, which may post text again.
+        if (outcome.success && novelAiCase) {
+          const needsFollowUp = yield* registry.requiresFollowUp(outcome.functionName, attempt.provider, turn.guildId, turn.state)
+          if (!needsFollowUp) return yield* finish("completed", passText)
+          yield* setFlag(turn.state, "suppressTextOutput", false)
         }
         continue
       }

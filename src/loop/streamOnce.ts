@@ -9,13 +9,19 @@ import { type FinishReason, isContent, type ProviderEvent } from "../domain/Prov
 import type { TokenUsage } from "../domain/TokenUsage"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
-import type { AttemptInfo } from "./AttemptInfo"
+import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
 
 export interface StreamOnceInput {
   readonly request: GenerationRequest
   readonly attempt: AttemptInfo
+  /**
+   * Text already shown that this pass continues (decision 4), whichever way the request carries
+   * it (a trailing assistant message or an instruction): the output that repeats it is dropped.
+   * Default: the request's `assistantPrefill`.
+   */
+  readonly continuing?: string
 }
 
 /** What the consumer of one provider stream has seen so far (content: the deadline's phase). */
@@ -23,14 +29,22 @@ interface PassState {
   readonly usage: TokenUsage | undefined
   readonly finishReason: FinishReason | undefined
   readonly call: FunctionCall | undefined
+  /** A tool-call event arrived (its payload may still be malformed or missing). */
+  readonly calling: boolean
   readonly reasoning: string
+  /** NovelAI scene metadata and held-back fragment (issue 14): hidden, carried on the PassResult. */
+  readonly details: ReadonlyArray<string>
+  readonly fragment: string | undefined
 }
 
 const initialState: PassState = {
   usage: undefined,
   finishReason: undefined,
   call: undefined,
-  reasoning: ""
+  calling: false,
+  reasoning: "",
+  details: [],
+  fragment: undefined
 }
 
 type Phase = "first_token" | "idle"
@@ -62,10 +76,13 @@ type Ending =
   | { readonly _tag: "TimedOut"; readonly phase: Phase }
   | { readonly _tag: "Requested"; readonly request: TurnRequest }
 
+/** While text is being delivered the provider is not timed (a slow destination is not a stall). */
+const PAUSED: Deadline = { at: Number.POSITIVE_INFINITY, phase: "idle" }
+
 /**
  * Sleeps until the (moving) deadline passes; returns the phase it expired in. Re-arming only
- * moves the deadline later, except at the first content, which can bring it earlier (to one
- * inactivity budget from then): so while no content came, no nap is longer than that budget,
+ * moves the deadline later, except at the first content and at the end of a delivery, which can
+ * bring it earlier (to one inactivity budget from then): so no nap is longer than that budget,
  * and the watchdog is never late without having to be woken.
  */
 const watchdog = (deadline: Ref.Ref<Deadline>, inactivityMs: number): Effect.Effect<Phase> =>
@@ -74,7 +91,7 @@ const watchdog = (deadline: Ref.Ref<Deadline>, inactivityMs: number): Effect.Eff
       const { at, phase } = yield* Ref.get(deadline)
       const now = yield* Clock.currentTimeMillis
       if (now >= at) return phase
-      yield* Effect.sleep(Duration.millis(phase === "first_token" ? Math.min(at - now, inactivityMs) : at - now))
+      yield* Effect.sleep(Duration.millis(Math.min(at - now, inactivityMs)))
     }
   })
 
@@ -88,7 +105,9 @@ const deliveryStopReason = (error: DeliveryError): StopReason =>
  * inactivity budget runs out. Never fails: every ending is a PassResult.
  */
 // Untraced: it runs once per model call, and a span per call is pure overhead with no tracer installed.
-export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
+export const streamOnce = Effect.fnUntraced(function*(
+  input: StreamOnceInput
+): Effect.fn.Return<PassResult, never, LanguageModel | ResponseSink | TurnSignals | LoopConfig> {
   const model = yield* LanguageModel
   const sink = yield* ResponseSink
   const signals = yield* TurnSignals
@@ -104,7 +123,7 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
 
   const deliveredBefore = (yield* sink.delivered).length
   const state = yield* Ref.make(initialState)
-  const echo = yield* Ref.make(startEcho(input.request.assistantPrefill))
+  const echo = yield* Ref.make(startEcho(input.continuing ?? input.request.assistantPrefill))
   const startedAt = yield* Clock.currentTimeMillis
   const deadline = yield* Ref.make<Deadline>({
     at: startedAt + Duration.toMillis(config.firstTokenTimeout),
@@ -115,30 +134,37 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
   const beginDelivery = Ref.modify(consumerPhase, enterDelivery)
   const endDelivery = Ref.modify(consumerPhase, leaveDelivery)
 
+  // First content ends the first-token budget; every later one re-arms the inactivity budget.
+  const rearm = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Ref.set(deadline, { at: now + Duration.toMillis(config.streamInactivityTimeout), phase: "idle" } satisfies Deadline))
+
   const onEvent = (event: ProviderEvent): Effect.Effect<void, DeliveryError> =>
     Effect.gen(function*() {
-      if (isContent(event)) {
-        // First content ends the first-token budget; every later one re-arms the inactivity budget.
-        const now = yield* Clock.currentTimeMillis
-        const next: Deadline = { at: now + Duration.toMillis(config.streamInactivityTimeout), phase: "idle" }
-        yield* Ref.set(deadline, next)
-      }
+      if (isContent(event)) yield* rearm
       switch (event._tag) {
         case "TextDelta": {
           const deliverable = yield* Ref.modify(echo, (current) => feedEcho(current, event.text))
-          if (deliverable.length > 0) yield* sink.write(deliverable)
-          return
+          if (deliverable.length === 0) return
+          // The watchdog times the provider only: the budget starts again once the write is done.
+          yield* Ref.set(deadline, PAUSED)
+          yield* sink.write(deliverable)
+          return yield* rearm
         }
         case "ReasoningDelta":
           return yield* Ref.update(state, (s) => ({ ...s, reasoning: s.reasoning + event.text }))
         case "ToolCall":
-          return yield* Ref.update(state, (s) => ({ ...s, call: event.call }))
+          return yield* Ref.update(state, (s) => ({ ...s, call: event.call, calling: true }))
         case "Usage":
           return yield* Ref.update(state, (s) => ({ ...s, usage: event.usage }))
         case "Finish":
           return yield* Ref.update(state, (s) => ({ ...s, finishReason: event.reason }))
         case "KeepAlive":
           return
+        // NovelAI (issue 14): never shown, only carried on the PassResult.
+        case "SceneDetails":
+          return yield* Ref.update(state, (s) => ({ ...s, details: [...s.details, event.text] }))
+        case "ContinuationFragment":
+          return yield* Ref.update(state, (s) => ({ ...s, fragment: event.text }))
       }
     })
 
@@ -174,21 +200,40 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
   const listener = yield* Effect.fork(Effect.flatMap(signals.awaitRequest, (request) => decide({ _tag: "Requested", request })))
   const ending = yield* Effect.ensuring(Deferred.await(decided), Effect.zipRight(Fiber.interrupt(watcher), Fiber.interrupt(listener)))
 
-  /** Ends the pass on the sink; if the sink broke, what it delivered this pass is still known. */
+  /** What the sink delivered during this pass, whatever happened to it. */
+  const deliveredThisPass = Effect.map(sink.delivered, (all) => all.slice(deliveredBefore))
+
+  /**
+   * Ends a pass that is already ending for another reason (stop, follow-up, timeout): if the
+   * sink broke meanwhile, what it delivered this pass is still known, and the next turn or
+   * attempt meets the broken destination itself.
+   */
   const endPass = (mode: "flush" | "discard") =>
     sink.endPass(mode).pipe(
       Effect.catchAll((error) =>
-        Effect.zipRight(
-          Effect.logWarning(`response sink failed while ending the pass: ${error.detail}`),
-          Effect.map(sink.delivered, (all) => all.slice(deliveredBefore))
-        )
+        Effect.zipRight(Effect.logWarning(`response sink failed while ending the pass: ${error.detail}`), deliveredThisPass)
       )
     )
 
   const common = Effect.map(Ref.get(state), (s) => ({
     ...(s.usage === undefined ? {} : { usage: s.usage }),
-    ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } })
+    ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } }),
+    ...(s.details.length === 0 ? {} : { detailsContent: s.details.join("\n\n") }),
+    ...(s.fragment === undefined ? {} : { naiContinuationPrefill: s.fragment })
   }))
+
+  /** The destination refused the reply for good: never reported as an answer (decision 18). */
+  const deliveryFailed = (error: DeliveryError): Effect.Effect<PassResult> =>
+    Effect.gen(function*() {
+      yield* Effect.logError(`reply delivery failed for good (${error.reason}): ${error.detail}`).pipe(
+        Effect.annotateLogs({ provider: input.attempt.provider, model: input.attempt.model })
+      )
+      return PassResult.DeliveryFailed({ ...(yield* common), accumulatedText: yield* deliveredThisPass, stopReason: deliveryStopReason(error), error })
+    })
+
+  /** Ends a pass whose outcome is decided by what it produced: a sink failure now fails the pass. */
+  const settle = (mode: "flush" | "discard", done: (accumulatedText: string) => Effect.Effect<PassResult>): Effect.Effect<PassResult> =>
+    Effect.flatMap(Effect.either(sink.endPass(mode)), (ended) => ended._tag === "Left" ? deliveryFailed(ended.left) : done(ended.right))
 
   const stopped = Effect.gen(function*() {
     yield* Fiber.interrupt(consumer)
@@ -213,7 +258,7 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
       )
       // Suppressed: the outer tier keeps the notice and sends it at finalize if nothing later answered.
       if (!input.attempt.suppressUserErrors) {
-        yield* sink.notice(UserNotice.StreamTimeout({ provider: input.attempt.provider, phase }))
+        yield* sink.notice(UserNotice.StreamTimeout({ provider: input.attempt.provider, phase, ...personalVariant(input.attempt) }))
       }
       return PassResult.Timeout({ ...(yield* common), accumulatedText, phase, sawProgress: sawContent })
     })
@@ -235,28 +280,28 @@ export const streamOnce = Effect.fnUntraced(function*(input: StreamOnceInput) {
         // Defects are bugs: they propagate (the outer tier turns them into an `error` turn).
         if (Option.isNone(error)) return yield* Effect.die(Cause.squash(exit.cause))
         const reason = error.value
-        if (reason instanceof DeliveryError) {
-          // The destination broke: nothing more can be shown, so the pass ends here.
-          const accumulatedText = yield* endPass("discard")
-          return PassResult.Completed({ ...(yield* common), accumulatedText, stopReason: deliveryStopReason(reason) })
-        }
+        // The destination broke mid-stream: nothing more can be shown.
+        if (reason instanceof DeliveryError) return yield* deliveryFailed(reason)
         if (reason instanceof ProviderError && reason.reason === "Stalled") {
           return yield* timedOut((yield* Ref.get(deadline)).phase)
         }
-        const accumulatedText = yield* endPass("flush")
-        return PassResult.Error({ ...(yield* common), accumulatedText, error: reason })
+        return yield* settle("flush", (accumulatedText) =>
+          Effect.map(common, (shared) => PassResult.Error({ ...shared, accumulatedText, error: reason })))
       }
-      const accumulatedText = yield* endPass("flush")
       const s = yield* Ref.get(state)
-      if (s.call !== undefined) return PassResult.FunctionCall({ ...(yield* common), accumulatedText, call: s.call })
-      if (accumulatedText.trim().length === 0) {
-        return PassResult.EmptyResponse({
-          ...(yield* common),
-          accumulatedText,
-          ...(s.finishReason === undefined ? {} : { finishReason: s.finishReason })
-        })
-      }
-      return PassResult.Completed({ ...(yield* common), accumulatedText })
+      return yield* settle("flush", (accumulatedText) =>
+        Effect.map(common, (shared) => {
+          // A call without a payload is still a call: executeToolCall refuses it (`error`, spec [13]).
+          if (s.calling) return PassResult.FunctionCall({ ...shared, accumulatedText, call: s.call })
+          if (accumulatedText.trim().length === 0) {
+            return PassResult.EmptyResponse({
+              ...shared,
+              accumulatedText,
+              ...(s.finishReason === undefined ? {} : { finishReason: s.finishReason })
+            })
+          }
+          return PassResult.Completed({ ...shared, accumulatedText })
+        }))
     }
   }
 })

@@ -1,7 +1,8 @@
 import { Clock, Data, Effect } from "effect"
 import { McpConfig } from "../config/McpConfig"
-import { AddressPolicy } from "../fetch/AddressPolicy"
-import { type ConnectionStatus, GuildMcpPool } from "./GuildMcpPool"
+import type { UrlPolicyError } from "../fetch/UrlPolicyError"
+import { GUILD_MCP_PRIVATE_NETWORK_OPT_IN, GuildMcpAddressPolicy } from "./GuildMcpAddressPolicy"
+import { type ConnectionStatus, GuildMcpPool, sameServerName } from "./GuildMcpPool"
 import {
   type GuildMcpRegistryError,
   type GuildMcpServerConfig,
@@ -11,7 +12,7 @@ import {
 
 /** Why an admin command was refused; `message` is written for the admin. */
 export class GuildMcpAdminError extends Data.TaggedError("GuildMcpAdminError")<{
-  readonly reason: "invalid_name" | "invalid_url" | "limit_reached" | "duplicate_name" | "not_found" | "storage"
+  readonly reason: "invalid_name" | "invalid_url" | "private_address" | "limit_reached" | "duplicate_name" | "not_found" | "storage"
   readonly detail: string
 }> {
   override get message(): string {
@@ -36,6 +37,8 @@ export interface GuildMcpServerView {
   readonly type: GuildMcpServerType
   readonly enabled: boolean
   readonly headerNames: ReadonlyArray<string>
+  /** The stored headers do not open (the bot's secret key changed): the server stays off until re-added. */
+  readonly headersUnusable?: true
   readonly addedBy: string
   readonly addedAt: number
   readonly connection: ConnectionStatus
@@ -44,11 +47,28 @@ export interface GuildMcpServerView {
 /** Server names double as pool keys and appear in tool sources: keep them short and plain. */
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,32}$/
 
-/** Origin and path only: a query may carry a key (`?api_key=`), and /mcp list is visible to admins in chat. */
-const displayUrl = (raw: string): string => {
-  if (!URL.canParse(raw)) return raw
-  const url = new URL(raw)
-  return `${url.origin}${url.pathname}${url.search === "" ? "" : "?…"}`
+/** The origin only: some services put the key in the path or the query, and /mcp list is shown in chat. */
+export const displayUrl = (raw: string): string => (URL.canParse(raw) ? new URL(raw).origin : "(not a URL)")
+
+/**
+ * What the admin reads when `/mcp add` refuses a URL. A host name's resolved address is not
+ * echoed (only its class), so the command cannot map the internal network.
+ */
+export const describeRefusal = (error: UrlPolicyError): GuildMcpAdminError => {
+  if (error.code !== "PRIVATE_NETWORK_BLOCKED") {
+    return new GuildMcpAdminError({
+      reason: "invalid_url",
+      detail: error.code === "DNS_RESOLUTION_FAILED" ? `Could not resolve ${error.host}; check the MCP server URL.` : error.message
+    })
+  }
+  const literal = error.address === error.host
+  const what = literal ? `${error.host} is a ${error.reason} address` : `${error.host} resolves to a ${error.reason} address`
+  return new GuildMcpAdminError({
+    reason: "private_address",
+    detail: error.alwaysBlocked === true
+      ? `Refused: ${what}. Guild MCP servers may never use such an address.`
+      : `Refused: ${what}. Guild MCP servers must be on the public internet (the bot's operator can allow private networks with ${GUILD_MCP_PRIVATE_NETWORK_OPT_IN}).`
+  })
 }
 
 const fromRegistry = (error: GuildMcpRegistryError): GuildMcpAdminError =>
@@ -65,8 +85,15 @@ export class GuildMcpAdmin extends Effect.Service<GuildMcpAdmin>()("loopcord/mcp
   effect: Effect.gen(function* () {
     const registry = yield* GuildMcpRegistry
     const pool = yield* GuildMcpPool
-    const policy = yield* AddressPolicy
+    const policy = yield* GuildMcpAddressPolicy
     const settings = yield* McpConfig
+
+    /** The registered spelling of `name` (names match ignoring case everywhere). */
+    const registeredName = (guildId: string, name: string) =>
+      registry.list(guildId).pipe(
+        Effect.mapError(fromRegistry),
+        Effect.map((configs) => configs.find((config) => sameServerName(config.name, name.trim()))?.name)
+      )
 
     const add = Effect.fn("GuildMcpAdmin.add")(function* (request: AddGuildMcpServer) {
       const name = request.name.trim()
@@ -76,11 +103,13 @@ export class GuildMcpAdmin extends Effect.Service<GuildMcpAdmin>()("loopcord/mcp
           detail: "A server name must be 1-32 letters, digits, '_' or '-'"
         })
       }
+      // Resolved and judged before anything is stored or dialed (decision 13).
       const target = yield* policy.validate(request.url).pipe(
-        Effect.mapError((error) => new GuildMcpAdminError({ reason: "invalid_url", detail: error.message }))
+        Effect.tapError((error) => Effect.logWarning(`/mcp add refused a URL: ${error.message}`)),
+        Effect.mapError(describeRefusal)
       )
       const existing = yield* registry.list(request.guildId).pipe(Effect.mapError(fromRegistry))
-      if (existing.some((config) => config.name === name)) {
+      if (existing.some((config) => sameServerName(config.name, name))) {
         return yield* new GuildMcpAdminError({ reason: "duplicate_name", detail: `An MCP server named '${name}' already exists in this server` })
       }
       if (existing.length >= settings.maxGuildServers) {
@@ -106,15 +135,17 @@ export class GuildMcpAdmin extends Effect.Service<GuildMcpAdmin>()("loopcord/mcp
     })
 
     const remove = Effect.fn("GuildMcpAdmin.remove")(function* (guildId: string, name: string) {
-      const removed = yield* registry.remove(guildId, name).pipe(Effect.mapError(fromRegistry))
-      yield* pool.disconnect(guildId, name)
+      const registered = (yield* registeredName(guildId, name)) ?? name.trim()
+      const removed = yield* registry.remove(guildId, registered).pipe(Effect.mapError(fromRegistry))
+      yield* pool.disconnect(guildId, registered)
       if (!removed) return yield* notFound(name)
     })
 
     const setEnabled = (guildId: string, name: string, enabled: boolean) =>
       Effect.gen(function* () {
-        const found = yield* registry.setEnabled(guildId, name, enabled).pipe(Effect.mapError(fromRegistry))
-        if (!enabled) yield* pool.disconnect(guildId, name)
+        const registered = (yield* registeredName(guildId, name)) ?? name.trim()
+        const found = yield* registry.setEnabled(guildId, registered, enabled).pipe(Effect.mapError(fromRegistry))
+        if (!enabled) yield* pool.disconnect(guildId, registered)
         if (!found) return yield* notFound(name)
       })
 
@@ -137,6 +168,7 @@ export class GuildMcpAdmin extends Effect.Service<GuildMcpAdmin>()("loopcord/mcp
             type: config.type,
             enabled: config.enabled,
             headerNames: Object.keys(config.headers),
+            ...(config.headersUnusable === true ? { headersUnusable: true } : {}),
             addedBy: config.addedBy,
             addedAt: config.addedAt,
             connection

@@ -4,30 +4,58 @@ import { McpConfig } from "../config/McpConfig"
 import { AddressPolicy } from "../fetch/AddressPolicy"
 import { makeGuardedFetch } from "../fetch/guardedFetch"
 import { SocketConnector } from "../fetch/SocketConnector"
+import { GuildMcpAddressPolicy } from "./GuildMcpAddressPolicy"
+
+/** The JSON-RPC method a POST carries (`undefined` for a GET, a batch or an unreadable body). */
+export const postedMethod = (init: RequestInit | undefined): string | undefined => {
+  if (init?.method !== "POST" || typeof init.body !== "string") return undefined
+  try {
+    const message: unknown = JSON.parse(init.body)
+    return typeof message === "object" && message !== null && "method" in message && typeof message.method === "string"
+      ? message.method
+      : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * How guild MCP traffic (and Smithery Connect) reaches the network. Global servers are
  * operator-configured and use plain fetch; guild servers are registered by guild admins, so
- * their traffic goes through the guarded fetch.
+ * their traffic goes through the guarded fetch under the guild MCP address policy.
  */
 export class GuildMcpHttp extends Context.Tag("loopcord/mcp/GuildMcpHttp")<GuildMcpHttp, {
   /** A fetch bound to `target`'s origin: requests to any other origin are refused. */
   readonly fetchFor: (target: URL) => Effect.Effect<FetchLike>
 }>() {
   /**
-   * The guarded fetch (spec §6.6): address policy on every request, DNS pinned, one origin, no
-   * credentials in URLs, no redirects, response cap (8 MiB).
+   * The guarded fetch (spec §6.6): guild address policy on every request, DNS pinned, one
+   * origin, no credentials in URLs, no redirects. Response caps: 8 MiB for tool results and
+   * event streams, 2 MiB for every other POST (initialize, `tools/list` pages), because the SDK
+   * holds a whole message in memory before anyone can look at it.
    */
-  static readonly guarded: Layer.Layer<GuildMcpHttp, never, AddressPolicy | SocketConnector | McpConfig> = Layer.effect(
+  static readonly guarded: Layer.Layer<GuildMcpHttp, never, GuildMcpAddressPolicy | SocketConnector | McpConfig> = Layer.effect(
     GuildMcpHttp,
     Effect.gen(function* () {
-      const context = yield* Effect.context<AddressPolicy | SocketConnector>()
+      const policy = yield* GuildMcpAddressPolicy
+      const connector = yield* SocketConnector
       const settings = yield* McpConfig
+      const guarded = (target: URL, maxResponseBytes: number) =>
+        makeGuardedFetch({ sameOrigin: target, maxResponseBytes }).pipe(
+          Effect.provideService(AddressPolicy, policy),
+          Effect.provideService(SocketConnector, connector)
+        )
       return {
         fetchFor: (target: URL) =>
-          makeGuardedFetch({ sameOrigin: target, maxResponseBytes: settings.guildResponseCapBytes }).pipe(
-            Effect.provide(context)
-          )
+          Effect.gen(function* () {
+            const streams = yield* guarded(target, settings.guildResponseCapBytes)
+            const control = yield* guarded(target, settings.guildControlResponseCapBytes)
+            const fetch: FetchLike = (url, init) => {
+              const method = postedMethod(init)
+              return method === undefined || method === "tools/call" ? streams(url, init) : control(url, init)
+            }
+            return fetch
+          })
       }
     })
   )

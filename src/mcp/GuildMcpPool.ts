@@ -5,9 +5,13 @@ import { type GuildConnector, makeGuildConnector } from "./guildConnect"
 import type { GuildMcpServerConfig } from "./GuildMcpRegistry"
 import { type McpConnectError, McpQuarantinedError, McpServerUnavailableError, type McpTransportKind } from "./McpErrors"
 import type { McpSession } from "./McpSession"
+import { serverLabel } from "./serverLabel"
 
-/** Pool key (spec §6.6): one connection per guild and server name. */
-export const poolKey = (guildId: string, name: string): string => `${guildId}:${name}`
+/** Server names match ignoring case everywhere (the store keys them that way too). */
+export const sameServerName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
+
+/** Pool key (spec §6.6): one connection per guild and server name (any case). */
+export const poolKey = (guildId: string, name: string): string => `${guildId}:${name.toLowerCase()}`
 
 /** A registration whose URL or headers changed needs a new connection. */
 const fingerprint = (config: GuildMcpServerConfig): string =>
@@ -90,7 +94,7 @@ export class GuildMcpPool extends Effect.Service<GuildMcpPool>()("loopcord/mcp/G
           session.client.onclose = () => {
             runFork(removeIf(key, (entry) => entry._tag === "Ready" && entry.session === session))
           }
-          yield* Effect.logInfo(`Guild MCP server '${config.name}' connected over ${session.transport} (${session.tools.length} tools)`)
+          yield* Effect.logInfo(`Guild MCP server ${serverLabel(config.name, config.url)} connected over ${session.transport} (${session.tools.length} tools)`)
           yield* Deferred.succeed(attempt, session)
           return
         }
@@ -98,7 +102,7 @@ export class GuildMcpPool extends Effect.Service<GuildMcpPool>()("loopcord/mcp/G
         if (Option.isSome(removed) && !Exit.isInterrupted(exit)) {
           const until = yield* breaker.trip(key)
           yield* Effect.logError(
-            `Guild MCP server '${config.name}' failed to connect; no new attempt until ${new Date(until).toISOString()}`,
+            `Guild MCP server ${serverLabel(config.name, config.url)} failed to connect; no new attempt until ${new Date(until).toISOString()}`,
             exit.cause
           )
         }

@@ -14,6 +14,11 @@ export interface GuildMcpServerConfig {
   readonly headers: Readonly<Record<string, string>>
   readonly addedBy: string
   readonly addedAt: number
+  /**
+   * The stored headers do not open (sealed under a key this bot no longer has): the server is
+   * reported off, with no headers, until an admin adds it again.
+   */
+  readonly headersUnusable?: true
 }
 
 export class GuildMcpRegistryError extends Data.TaggedError("GuildMcpRegistryError")<{

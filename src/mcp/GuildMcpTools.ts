@@ -8,7 +8,7 @@ import { ToolContext } from "../tools/ToolContext"
 import { ToolError } from "../tools/ToolError"
 import { callMcpTool } from "./callMcpTool"
 import { type ConnectedServer, exposeGuildTools, type GuildExposure, resolveUrlFetchTool } from "./guildExposure"
-import { GuildMcpPool } from "./GuildMcpPool"
+import { GuildMcpPool, sameServerName } from "./GuildMcpPool"
 import { type GuildMcpServerConfig, GuildMcpRegistry } from "./GuildMcpRegistry"
 import { toToolResult } from "./mcpResult"
 import type { McpToolInfo } from "./McpSession"
@@ -34,7 +34,7 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
 
     const currentRegistration = (guildId: string, name: string) =>
       registry.list(guildId).pipe(
-        Effect.map((configs) => Option.fromNullable(configs.find((config) => config.name === name && config.enabled))),
+        Effect.map((configs) => Option.fromNullable(configs.find((config) => sameServerName(config.name, name) && config.enabled))),
         Effect.orElseSucceed(() => Option.none<GuildMcpServerConfig>())
       )
 
@@ -65,7 +65,10 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
         }
         const config = registration.value
         const session = yield* pool.session(config).pipe(
-          Effect.mapError((error) => new ToolError({ tool: declaredName, error: error.message }))
+          // The pool logged why; the guild is told only that the server is unreachable.
+          Effect.mapError((error) =>
+            new ToolError({ tool: declaredName, error: error._tag === "McpConnectError" ? `${error.publicMessage} right now.` : error.message })
+          )
         )
         const info = session.tools.find((tool) => tool.declaredName === declaredName)
         if (info === undefined) {
@@ -94,13 +97,13 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
                   tool: declaredName,
                   error: renewed._tag === "Right"
                     ? `The MCP server '${serverName}' had dropped its session; a new session is open but this call was not run. Call the tool again if it is still needed.`
-                    : `The MCP server '${serverName}' dropped its session and reconnecting failed: ${renewed.left.message}`
+                    : `The MCP server '${serverName}' dropped its session and reconnecting failed: ${renewed.left._tag === "McpConnectError" ? renewed.left.publicMessage : renewed.left.message}`
                 })
               )
             )
           })
         )
-        return toToolResult(info.mcpName, output)
+        return toToolResult(info.mcpName, output, settings.resultMaxChars)
       })
 
     const exposure = Effect.fn("GuildMcpTools.exposure")(function* (guildId: string) {
@@ -120,7 +123,9 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
           ),
         { concurrency: "unbounded" }
       )
-      const result: GuildExposure = exposeGuildTools(enabled, connected.flatMap(Option.toArray))
+      const result: GuildExposure = exposeGuildTools(enabled, connected.flatMap(Option.toArray), {
+        declarationsMaxChars: settings.guildDeclarationsMaxBytes
+      })
       for (const warning of result.warnings) yield* Effect.logWarning(warning)
       return result
     })

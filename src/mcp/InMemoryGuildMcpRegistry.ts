@@ -1,6 +1,10 @@
 import { Effect, Layer, Ref } from "effect"
 import { type GuildMcpServerConfig, GuildMcpRegistry, GuildMcpRegistryError, MAX_GUILD_MCP_SERVERS } from "./GuildMcpRegistry"
 
+/** Names are unique per guild ignoring case, as in the database store. */
+const isNamed = (entry: GuildMcpServerConfig, guildId: string, name: string): boolean =>
+  entry.guildId === guildId && entry.name.toLowerCase() === name.toLowerCase()
+
 /**
  * Guild MCP registrations kept in memory (tests, the terminal front, embedding). The store
  * module provides the database-backed one; both enforce the same cap and unique names.
@@ -19,7 +23,7 @@ export const makeInMemoryGuildMcpRegistry = (
     const add = (config: GuildMcpServerConfig) =>
       Ref.modify(registrations, (all): [GuildMcpRegistryError | undefined, ReadonlyArray<GuildMcpServerConfig>] => {
         const guild = all.filter((entry) => entry.guildId === config.guildId)
-        if (guild.some((entry) => entry.name === config.name)) {
+        if (guild.some((entry) => isNamed(entry, config.guildId, config.name))) {
           return [new GuildMcpRegistryError({ reason: "duplicate_name", detail: `An MCP server named '${config.name}' already exists in this server` }), all]
         }
         if (guild.length >= maxPerGuild) {
@@ -30,14 +34,14 @@ export const makeInMemoryGuildMcpRegistry = (
 
     const remove = (guildId: string, name: string) =>
       Ref.modify(registrations, (all): [boolean, ReadonlyArray<GuildMcpServerConfig>] => {
-        const kept = all.filter((entry) => !(entry.guildId === guildId && entry.name === name))
+        const kept = all.filter((entry) => !isNamed(entry, guildId, name))
         return [kept.length !== all.length, kept]
       })
 
     const setEnabled = (guildId: string, name: string, enabled: boolean) =>
       Ref.modify(registrations, (all): [boolean, ReadonlyArray<GuildMcpServerConfig>] => {
-        const found = all.some((entry) => entry.guildId === guildId && entry.name === name)
-        return [found, all.map((entry) => (entry.guildId === guildId && entry.name === name ? { ...entry, enabled } : entry))]
+        const found = all.some((entry) => isNamed(entry, guildId, name))
+        return [found, all.map((entry) => (isNamed(entry, guildId, name) ? { ...entry, enabled } : entry))]
       })
 
     return GuildMcpRegistry.of({ list, add, remove, setEnabled })

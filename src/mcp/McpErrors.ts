@@ -11,7 +11,11 @@ export type McpAttemptFailure =
 
 export const describeAttempt = (attempt: McpAttemptFailure): string => `${attempt.transport}: ${attempt.detail}`
 
-/** Every transport attempt for a server failed (each attempt's message is listed). */
+/**
+ * Every transport attempt for a server failed. `message` lists each attempt's reason (for the
+ * logs); `publicMessage` is what a guild may see: a reason would tell a port scanner which
+ * internal ports answer (design decision 13).
+ */
 export class McpConnectError extends Data.TaggedError("McpConnectError")<{
   readonly server: string
   readonly attempts: ReadonlyArray<McpAttemptFailure>
@@ -19,6 +23,9 @@ export class McpConnectError extends Data.TaggedError("McpConnectError")<{
   override get message(): string {
     const tried = this.attempts.map(describeAttempt).join("; ")
     return `MCP server '${this.server}' is unreachable (${tried || "no transport could be tried"})`
+  }
+  get publicMessage(): string {
+    return `MCP server '${this.server}' is unreachable`
   }
 }
 

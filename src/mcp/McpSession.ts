@@ -23,6 +23,8 @@ export interface McpSession {
   readonly close: Effect.Effect<void>
   /** Why the connection was closed because a response stream broke (cap reached, server gone). */
   readonly streamFailure: Ref.Ref<Option.Option<string>>
+  /** Removes the server URL's path and query from a text (error details) before anyone sees it. */
+  readonly redact: (text: string) => string
 }
 
 /** Provider tool names must match `^[A-Za-z0-9_-]{1,64}$` (OpenAI, Anthropic, Gemini all agree on this subset). */

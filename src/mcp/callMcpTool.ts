@@ -19,13 +19,14 @@ const isSessionGone = (cause: unknown): boolean =>
 export const classifyCallFailure = (session: McpSession, tool: McpToolInfo, cause: unknown): McpCallError => {
   const base = { server: session.server, tool: tool.mcpName }
   if (isSessionGone(cause)) return new McpCallError({ ...base, reason: "session_expired", detail: "the server no longer knows this session" })
+  // Server text may echo the URL: its path and query never reach the model or the logs.
   if (cause instanceof McpError) {
-    if (cause.code === ErrorCode.RequestTimeout) return new McpCallError({ ...base, reason: "timeout", detail: short(cause.message) })
+    if (cause.code === ErrorCode.RequestTimeout) return new McpCallError({ ...base, reason: "timeout", detail: short(session.redact(cause.message)) })
     if (cause.code === ErrorCode.ConnectionClosed) return new McpCallError({ ...base, reason: "transport", detail: "the connection closed" })
-    return new McpCallError({ ...base, reason: "protocol", detail: short(cause.message) })
+    return new McpCallError({ ...base, reason: "protocol", detail: short(session.redact(cause.message)) })
   }
   const message = cause instanceof Error ? cause.message : String(cause)
-  return new McpCallError({ ...base, reason: "transport", detail: short(message) })
+  return new McpCallError({ ...base, reason: "transport", detail: short(session.redact(message)) })
 }
 
 /**

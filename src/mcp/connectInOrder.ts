@@ -1,5 +1,5 @@
-import { type Duration, Effect, Either } from "effect"
-import { runAttempt, type TransportAttempt } from "./connectAttempt"
+import { Effect, Either } from "effect"
+import { type AttemptOptions, runAttempt, type TransportAttempt } from "./connectAttempt"
 import { type McpAttemptFailure, McpConnectError } from "./McpErrors"
 import type { McpSession } from "./McpSession"
 
@@ -16,12 +16,12 @@ export interface PlannedAttempt {
 export const connectInOrder = (
   server: string,
   plan: ReadonlyArray<PlannedAttempt>,
-  timeout: Duration.Duration
+  options: AttemptOptions
 ): Effect.Effect<McpSession, McpConnectError> =>
   Effect.gen(function* () {
     const failures: Array<McpAttemptFailure> = []
     for (const step of plan) {
-      const outcome = yield* Effect.either(runAttempt(server, step.attempt, timeout))
+      const outcome = yield* Effect.either(runAttempt(server, step.attempt, options))
       if (Either.isRight(outcome)) return outcome.right
       failures.push(outcome.left)
       if (!step.continueAfter(outcome.left)) break

@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
-import { McpConfig } from "../config/McpConfig"
+import { McpConfig, type McpSettings } from "../config/McpConfig"
+import type { DiscoveryLimits } from "./connectAttempt"
 import { connectInOrder, type PlannedAttempt } from "./connectInOrder"
 import { GuildMcpHttp } from "./GuildMcpHttp"
 import type { GuildMcpServerConfig } from "./GuildMcpRegistry"
@@ -11,6 +12,15 @@ import { isSmitheryHosted, makeSmitheryConnector } from "./SmitheryConnect"
 
 const always = (_failure: McpAttemptFailure) => true
 const never = (_failure: McpAttemptFailure) => false
+
+/** What a guild server's `tools/list` may make us keep (design decision 19). */
+export const guildDiscoveryLimits = (settings: McpSettings): DiscoveryLimits => ({
+  maxPages: settings.guildMaxToolPages,
+  maxTools: settings.guildMaxTools,
+  descriptionMaxChars: settings.guildDescriptionMaxChars,
+  schemaMaxChars: settings.guildSchemaMaxBytes,
+  schemaMaxDepth: settings.guildSchemaMaxDepth
+})
 
 /** Connects one guild server: a fresh client per transport attempt, each bounded by the connect timeout. */
 export type GuildConnector = (config: GuildMcpServerConfig) => Effect.Effect<McpSession, McpConnectError>
@@ -36,7 +46,7 @@ export const makeGuildConnector: Effect.Effect<GuildConnector, never, McpConfig 
       return Effect.fail(
         new McpConnectError({
           server: config.name,
-          attempts: [{ transport: "streamable-http", reason: "protocol", detail: `not a URL: ${config.url}` }]
+          attempts: [{ transport: "streamable-http", reason: "protocol", detail: "the registered URL is not a URL" }]
         })
       )
     }
@@ -49,7 +59,7 @@ export const makeGuildConnector: Effect.Effect<GuildConnector, never, McpConfig 
       }
       plan.push({ attempt: streamableHttpAttempt(direct), continueAfter: isLegacyHint })
       plan.push({ attempt: sseAttempt(direct), continueAfter: never })
-      return connectInOrder(config.name, plan, settings.guildConnectTimeout)
+      return connectInOrder(config.name, plan, { timeout: settings.guildConnectTimeout, limits: guildDiscoveryLimits(settings), target: url })
     })
   }
 })

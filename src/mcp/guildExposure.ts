@@ -46,9 +46,17 @@ export const resolveUrlFetchTool = (exposure: Pick<GuildExposure, "urlFetchTool"
  *   family is replaceable only when exactly one enabled server of that type exists.
  * @param connected the enabled servers that are connected, with their tools.
  */
+/** What one tool's declaration costs against the per-turn budget (name, description, schema). */
+export const declarationChars = (info: McpToolInfo): number =>
+  info.declaredName.length + info.description.length + JSON.stringify(info.inputSchema).length
+
 export const exposeGuildTools = (
   enabled: ReadonlyArray<GuildMcpServerConfig>,
-  connected: ReadonlyArray<ConnectedServer>
+  connected: ReadonlyArray<ConnectedServer>,
+  options: {
+    /** Serialized characters of all routed declarations (design decision 19); the rest are skipped. */
+    readonly declarationsMaxChars: number
+  } = { declarationsMaxChars: Number.POSITIVE_INFINITY }
 ): GuildExposure => {
   const warnings: Array<string> = []
   // Who provides each declared name (a name twice in one server is ambiguous too).
@@ -77,6 +85,24 @@ export const exposeGuildTools = (
     routed.push(only)
   }
 
+  // In registration order: a later server's tools are the ones left out when the turn is full.
+  let spent = 0
+  const overBudget: Array<string> = []
+  const declared = routed.filter((entry) => {
+    const cost = declarationChars(entry.info)
+    if (spent + cost > options.declarationsMaxChars) {
+      overBudget.push(entry.info.declaredName)
+      return false
+    }
+    spent += cost
+    return true
+  })
+  if (overBudget.length > 0) {
+    warnings.push(
+      `${overBudget.length} guild MCP tool(s) left out: the guild's declarations would exceed ${options.declarationsMaxChars} characters (${overBudget.slice(0, 5).join(", ")}${overBudget.length > 5 ? ", …" : ""})`
+    )
+  }
+
   const hiddenBuiltins: Array<string> = []
   let urlFetchTool: string | undefined
   for (const family of ["url_fetcher", "web_search"] as const) {
@@ -86,11 +112,11 @@ export const exposeGuildTools = (
       if (servers.length > 1) warnings.push(`${servers.length} enabled ${family} MCP servers: none replaces '${REPLACED_BUILTIN[family]}'`)
       continue
     }
-    const functions = routed.filter((entry) => entry.config.name === replacer.name).map((entry) => entry.info.declaredName)
+    const functions = declared.filter((entry) => entry.config.name === replacer.name).map((entry) => entry.info.declaredName)
     if (functions.length === 0) continue
     hiddenBuiltins.push(REPLACED_BUILTIN[family])
     if (family === "url_fetcher") urlFetchTool = functions.find((name) => /fetch/i.test(name)) ?? functions[0]
   }
 
-  return { tools: routed, hiddenBuiltins, urlFetchTool, warnings }
+  return { tools: declared, hiddenBuiltins, urlFetchTool, warnings }
 }

@@ -1,4 +1,5 @@
 import { type ToolResult, toolFailure, toolSuccess } from "../domain/ToolResult"
+import { measureJson } from "./jsonBounds"
 
 /** What `callTool` answers, read loosely: servers differ in which optional parts they send. */
 export interface McpCallOutput {
@@ -41,15 +42,44 @@ export const joinedText = (output: McpCallOutput): string =>
     return text === undefined || text === "" ? [] : [text]
   }).join("\n")
 
+/** `MCP_RESULT_MAX_CHARS` default (design §5.2). */
+export const DEFAULT_RESULT_MAX_CHARS = 50_000
+
+/** Structured content nested deeper than this is not serialized (it would overflow the stack). */
+const STRUCTURED_MAX_DEPTH = 64
+
+const cutMarker = (total: number, kept: number): string =>
+  `\n[… cut: the MCP result had ${total} characters; only the first ${kept} are kept]`
+
+/**
+ * `text` within `maxChars` characters, the marker included: anything longer is cut and ends
+ * with a marker saying so (design decision 19), never kept whole.
+ */
+export const cutResultText = (text: string, maxChars: number): string => {
+  if (text.length <= maxChars) return text
+  let kept = Math.max(maxChars - cutMarker(text.length, maxChars).length, 0)
+  // Never split a surrogate pair.
+  const last = text.charCodeAt(kept - 1)
+  if (kept > 0 && last >= 0xd800 && last <= 0xdbff) kept--
+  return `${text.slice(0, kept)}${cutMarker(text.length, kept)}`
+}
+
+const jsonText = (value: unknown): string =>
+  measureJson(value, { maxChars: Number.POSITIVE_INFINITY, maxDepth: STRUCTURED_MAX_DEPTH }).ok
+    ? JSON.stringify(value)
+    : `[structured content nested deeper than ${STRUCTURED_MAX_DEPTH} levels, not shown]`
+
 /**
  * Spec §6.5: `isError` ⇒ a failure carrying the joined text; success ⇒ `data.summary` with the
- * joined text, or the JSON of `structuredContent` when there is no text.
+ * joined text, or the JSON of `structuredContent` when there is no text. Either is cut to
+ * `maxChars` (`MCP_RESULT_MAX_CHARS`).
  */
-export const toToolResult = (toolName: string, output: McpCallOutput): ToolResult => {
+export const toToolResult = (toolName: string, output: McpCallOutput, maxChars: number = DEFAULT_RESULT_MAX_CHARS): ToolResult => {
   const text = joinedText(output)
-  if (output.isError === true) return toolFailure(text || `MCP tool '${toolName}' reported an error without details`)
-  if (text !== "") return toolSuccess({ summary: text })
-  if (output.structuredContent !== undefined) return toolSuccess({ summary: JSON.stringify(output.structuredContent) })
-  if (output.toolResult !== undefined) return toolSuccess({ summary: JSON.stringify(output.toolResult) })
+  const cut = (value: string) => cutResultText(value, maxChars)
+  if (output.isError === true) return toolFailure(cut(text || `MCP tool '${toolName}' reported an error without details`))
+  if (text !== "") return toolSuccess({ summary: cut(text) })
+  if (output.structuredContent !== undefined) return toolSuccess({ summary: cut(jsonText(output.structuredContent)) })
+  if (output.toolResult !== undefined) return toolSuccess({ summary: cut(jsonText(output.toolResult)) })
   return toolSuccess({ summary: "" })
 }

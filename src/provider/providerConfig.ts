@@ -1,4 +1,4 @@
-import { Config, Option } from "effect"
+import { Config, ConfigError, Either, Option } from "effect"
 import { intSetting } from "../config/settings"
 import { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "./jsonRepair"
 
@@ -26,4 +26,31 @@ export const httpProviderSettings: Config.Config<HttpProviderSettings> = Config.
     Config.withDefault(defaultVerbatimMaxBufferChars),
     Config.map((value) => (value > 0 ? value : defaultVerbatimMaxBufferChars))
   )
+})
+
+/**
+ * `ANTHROPIC_PROMPT_CACHE`: `on` (default) places prompt-caching breakpoints on Anthropic
+ * requests, `off` sends none. Also accepts true/false, yes/no, 1/0; anything else fails start-up.
+ */
+export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.string("ANTHROPIC_PROMPT_CACHE").pipe(
+  Config.withDefault("on"),
+  Config.mapOrFail((raw) => {
+    const value = raw.trim().toLowerCase()
+    if (["on", "true", "yes", "1"].includes(value)) return Either.right(true)
+    if (["off", "false", "no", "0"].includes(value)) return Either.right(false)
+    return Either.left(ConfigError.InvalidData(["ANTHROPIC_PROMPT_CACHE"], `must be on or off (got "${raw}")`))
+  })
+)
+
+/** NovelAI's fragment session (`novelai/NovelAi.ts`): one request's and one pass's output tokens. */
+export interface NovelAiSettings {
+  /** `NOVELAI_FRAGMENT_TOKENS` (150, min 1): `max_length` of one request. */
+  readonly fragmentTokens: number
+  /** `NOVELAI_MAX_OUTPUT_TOKENS` (600, min 1): the whole pass, across its fragments. */
+  readonly maxOutputTokens: number
+}
+
+export const novelAiSettings: Config.Config<NovelAiSettings> = Config.all({
+  fragmentTokens: intSetting("NOVELAI_FRAGMENT_TOKENS", { default: 150, min: 1 }),
+  maxOutputTokens: intSetting("NOVELAI_MAX_OUTPUT_TOKENS", { default: 600, min: 1 })
 })

@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Layer, Schema } from "effect"
+import { Duration, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import {
   GuildMcpRegistry,
   GuildMcpRegistryError,
@@ -8,12 +8,16 @@ import {
   MAX_GUILD_MCP_SERVERS
 } from "../mcp/GuildMcpRegistry"
 import { DbBigInt, DbFlag, flagValue } from "./columns"
-import { withStoreTimeout } from "./StoreTimeout"
+import { isSealed, SecretBox, type SecretBoxShape } from "./SecretBox"
+import { StoreTimeout, withStoreTimeout } from "./StoreTimeout"
 
 /**
  * Guild MCP registrations in the database (`/mcp add`), so every bot process sees the same
  * servers. Names are unique per guild ignoring case; at most `maxPerGuild` per guild.
- * Headers are stored as given (they may hold API keys: protect the database file).
+ * Headers hold API keys: they are sealed (SecretBox, LOOPCORD_SECRET_KEY) and never stored as
+ * plain text; without the key a registration with headers is refused. Plain-text headers an
+ * older version stored are sealed when the store starts with a key (and on their first read).
+ * Headers that do not open are reported off (`headersUnusable`), never sent.
  */
 
 const SERVER_TYPES: ReadonlyArray<GuildMcpServerType> = ["generic", "url_fetcher", "web_search"]
@@ -28,21 +32,45 @@ const ServerRow = Schema.Struct({
   url: Schema.String,
   server_type: Schema.Literal(...SERVER_TYPES),
   enabled: DbFlag,
-  headers: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String })),
+  name_key: Schema.String,
+  headers: Schema.String,
   added_by: Schema.String,
   added_at: DbBigInt
 })
 
-const toConfig = (row: typeof ServerRow.Type): GuildMcpServerConfig => ({
+const HeadersJson = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
+const decodeHeaders = Schema.decodeUnknownEither(HeadersJson)
+
+/** The AAD of a registration's sealed headers: they open only in their own row. */
+const headersContext = (guildId: string, key: string): string => `guild_mcp_servers/${guildId}/${key}`
+
+const toConfig = (row: typeof ServerRow.Type, headers: Option.Option<Readonly<Record<string, string>>>): GuildMcpServerConfig => ({
   guildId: row.guild_id,
   name: row.name,
   url: row.url,
   type: row.server_type,
-  enabled: row.enabled,
-  headers: row.headers,
+  enabled: row.enabled && Option.isSome(headers),
+  headers: Option.getOrElse(headers, () => ({})),
   addedBy: row.added_by,
-  addedAt: row.added_at
+  addedAt: row.added_at,
+  ...(Option.isNone(headers) ? { headersUnusable: true } : {})
 })
+
+/** `{}` (no headers) is stored as is; anything else is sealed. */
+const NO_HEADERS = "{}"
+
+/** The headers column for a registration, or the refusal when there is no key to seal them. */
+const storedHeaders = (box: SecretBoxShape, guildId: string, key: string, headers: Readonly<Record<string, string>>) =>
+  Object.keys(headers).length === 0
+    ? Effect.succeed(NO_HEADERS)
+    : box.seal(JSON.stringify(headers), headersContext(guildId, key)).pipe(
+      Effect.tapError(() => Effect.logError("refused to store guild MCP headers: LOOPCORD_SECRET_KEY is not set")),
+      Effect.mapError(() =>
+        invalid(
+          "This bot cannot store secret headers: its operator has not set LOOPCORD_SECRET_KEY. Add the server without a header, or ask the operator."
+        )
+      )
+    )
 
 const invalid = (detail: string) => new GuildMcpRegistryError({ reason: "invalid", detail })
 
@@ -85,12 +113,48 @@ const nameKey = (name: string): string => name.toLowerCase()
 const make = (maxPerGuild: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+
+    // Compare-and-set: a registration changed meanwhile keeps its new headers.
+    const rewriteHeaders = (row: typeof ServerRow.Type, to: string) =>
+      sql`UPDATE guild_mcp_servers SET headers = ${to}
+        WHERE guild_id = ${row.guild_id} AND name_key = ${row.name_key} AND headers = ${row.headers}`.pipe(
+        Effect.asVoid,
+        Effect.catchAll((error) => Effect.logWarning(`could not re-seal guild MCP headers: ${error.message}`))
+      )
+
+    /** A row's headers: opened (re-sealed when stale, sealed when still plain), or none when they do not open. */
+    const openHeaders = (row: typeof ServerRow.Type) =>
+      Effect.gen(function* () {
+        const context = headersContext(row.guild_id, row.name_key)
+        if (!isSealed(row.headers)) {
+          const plain = decodeHeaders(row.headers)
+          if (Either.isLeft(plain)) {
+            yield* Effect.logWarning(`guild MCP server "${row.name}" has headers that are not readable; it stays off`)
+            return Option.none()
+          }
+          if (box.canSeal && Object.keys(plain.right).length > 0) {
+            yield* rewriteHeaders(row, yield* Effect.orDie(box.seal(row.headers, context)))
+          }
+          return Option.some(plain.right)
+        }
+        const opened = yield* Effect.either(box.open(row.headers, context))
+        if (Either.isLeft(opened)) {
+          yield* Effect.logWarning(`guild MCP server "${row.name}" has headers that do not open (${opened.left.message}); it stays off until re-added`).pipe(
+            Effect.annotateLogs({ guildId: row.guild_id })
+          )
+          return Option.none()
+        }
+        if (Option.isSome(opened.right.resealed)) yield* rewriteHeaders(row, opened.right.resealed.value)
+        const decoded = decodeHeaders(Redacted.value(opened.right.plain))
+        return Either.isRight(decoded) ? Option.some(decoded.right) : Option.none()
+      })
 
     const selectServers = (guildId: string) =>
-      sql`SELECT guild_id, name, url, server_type, enabled, headers, added_by, added_at
+      sql`SELECT guild_id, name_key, name, url, server_type, enabled, headers, added_by, added_at
         FROM guild_mcp_servers WHERE guild_id = ${guildId} ORDER BY added_at, name_key`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(ServerRow))),
-        Effect.map((rows) => rows.map(toConfig))
+        Effect.flatMap((rows) => Effect.forEach(rows, (row) => Effect.map(openHeaders(row), (headers) => toConfig(row, headers))))
       )
 
     // Serializes `add` per guild across processes on PostgreSQL (SQLite writers are serialized already).
@@ -107,6 +171,7 @@ const make = (maxPerGuild: number) =>
     const add = Effect.fn("GuildMcpRegistry.add")(function* (config: GuildMcpServerConfig) {
       const refused = validateRegistration(config)
       if (refused !== undefined) return yield* refused
+      const headers = yield* storedHeaders(box, config.guildId, nameKey(config.name), config.headers)
       yield* sql
         .withTransaction(
           Effect.gen(function* () {
@@ -127,7 +192,7 @@ const make = (maxPerGuild: number) =>
             yield* sql`INSERT INTO guild_mcp_servers
                 (guild_id, name_key, name, url, server_type, enabled, headers, added_by, added_at)
               VALUES (${config.guildId}, ${nameKey(config.name)}, ${config.name}, ${config.url}, ${config.type},
-                ${flagValue(config.enabled)}, ${JSON.stringify(config.headers)}, ${config.addedBy}, ${config.addedAt})`
+                ${flagValue(config.enabled)}, ${headers}, ${config.addedBy}, ${config.addedAt})`
           })
         )
         .pipe(
@@ -161,11 +226,47 @@ const make = (maxPerGuild: number) =>
     return GuildMcpRegistry.of({ list, add, remove, setEnabled })
   })
 
+/**
+ * Seals the plain-text headers an older version stored (once the operator set LOOPCORD_SECRET_KEY),
+ * or says how many stay plain. Bounded by STORE_TIMEOUT_MS; a failure is logged, never fatal (a
+ * row it missed is sealed on its first read).
+ */
+const sealPlainHeaders = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const box = yield* SecretBox
+  const PlainRow = Schema.Struct({ guild_id: Schema.String, name_key: Schema.String, headers: Schema.String })
+  const rows = yield* sql`SELECT guild_id, name_key, headers FROM guild_mcp_servers WHERE headers <> ${NO_HEADERS}`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.Array(PlainRow)))
+  )
+  const plain = rows.filter((row) => !isSealed(row.headers))
+  if (plain.length === 0) return
+  if (!box.canSeal) {
+    return yield* Effect.logWarning(
+      `${plain.length} guild MCP server(s) keep plain-text headers in the database: set LOOPCORD_SECRET_KEY to seal them`
+    )
+  }
+  for (const row of plain) {
+    const sealed = yield* Effect.orDie(box.seal(row.headers, headersContext(row.guild_id, row.name_key)))
+    yield* sql`UPDATE guild_mcp_servers SET headers = ${sealed}
+      WHERE guild_id = ${row.guild_id} AND name_key = ${row.name_key} AND headers = ${row.headers}`
+  }
+  yield* Effect.logInfo(`sealed the plain-text headers of ${plain.length} guild MCP server(s) under LOOPCORD_SECRET_KEY`)
+}).pipe(
+  Effect.disconnect,
+  (sealing) => Effect.flatMap(StoreTimeout, (timeout) => Effect.timeoutFail(sealing, { duration: timeout, onTimeout: () => new Error(`no answer within ${Duration.toMillis(timeout)} ms (STORE_TIMEOUT_MS)`) })),
+  Effect.catchAll((error) => Effect.logWarning(`could not seal plain-text guild MCP headers: ${error.message}`))
+)
+
 /** The `GuildMcpRegistry` backed by the database (needs the migrated SqlClient of `Database.layer`). */
-export const layer = (options: { readonly maxPerGuild?: number } = {}): Layer.Layer<GuildMcpRegistry, never, SqlClient.SqlClient> =>
+export const layer = (
+  options: { readonly maxPerGuild?: number } = {}
+): Layer.Layer<GuildMcpRegistry, never, SqlClient.SqlClient | SecretBox> =>
   Layer.effect(
     GuildMcpRegistry,
     Effect.flatMap(make(Math.max(1, options.maxPerGuild ?? MAX_GUILD_MCP_SERVERS)), (methods) =>
       withStoreTimeout("GuildMcpRegistry", methods, (operation, detail) =>
         new GuildMcpRegistryError({ reason: "storage", detail: `Could not ${operation} the guild MCP registration: ${detail}` })))
   )
+
+/** Start-up step of `Stores.layerConfig`: the plain-text headers already in the database are sealed. */
+export const sealPlainHeadersLayer: Layer.Layer<never, never, SqlClient.SqlClient | SecretBox> = Layer.effectDiscard(sealPlainHeaders)

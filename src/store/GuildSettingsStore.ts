@@ -9,8 +9,12 @@ import { boundedStore } from "./StoreTimeout"
  * admin turns it on.
  * - `user_blocking_enabled`: the persona may call `block_user` / `unblock_user`.
  * - `deliberate_tool_mode`: tools are exposed only when the message asks for them (spec §3 step 5).
+ * - `server_wide_memory`: one short-term memory for the whole server instead of one per channel
+ *   (design decision 16).
+ * - `user_byok_mode`: every user brings their own API key (`/key personal`); the server's key and
+ *   the operator's pool never answer for them (spec §5).
  */
-export const GUILD_CAPABILITIES = ["user_blocking_enabled", "deliberate_tool_mode"] as const
+export const GUILD_CAPABILITIES = ["user_blocking_enabled", "deliberate_tool_mode", "server_wide_memory", "user_byok_mode"] as const
 
 export type GuildCapability = (typeof GUILD_CAPABILITIES)[number]
 
@@ -22,7 +26,9 @@ export type GuildSettings = Readonly<Record<GuildCapability, boolean>>
 
 export const defaultGuildSettings: GuildSettings = {
   user_blocking_enabled: false,
-  deliberate_tool_mode: false
+  deliberate_tool_mode: false,
+  server_wide_memory: false,
+  user_byok_mode: false
 }
 
 export interface GuildSettingsStoreShape {

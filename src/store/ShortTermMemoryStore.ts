@@ -5,16 +5,35 @@ import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
 
 /**
- * Where a short-term memory lives: one map per guild (shared by its channels) or per DM user,
- * and per persona (spec seed 000 step 10; TomoriBot `update_short_term_memory`).
+ * Where a short-term memory lives (design decision 16), per persona as well (spec seed 000
+ * step 10; TomoriBot `update_short_term_memory`):
+ * - `channel`: one guild channel (a thread uses its parent's), the default;
+ * - `server`: the whole guild, when it turned on `server_wide_memory`;
+ * - `dm`: the DM with one user.
  */
 export type MemoryScope =
-  | { readonly kind: "guild"; readonly guildId: string }
+  | { readonly kind: "channel"; readonly guildId: string; readonly channelId: string }
+  | { readonly kind: "server"; readonly guildId: string }
   | { readonly kind: "dm"; readonly userId: string }
 
-/** The scope of a turn: its guild, or the DM with the triggering user. */
-export const memoryScopeOf = (turn: { readonly guildId: string | undefined; readonly userId: string }): MemoryScope =>
-  turn.guildId === undefined ? { kind: "dm", userId: turn.userId } : { kind: "guild", guildId: turn.guildId }
+/** Where a turn happens, as far as choosing its memory needs to know (front-agnostic). */
+export interface MemoryPlace {
+  readonly guildId: string | undefined
+  readonly channelId: string
+  /** The channel a thread belongs to: the thread shares that channel's memory. */
+  readonly parentChannelId: string | undefined
+  readonly userId: string
+}
+
+/**
+ * The memory a turn reads and writes: the DM's, the server's when `serverWide` (the guild's
+ * `server_wide_memory`), else its channel's (a thread's parent channel).
+ */
+export const memoryScopeOf = (place: MemoryPlace, serverWide: boolean): MemoryScope => {
+  if (place.guildId === undefined) return { kind: "dm", userId: place.userId }
+  if (serverWide) return { kind: "server", guildId: place.guildId }
+  return { kind: "channel", guildId: place.guildId, channelId: place.parentChannelId ?? place.channelId }
+}
 
 /** Category name → text (e.g. `summary`, `scene_state`). */
 export type ShortTermMemory = Readonly<Record<string, string>>
@@ -32,7 +51,17 @@ export interface ShortTermMemoryStoreShape {
 
 const STORE = "ShortTermMemoryStore"
 
-const scopeKey = (scope: MemoryScope): string => (scope.kind === "guild" ? `guild:${scope.guildId}` : `dm:${scope.userId}`)
+/** The `scope_key` column; `server:` is where migration 2 put the per-server memory of before. */
+export const scopeKey = (scope: MemoryScope): string => {
+  switch (scope.kind) {
+    case "channel":
+      return `channel:${scope.guildId}:${scope.channelId}`
+    case "server":
+      return `server:${scope.guildId}`
+    case "dm":
+      return `dm:${scope.userId}`
+  }
+}
 
 const MemoryRow = Schema.Struct({
   memory: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))

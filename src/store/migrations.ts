@@ -63,8 +63,71 @@ const initialSchema = Effect.gen(function* () {
   )`
 })
 
+/**
+ * Short-term memory becomes per channel (design decision 16). Until now a guild had one memory,
+ * keyed `guild:<id>`; it becomes that guild's server-wide memory (`server:<id>`, read when
+ * `server_wide_memory` is on), so channels no longer see what was written elsewhere. DM keys
+ * (`dm:<id>`) stay as they are.
+ */
+const channelMemory = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // "guild:" is 6 characters: the id starts at 7 (substr counts from 1 in both dialects).
+  yield* sql`UPDATE short_term_memory
+    SET scope_key = 'server:' || substr(scope_key, 7)
+    WHERE substr(scope_key, 1, 6) = 'guild:'`
+})
+
+/**
+ * Who pays for a turn (issue 17): sealed personal and server keys, the user's opt-out of the
+ * server route, admissions of server-paid turns (cooldown and daily quotas, shared by every
+ * process on the database) and the usage ledger. Plain-text guild MCP headers already stored
+ * are sealed by the guild MCP store when it starts with LOOPCORD_SECRET_KEY (a migration has no key).
+ */
+const credentials = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE credential_keys (
+    owner_kind TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    sealed_key TEXT NOT NULL,
+    set_by TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (owner_kind, owner_id)
+  )`
+  yield* sql`CREATE TABLE credential_preferences (
+    user_id TEXT NOT NULL,
+    server_route_opt_out INTEGER NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (user_id)
+  )`
+  yield* sql`CREATE TABLE server_turn_admissions (
+    admission_id TEXT NOT NULL,
+    scope_key TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    admitted_at BIGINT NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (admission_id)
+  )`
+  yield* sql`CREATE INDEX server_turn_admissions_by_day ON server_turn_admissions (scope_key, day, user_id)`
+  yield* sql`CREATE INDEX server_turn_admissions_by_user ON server_turn_admissions (scope_key, user_id, admitted_at)`
+  yield* sql`CREATE TABLE usage_ledger (
+    scope_key TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    user_id TEXT NOT NULL,
+    credential_source TEXT NOT NULL,
+    turns BIGINT NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    total_tokens BIGINT NOT NULL,
+    PRIMARY KEY (scope_key, day, user_id, credential_source)
+  )`
+  yield* sql`CREATE INDEX usage_ledger_by_user ON usage_ledger (user_id, day)`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "1_initial_schema": initialSchema
+  "1_initial_schema": initialSchema,
+  "2_channel_memory": channelMemory,
+  "4_credentials": credentials
 }
 
 /** Name of the table the Migrator keeps applied versions in. */

@@ -1,5 +1,6 @@
 import type { ToolArgs } from "../domain/FunctionCall"
 import type { ToolActivity } from "../loop/ToolActivity"
+import { failureClassText } from "../loop/FailureClass"
 import { UserNotice } from "../loop/UserNotice"
 
 /** Pure rendering of what the terminal shows besides the reply text (unit-tested). */
@@ -17,11 +18,15 @@ export const renderNotice = (notice: UserNotice): string =>
     StillWorking: ({ iteration }) => `… still working (step ${iteration}); press Ctrl-C to stop`,
     MaxIterations: ({ iterations }) => `⚠ stopped after ${iterations} tool steps without a final answer; try rephrasing or starting fresh`,
     ToolErrorLoop: ({ failures, lastTool }) => `⚠ ${failures} tool calls in a row failed (last: ${lastTool}); the reply was ended`,
-    StreamTimeout: ({ phase, provider }) =>
-      phase === "first_token" ? `⚠ ${provider} sent nothing before the first-token timeout` : `⚠ ${provider} stopped streaming (inactivity timeout)`,
+    NovelAiToolRetryExhausted: ({ failures, lastTool }) => `⚠ ${lastTool} failed ${failures} times after the reply began; the reply was left as it is`,
+    StreamTimeout: ({ personalKey, phase, provider }) =>
+      (phase === "first_token" ? `⚠ ${provider} sent nothing before the first-token timeout` : `⚠ ${provider} stopped streaming (inactivity timeout)`) +
+      (personalKey === true ? " (on your own API key: check your provider account)" : ""),
     FallbackUsed: ({ failures, model }) =>
-      `↪ answered by ${model} after ${failures.map((failure) => `${failure.model}: ${failure.detail}`).join("; ")}`,
-    ProviderFailed: ({ detail }) => `✗ the model could not answer: ${detail}`,
+      `↪ answered by ${model} after ${failures.map((failure) => `${failure.model}: ${failureClassText[failure.reason]}`).join("; ")}`,
+    ProviderFailed: ({ model, reason }) => `✗ the model could not answer (${model}: ${failureClassText[reason]}); details are in the log`,
+    ServerRouteRefused: ({ reason, retryAfterMs }) =>
+      `⚠ the server's key was not used: ${reason.replace(/_/g, " ")}${retryAfterMs === undefined ? "" : ` (retry in ${Math.ceil(retryAfterMs / 1000)} s)`}`,
     Stopped: () => "⏹ stopped",
     ToolProgress: ({ text, tool }) => `  ${tool}: ${text}`
   })

@@ -1,8 +1,20 @@
+import type { TokenUsage } from "../domain/TokenUsage"
 import type { TurnResult } from "../domain/TurnResult"
+
+/** Usage with every key present (0 when the vendor reported no such detail), so consumers see one shape. */
+export const usageReport = (usage: TokenUsage) => ({
+  inputTokens: usage.inputTokens,
+  outputTokens: usage.outputTokens,
+  totalTokens: usage.totalTokens,
+  cachedInputTokens: usage.cachedInputTokens ?? 0,
+  cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+  reasoningTokens: usage.reasoningTokens ?? 0
+})
 
 /**
  * The `--once --json` turn report (design §5.1): exactly these keys in this order. `response`
- * is the exact payload replayed to the model; absent arguments and usage are `null`.
+ * is the exact payload replayed to the model; absent arguments and usage are `null`. `usage` sums
+ * every pass of every attempt (failed attempts included: their tokens were billed too).
  */
 export const turnReport = (result: TurnResult) => ({
   status: result.status,
@@ -16,9 +28,9 @@ export const turnReport = (result: TurnResult) => ({
     response: call.response === undefined ? null : call.response,
     durationMs: call.durationMs
   })),
-  usage: result.usage === undefined
-    ? null
-    : { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, totalTokens: result.usage.totalTokens }
+  usage: result.usage === undefined ? null : usageReport(result.usage),
+  // Only on an `error` turn the front could not deliver (decision 18).
+  ...(result.reason === undefined ? {} : { reason: result.reason })
 })
 
 /** Serializes the report on one line (a tool payload with a bigint still serializes). */

@@ -33,14 +33,25 @@ export interface TurnState {
    * a call and the follow-up check all use the same set, asked of the guild source once a turn.
    */
   readonly guildTools?: Ref.Ref<Option.Option<{ readonly guildId: string; readonly set: GuildToolSet }>>
+  /**
+   * The channel the turn's thread belongs to (`TurnInput.parentChannelId`), for tools that keep
+   * state per channel (short-term memory): the ToolContext names only the thread itself.
+   */
+  readonly parentChannelId?: string
 }
 
-export const makeTurnState = (contextItems: ReadonlyArray<ChatMessage> = []): Effect.Effect<TurnState> =>
-  Effect.all({
-    flags: Ref.make(initialTurnFlags),
-    contextItems: Ref.make(contextItems),
-    guildTools: Ref.make(Option.none<{ readonly guildId: string; readonly set: GuildToolSet }>())
-  })
+export const makeTurnState = (
+  contextItems: ReadonlyArray<ChatMessage> = [],
+  where: { readonly parentChannelId?: string | undefined } = {}
+): Effect.Effect<TurnState> =>
+  Effect.map(
+    Effect.all({
+      flags: Ref.make(initialTurnFlags),
+      contextItems: Ref.make(contextItems),
+      guildTools: Ref.make(Option.none<{ readonly guildId: string; readonly set: GuildToolSet }>())
+    }),
+    (state): TurnState => (where.parentChannelId === undefined ? state : { ...state, parentChannelId: where.parentChannelId })
+  )
 
 export const setFlag = (state: TurnState, flag: keyof TurnFlags, value = true): Effect.Effect<void> =>
   Ref.update(state.flags, (flags) => ({ ...flags, [flag]: value }))

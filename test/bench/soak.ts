@@ -16,19 +16,34 @@
  * Pass criteria, printed as a table; the exit code is 1 if any fails:
  * - zero crashes: no defect inside a turn, no unhandled rejection or exception, no turn failing
  *   with anything but the spec's /kill cancellation of a queued turn;
- * - zero stuck channels: every ticket settles within 60 s, and afterwards no channel has work;
+ * - zero stuck channels: every ticket settles within 60 s per turn it may wait for (a flood's
+ *   messages: 1 + CHANNEL_QUEUE_MAX turns), and afterwards no channel has work;
  * - every turn ends with a spec status (TurnStatus) or, if /kill cancelled it while queued,
  *   with TurnCancelledError; every `completed` turn whose plan ended in an answer shows it in full;
  * - the heap after the run (after full GCs) is within 10 % of the heap after the warm-up.
  *
- * `SOAK_SEED=<n>` replays a run; `SOAK_CHANNELS` / `SOAK_TURNS` shrink it (smoke tests). A full-size
- * run replaces the soak's section of test/bench/RESULTS.md.
+ * Issue 11 adds floods and delivery failures:
+ * - floods: now and then a channel gets 13 messages at once (the first starts a reply, the
+ *   others arrive while it runs); each flood must cost at most 1 + CHANNEL_QUEUE_MAX model
+ *   turns (the rest fold), and its newest message is answered in full when its turn completes;
+ * - a delivery phase after the heap sample (test/bench/support/deliverySoak.ts): channels on
+ *   the fake Discord, written by a real discord.js client through the real reply sink (bot
+ *   messages and persona webhooks), with Discord refusing writes mid-reply (10008, 30046,
+ *   10015, 5xx recovered or not, 50013). No `completed` turn may lose or repeat a sentence of
+ *   its answer, and a turn whose delivery failed for good ends `error` / `delivery_failed`.
+ *
+ * `SOAK_SEED=<n>` replays a run; `SOAK_CHANNELS` / `SOAK_TURNS` / `SOAK_DELIVERY_CHANNELS` /
+ * `SOAK_DELIVERY_TURNS` resize it. `--short` (or `SOAK_SHORT=1`) is the CI size: 40 channels ×
+ * 6 turns and 8 delivery channels × 6 turns, well under 2 minutes on 2 cores (`.ci/run` runs it
+ * after `npm test`). A full-size run replaces the soak's section of test/bench/RESULTS.md.
  */
 import { Cause, Duration, Effect, Exit, Layer, type Logger as LoggerType, Logger, LogLevel, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
+import { defaultChatSettings } from "../../src/config/ChatConfig"
 import type { TurnStatus } from "../../src/domain/PassResult"
+import { DELIVERY_FAULTS, runDeliveryPhase } from "./support/deliverySoak"
 import { loopcordLayer, makeTextSink, turnInput } from "./support/loopcordContender"
 import { writeSection } from "./support/results"
 import { soakText } from "./support/loopServer"
@@ -37,12 +52,19 @@ import { fmt, loadLine, settleHeap, sleep, within } from "./support/stats"
 
 // The heap criterion needs `gc()`: re-run this file under --expose-gc when started without it.
 if ((globalThis as { gc?: unknown }).gc === undefined) {
-  const run = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", fileURLToPath(import.meta.url)], { stdio: "inherit" })
+  const run = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" })
   process.exit(run.status ?? 1)
 }
 
-const CHANNELS = Number(process.env.SOAK_CHANNELS ?? 200)
-const TURNS = Number(process.env.SOAK_TURNS ?? 20)
+const SHORT = process.argv.includes("--short") || process.env.SOAK_SHORT === "1"
+const CHANNELS = Number(process.env.SOAK_CHANNELS ?? (SHORT ? 40 : 200))
+const TURNS = Number(process.env.SOAK_TURNS ?? (SHORT ? 6 : 20))
+const DELIVERY_CHANNELS = Number(process.env.SOAK_DELIVERY_CHANNELS ?? (SHORT ? 8 : 40))
+const DELIVERY_TURNS = Number(process.env.SOAK_DELIVERY_TURNS ?? (SHORT ? 6 : 10))
+/** Messages that follow the first one of a flood (13 in all). */
+const FLOOD_SIZE = 12
+/** What a flood may cost: the running turn plus a full queue (design decision 17). */
+const FLOOD_TURN_BOUND = 1 + defaultChatSettings.channelQueueMax
 const WARMUP_TURNS = 2
 const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000)
 const TICKET_BOUND_MS = 60_000
@@ -152,23 +174,30 @@ const main = async () => {
 
   let tally = newTally()
   let stuck = 0
+  let stuckInFloods = 0
   let crashes = 0
   let kills = 0
   let followUps = 0
   let turnCounter = 0
 
+  /** The turn numbers of each flood's messages (`s<n>`), to count the model turns it cost. */
+  let floods: Array<ReadonlyArray<number>> = []
+
   /** Submits one message; resolves with its record once the ticket settles (or marks it stuck). */
-  const submit = (channelId: string, flags: { killed: boolean; followedUp: boolean }) => {
-    const id = `s${++turnCounter}`
+  const submit = (channelId: string, flags: { killed: boolean; followedUp: boolean }, onId?: (turn: number) => void, boundMs = TICKET_BOUND_MS) => {
+    const turn = ++turnCounter
+    onId?.(turn)
+    const id = `s${turn}`
     const plan = randomPlan()
     const sink = makeTextSink()
     const settled = runtime.runPromiseExit(
       Effect.flatMap(queue.submit(turnInput(channelId, `turn:${id}:plan:${plan}`, sink.sink)), (ticket) => ticket.result)
     )
-    return within(settled, TICKET_BOUND_MS).then((exit) => {
+    return within(settled, boundMs).then((exit) => {
       let outcome: string
       if (exit === undefined) {
         stuck += 1
+        if (boundMs > TICKET_BOUND_MS) stuckInFloods += 1
         outcome = "STUCK"
       } else if (Exit.isSuccess(exit)) {
         outcome = exit.value.status
@@ -201,6 +230,16 @@ const main = async () => {
         sent += 1
         await sleep(random() * 250)
         await runtime.runPromise(queue.kill(channelId, { requesterId: "soak-user" }))
+      } else if (roll < 0.3 && roll >= 0.24) {
+        // A flood: all at once, so the later ones arrive while the first reply runs; every
+        // message but the newest is followed up.
+        const ids: Array<number> = []
+        for (let index = 0; index <= FLOOD_SIZE; index += 1) {
+          // Each may wait for the running turn and a full queue before its own.
+          pending.push(submit(channelId, { killed: false, followedUp: index < FLOOD_SIZE }, (turn) => ids.push(turn), TICKET_BOUND_MS * FLOOD_TURN_BOUND))
+        }
+        floods.push(ids)
+        sent += 1
       } else if (roll < 0.24 && sent + 1 < turns) {
         followUps += 1
         pending.push(submit(channelId, { killed: false, followedUp: true }))
@@ -223,6 +262,7 @@ const main = async () => {
   await settleHeap()
   const heapAfterWarmup = process.memoryUsage().heapUsed
   tally = newTally()
+  floods = []
   const warmupSeconds = (Date.now() - startedAt) / 1000
 
   const runStartedAt = Date.now()
@@ -233,6 +273,20 @@ const main = async () => {
   const busy = await runtime.runPromise(queue.busyChannels)
   await settleHeap()
   const heapAfterRun = process.memoryUsage().heapUsed
+  const floodRecords = await server.records()
+  // After the heap sample: the fake Discord keeps every message and request it saw.
+  const deliveryStartedAt = Date.now()
+  const delivery = await runDeliveryPhase({
+    channels: DELIVERY_CHANNELS,
+    turns: DELIVERY_TURNS,
+    random,
+    queue,
+    runPromise: (effect) => runtime.runPromise(effect),
+    runPromiseExit: (effect) => runtime.runPromiseExit(effect),
+    ticketBoundMs: TICKET_BOUND_MS
+  })
+  const deliverySeconds = (Date.now() - deliveryStartedAt) / 1000
+  const busyAfterDelivery = await runtime.runPromise(queue.busyChannels)
   const serverRecords = await server.records({ clear: true })
   await runtime.dispose()
   await server.stop()
@@ -242,22 +296,33 @@ const main = async () => {
   for (const steps of Object.values(serverRecords.turns)) {
     for (const step of steps) answers.set(step.answer, (answers.get(step.answer) ?? 0) + 1)
   }
+  const floodCosts = floods.map((ids) => ids.filter((turn) => floodRecords.turns[`s${turn}`] !== undefined).length)
+  const worstFlood = Math.max(0, ...floodCosts)
+  const deliveryLost = [...delivery.lostByFault.values()].reduce((sum, count) => sum + count, 0)
+  // Outcomes read `status` or `status/reason`.
+  const deliveryNonSpec = [...delivery.byOutcome.keys()].filter((outcome) => !specStatuses.has(outcome.split("/")[0] ?? outcome))
   const heapChange = (heapAfterRun - heapAfterWarmup) / heapAfterWarmup
   const mib = (bytes: number) => bytes / 1024 / 1024
 
   const criteria = [
-    ["zero crashes (defects, unhandled errors, failed turns)", crashes === 0 && unhandled === 0 && logs.defects.length === 0, `${crashes} failed turns, ${unhandled} unhandled, ${logs.defects.length} defects logged`],
-    ["zero stuck channels", stuck === 0 && busy.length === 0, `${stuck} tickets unsettled after ${TICKET_BOUND_MS / 1000} s, ${busy.length} channels still busy`],
-    ["every turn ends with a spec status", nonSpecCount === 0, nonSpecCount === 0 ? `${tally.turns} turns` : `${nonSpecCount} turns: ${[...tally.nonSpec.keys()].join(", ")}`],
+    ["zero crashes (defects, unhandled errors, failed turns)", crashes === 0 && delivery.crashes === 0 && unhandled === 0 && logs.defects.length === 0, `${crashes + delivery.crashes} failed turns, ${unhandled} unhandled, ${logs.defects.length} defects logged`],
+    ["zero stuck channels", stuck === 0 && busy.length === 0 && delivery.stuck === 0 && busyAfterDelivery.length === 0, `${stuck + delivery.stuck} tickets unsettled after ${TICKET_BOUND_MS / 1000} s per turn they waited for (${stuckInFloods} in floods), ${busy.length + busyAfterDelivery.length} channels still busy`],
+    ["every turn ends with a spec status", nonSpecCount === 0 && deliveryNonSpec.length === 0, nonSpecCount === 0 && deliveryNonSpec.length === 0 ? `${tally.turns + delivery.turns} turns` : `${nonSpecCount} turns: ${[...tally.nonSpec.keys(), ...deliveryNonSpec].join(", ")}`],
     ["completed answers shown in full", tally.answerMissing === 0, `${tally.answerMissing} completed turns without their answer`],
+    [`a flood of ${FLOOD_SIZE + 1} messages costs at most 1 + CHANNEL_QUEUE_MAX = ${FLOOD_TURN_BOUND} model turns`, worstFlood <= FLOOD_TURN_BOUND, `${floods.length} floods, at most ${worstFlood} model turns each`],
+    ["delivery faults: every kind fired", DELIVERY_FAULTS.every((fault) => fault === "none" || (delivery.fired.get(fault) ?? 0) > 0), `fired ${[...delivery.fired].map(([fault, count]) => `${fault} ${count}`).join(", ") || "none"}`],
+    ["delivery faults: no completed turn lost or repeated text", deliveryLost === 0 && delivery.repeated === 0, `${deliveryLost} completed turns lost text${deliveryLost === 0 ? "" : ` (${[...delivery.lostByFault].map(([fault, count]) => `${fault} ${count}`).join(", ")})`}, ${delivery.repeated} repeated text`],
+    ["delivery faults: a recoverable or transient one (10008, 30046, 10015, 5xx) still completes", delivery.failedDespiteRecoverable === 0, `${delivery.failedDespiteRecoverable} turns did not complete after a recoverable refusal`],
+    ["delivery faults: a final one (50013, 5xx for good) ends error / delivery_failed, never completed", delivery.finalNotReported === 0, `${delivery.finalNotReported} turns whose delivery failed for good ended otherwise`],
     [`heap after the run within ${HEAP_TOLERANCE * 100} % of heap after warm-up`, Math.abs(heapChange) <= HEAP_TOLERANCE, `${fmt(mib(heapAfterWarmup), 1)} MiB → ${fmt(mib(heapAfterRun), 1)} MiB (${heapChange >= 0 ? "+" : ""}${fmt(heapChange * 100, 1)} %)`]
   ] as const
   const passed = criteria.every(([, ok]) => ok)
 
   const lines = [
-    "## Soak: 200 channels × 20 turns through the ChannelQueue",
+    "## Soak: 200 channels × 20 turns through the ChannelQueue, floods, delivery faults",
     "",
-    `Seed ${SEED}; ${CHANNELS} channels × ${TURNS} turns after a warm-up of ${WARMUP_TURNS} turns per channel (${fmt(warmupSeconds, 1)} s); run ${fmt(runSeconds, 1)} s of real time. Real loopback HTTP, OpenAI-compatible provider, 2 models × 3 keys; tool timeout 1 s, inactivity 2 s, first token 4 s.`,
+    `Seed ${SEED}${SHORT ? " (--short)" : ""}; ${CHANNELS} channels × ${TURNS} turns after a warm-up of ${WARMUP_TURNS} turns per channel (${fmt(warmupSeconds, 1)} s); run ${fmt(runSeconds, 1)} s of real time. Real loopback HTTP, OpenAI-compatible provider, 2 models × 3 keys; tool timeout 1 s, inactivity 2 s, first token 4 s.`,
+    `Delivery phase: ${DELIVERY_CHANNELS} channels × ${DELIVERY_TURNS} turns on the fake Discord through a real discord.js client (half bot messages, half persona webhooks), ${fmt(deliverySeconds, 1)} s; faults scripted ${[...delivery.faults].map(([fault, count]) => `${fault} ${count}`).join(", ")}; fired ${[...delivery.fired].map(([fault, count]) => `${fault} ${count}`).join(", ") || "none"}; outcomes ${[...delivery.byOutcome].map(([outcome, count]) => `${outcome} ${count}`).join(", ")}.`,
     load,
     "",
     "| criterion | result | detail |",

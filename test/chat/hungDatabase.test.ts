@@ -47,7 +47,8 @@ describe("a database that never answers, in a channel (issue 11.6, STORE_TIMEOUT
         yield* TestClock.adjust("1 millis")
         const result = yield* first.result
         assert.deepStrictEqual([result.status, result.text], ["completed", "answer to hello"])
-        const timedOut = yield* logs.matching("ShortTermMemoryStore.get: the database did not answer within 10000 ms")
+        // In a guild the memory's first lookup is whether the server shares one (decision 16).
+        const timedOut = yield* logs.matching("GuildSettingsStore.isEnabled: the database did not answer within 10000 ms")
         assert.deepStrictEqual(timedOut.map((line) => line.level), ["ERROR", "WARN"], "the store's line, then what was left out")
         assert.strictEqual((yield* logs.matching("Short-term memory left out of the context")).length, 1)
 
@@ -65,7 +66,9 @@ describe("a database that never answers, in a channel (issue 11.6, STORE_TIMEOUT
       yield* logs.capture(Effect.gen(function*() {
         const queue = yield* ChannelQueue
         const probe = yield* ScriptedProbe
-        const ticket = yield* queue.submit((yield* message("remember the blue door")).input)
+        // A DM: the memory is the user's, so the tool's one store call is the write itself.
+        const dm = (yield* message("remember the blue door")).input
+        const ticket = yield* queue.submit({ ...dm, guildId: undefined, isDM: true })
         yield* TestClock.adjust("10 seconds") // the memory lookup of the context
         yield* TestClock.adjust("9999 millis")
         assert.strictEqual((yield* probe.requests).length, 1, "the tool still waits for the database")

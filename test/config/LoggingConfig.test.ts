@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, LogLevel } from "effect"
 import { afterEach, beforeEach, vi } from "vitest"
-import { loggerLayer } from "../../src/config/LoggingConfig"
+import { loggerLayer, logInfoWith } from "../../src/config/LoggingConfig"
 
 /** What the loggers wrote to stderr, one entry per write. */
 let writes: Array<string> = []
@@ -88,4 +88,21 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       yield* Effect.logWarning("loud")
       assert.strictEqual(writes.length, 1)
     }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Warning, format: "pretty" }))))
+
+  it.effect("logInfoWith builds its annotations only when info is written", () =>
+    Effect.gen(function*() {
+      let built = 0
+      const annotations = () => {
+        built += 1
+        return { status: "completed", iterations: 3 }
+      }
+      yield* logInfoWith("turn finished", annotations).pipe(Effect.provide(loggerLayer({ level: LogLevel.Warning, format: "json" })))
+      assert.strictEqual(built, 0, "below the level the annotations are never built")
+      assert.deepStrictEqual(writes, [])
+      yield* logInfoWith("turn finished", annotations).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "json" })))
+      assert.strictEqual(built, 1)
+      const record = JSON.parse(writes[0]!) as { readonly message: string; readonly annotations: Record<string, unknown> }
+      assert.strictEqual(record.message, "turn finished")
+      assert.deepStrictEqual(record.annotations, { status: "completed", iterations: 3 })
+    }))
 })

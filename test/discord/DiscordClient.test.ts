@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Cause, Layer, Option } from "effect"
+import { Effect, Exit, Cause, Layer, Option, Schedule } from "effect"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
 import { DiscordClient, DiscordStartupError } from "../../src/discord/DiscordClient"
-import { fakeDiscord } from "../support/fakeDiscord"
+import { fakeDiscord, waitUntil } from "../support/fakeDiscord"
+import { makeLogCapture } from "../support/tools/logCapture"
 import type { FakeDiscord } from "../support/fakeDiscord"
 
 const clientLayer = (fake: FakeDiscord, token = fake.token) =>
@@ -55,5 +56,34 @@ describe("DiscordClient", () => {
       assert.strictEqual(error.reason, "disallowed_intents")
       assert.include(error.message, "Message Content Intent")
       assert.notInclude(error.message, "\n")
+    }))
+
+  it.scopedLive("[issue 11] gateway drops, reconnects and resumes are logged", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeDiscord()
+      const logs = yield* makeLogCapture
+      yield* logs.capture(Layer.build(clientLayer(fake)))
+      fake.closeGateway(4000)
+      yield* waitUntil(fake, "RESUME", () => fake.resumes > 0, 10_000)
+      const lines = () => Effect.map(logs.logs, (all) => all.map((line) => `${line.level} ${line.message}`))
+      yield* Effect.flatMap(lines(), (all) => (all.some((line) => line.includes("resumed")) ? Effect.void : Effect.fail("not yet"))).pipe(
+        Effect.retry({ times: 100, schedule: Schedule.spaced("20 millis") })
+      )
+      const all = yield* lines()
+      assert.include(all, "INFO Discord gateway: shard 0 reconnecting")
+      assert.isTrue(all.some((line) => /^INFO Discord gateway: shard 0 resumed \(\d+ events replayed\)$/.test(line)), all.join("\n"))
+    }))
+
+  it.scopedLive("[issue 11] a close discord.js does not reconnect after (4014) is logged as an error", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeDiscord()
+      const logs = yield* makeLogCapture
+      yield* logs.capture(Layer.build(clientLayer(fake)))
+      fake.closeGateway(4014)
+      const disconnected = logs.matching("Discord gateway: shard 0 disconnected (close 4014) and will not reconnect")
+      yield* Effect.flatMap(disconnected, (lines) => (lines.length > 0 ? Effect.void : Effect.fail("not yet"))).pipe(
+        Effect.retry({ times: 200, schedule: Schedule.spaced("20 millis") })
+      )
+      assert.strictEqual((yield* disconnected)[0]?.level, "ERROR")
     }))
 })

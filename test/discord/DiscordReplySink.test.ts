@@ -1,10 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Fiber, Option, Ref, TestClock } from "effect"
-import { DeliveryError } from "../../src/loop/ResponseSink"
+import { Clock, Duration, Effect, Either, Fiber, Option, Ref, TestClock } from "effect"
+import { ReplyWriteError, type WriteFailureKind } from "../../src/discord/discordErrors"
+import type { DeliveryError } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { commitPoint, makeDiscordReplySink, STOPPED_MARKER } from "../../src/discord/DiscordReplySink"
+import { CUT_MARKER } from "../../src/discord/replyLayout"
 import { splitMessage } from "../../src/discord/messageSplitter"
 import type { OutgoingMessage, ReplyTarget } from "../../src/discord/ReplyTarget"
+import { makeLogCapture } from "../support/tools/logCapture"
 
 interface Request {
   readonly kind: "send" | "edit"
@@ -13,27 +16,55 @@ interface Request {
   readonly at: number
 }
 
-/** A ReplyTarget in memory: every request takes `latency` on the Clock; tracks concurrency. */
-const memoryTarget = (options: { readonly latency?: Duration.DurationInput; readonly failSendsWith?: DeliveryError } = {}) =>
+/** A request the target is about to answer: the nth of its kind (from 1). */
+interface Attempt {
+  readonly kind: "send" | "edit"
+  readonly ordinal: number
+  readonly id: string | undefined
+  readonly content: string | undefined
+}
+
+const refusal = (kind: WriteFailureKind, reason: ReplyWriteError["reason"] = "failed") => new ReplyWriteError({ kind, reason, detail: `scripted ${kind}` })
+
+/**
+ * A ReplyTarget in memory: every request takes `latency` on the Clock; tracks concurrency.
+ * `refuse` answers chosen requests with a failure instead (a `gone` one deletes the message,
+ * as Discord would have).
+ */
+const memoryTarget = (options: { readonly latency?: Duration.DurationInput; readonly refuse?: (attempt: Attempt) => ReplyWriteError | undefined } = {}) =>
   Effect.gen(function*() {
     const requests = yield* Ref.make<ReadonlyArray<Request>>([])
+    const attempts = yield* Ref.make<ReadonlyArray<Attempt & { readonly at: number; readonly refused: boolean }>>([])
     const contents = yield* Ref.make(new Map<string, OutgoingMessage>())
     const inFlight = yield* Ref.make(0)
     const maxInFlight = yield* Ref.make(0)
     const counter = yield* Ref.make(0)
-    const request = <A>(body: Effect.Effect<A, DeliveryError>) =>
+    const ordinals = yield* Ref.make({ send: 0, edit: 0 })
+    const request = <A>(kind: "send" | "edit", id: string | undefined, content: string | undefined, body: Effect.Effect<A, ReplyWriteError>) =>
       Effect.gen(function*() {
         const now = yield* Ref.updateAndGet(inFlight, (n) => n + 1)
         yield* Ref.update(maxInFlight, (max) => Math.max(max, now))
         if (options.latency !== undefined) yield* Effect.sleep(options.latency)
+        const ordinal = (yield* Ref.updateAndGet(ordinals, (all) => ({ ...all, [kind]: all[kind] + 1 })))[kind]
+        const attempt: Attempt = { kind, ordinal, id, content }
+        const refused = options.refuse?.(attempt)
+        const at = yield* Clock.currentTimeMillis
+        yield* Ref.update(attempts, (all) => [...all, { ...attempt, at, refused: refused !== undefined }])
+        if (refused !== undefined) {
+          if (refused.kind === "gone" && id !== undefined) yield* Ref.update(contents, (map) => {
+            const next = new Map(map)
+            next.delete(id)
+            return next
+          })
+          return yield* Effect.fail(refused)
+        }
         return yield* body
       }).pipe(Effect.ensuring(Ref.update(inFlight, (n) => n - 1)))
     const target: ReplyTarget = {
       channelId: "c1",
       rateLimitKeys: Effect.succeed(["c1"]),
       send: (message) =>
-        request(Effect.gen(function*() {
-          if (options.failSendsWith !== undefined) return yield* Effect.fail(options.failSendsWith)
+        request("send", undefined, message._tag === "Text" ? message.content : undefined, Effect.gen(function*() {
           const id = `m${yield* Ref.updateAndGet(counter, (n) => n + 1)}`
           const at = yield* Clock.currentTimeMillis
           yield* Ref.update(requests, (all): ReadonlyArray<Request> => [...all, { kind: "send", id, message, at }])
@@ -41,17 +72,16 @@ const memoryTarget = (options: { readonly latency?: Duration.DurationInput; read
           return id
         })),
       edit: (id, content) =>
-        request(Effect.gen(function*() {
+        request("edit", id, content, Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
           const message: OutgoingMessage = { _tag: "Text", content }
           yield* Ref.update(requests, (all): ReadonlyArray<Request> => [...all, { kind: "edit", id, message, at }])
           yield* Ref.update(contents, (map) => new Map(map).set(id, message))
-          return id
         }))
     }
     const texts = Effect.map(Ref.get(contents), (map) =>
       [...map.values()].flatMap((message) => (message._tag === "Text" ? [message.content] : [])))
-    return { target, requests: Ref.get(requests), contents: Ref.get(contents), texts, maxInFlight: Ref.get(maxInFlight) }
+    return { target, requests: Ref.get(requests), attempts: Ref.get(attempts), contents: Ref.get(contents), texts, maxInFlight: Ref.get(maxInFlight) }
   })
 
 /** Writes `deltas` one every `every` (forked; drive it with TestClock). */
@@ -159,7 +189,7 @@ describe("DiscordReplySink", () => {
 
   it.scoped("[§5 70] a deleted channel fails the next write and the pass with channel_deleted", () =>
     Effect.gen(function*() {
-      const memory = yield* memoryTarget({ failSendsWith: new DeliveryError({ reason: "channel_deleted", detail: "Unknown Channel" }) })
+      const memory = yield* memoryTarget({ refuse: ({ kind }) => (kind === "send" ? refusal("final", "channel_deleted") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       yield* reply.sink.write("Hello ")
       yield* TestClock.adjust("1 second")
@@ -185,6 +215,180 @@ describe("DiscordReplySink", () => {
       yield* Fiber.join(drained)
       assert.deepStrictEqual(yield* memory.texts, [`\n\nPartial answer ${STOPPED_MARKER}`])
       assert.strictEqual(Option.isSome(Option.fromNullable((yield* reply.messageIds)[0])), true)
+    }))
+
+
+  const sentences = (count: number) => Array.from({ length: count }, (_, i) => `This is sentence number ${i + 1}, with a few more words.`).join(" ") + " "
+  /** How often each numbered sentence appears across `texts` (split at whitespace, so joined as they are): [lost, repeated]. */
+  const tally = (texts: ReadonlyArray<string>, count: number): readonly [number, number] => {
+    const all = texts.join("")
+    let lost = 0
+    let repeated = 0
+    for (let n = 1; n <= count; n++) {
+      const seen = all.split(`sentence number ${n},`).length - 1
+      if (seen === 0) lost += 1
+      if (seen > 1) repeated += seen - 1
+    }
+    return [lost, repeated]
+  }
+
+  /** Streams `text` (40-character deltas every 100 ms) and ends the pass, on the TestClock. */
+  const deliver = (write: (delta: string) => Effect.Effect<void, DeliveryError>, endPass: Effect.Effect<string, DeliveryError>, text: string, budget: Duration.DurationInput = "60 seconds") =>
+    Effect.gen(function*() {
+      const run = yield* Effect.fork(Effect.either(Effect.zipRight(streamDeltas(write, tokens(text, 40), "100 millis"), endPass)))
+      yield* TestClock.adjust(budget)
+      return yield* Fiber.join(run)
+    })
+
+  it.scoped("[issue 11] a transient failure is tried again after 1 s, then 2 s; the text lands in full", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget({ refuse: ({ kind, ordinal }) => (kind === "edit" && (ordinal === 3 || ordinal === 4) ? refusal("transient") : undefined) })
+      const reply = yield* makeDiscordReplySink(memory.target)
+      const text = sentences(30)
+      const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), text)
+      assert.deepStrictEqual(ended, Either.right(text))
+      const edits = (yield* memory.attempts).filter((attempt) => attempt.kind === "edit")
+      const [third, fourth, fifth] = [edits[2], edits[3], edits[4]]
+      assert.isTrue(third?.refused === true && fourth?.refused === true && fifth?.refused === false)
+      assert.strictEqual((fourth?.at ?? 0) - (third?.at ?? 0), 1000)
+      assert.strictEqual((fifth?.at ?? 0) - (fourth?.at ?? 0), 2000)
+      assert.deepStrictEqual(tally(yield* memory.texts, 30), [0, 0])
+      assert.deepStrictEqual(yield* memory.texts, [...splitMessage(text)])
+    }))
+
+  it.scoped("[issue 11] transient failures that never stop: 1 + 4 tries over 15 s, then the sink fails with DeliveryError failed", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget({ refuse: ({ kind, ordinal }) => (kind === "edit" && ordinal >= 2 ? refusal("transient") : undefined) })
+      const reply = yield* makeDiscordReplySink(memory.target)
+      const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(20))
+      assert.isTrue(Either.isLeft(ended) && ended.left.reason === "failed" && ended.left.detail.includes("5 tries"), JSON.stringify(ended))
+      const refused = (yield* memory.attempts).filter((attempt) => attempt.refused)
+      assert.strictEqual(refused.length, 5)
+      assert.strictEqual((refused[4]?.at ?? 0) - (refused[0]?.at ?? 0), 15_000)
+      // Failed for good: the next write says so at once.
+      const write = yield* Effect.either(reply.sink.write("more "))
+      assert.isTrue(Either.isLeft(write) && write.left.reason === "failed")
+    }))
+
+  for (const [kind, what] of [["gone", "deleted (10008)"], ["frozen", "no longer editable (30046 / 10015)"]] as const) {
+    it.scoped(`[issue 11] a message ${what} mid-stream: the reply continues, every sentence shown exactly once`, () =>
+      Effect.gen(function*() {
+        const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.ordinal === 3 ? refusal(kind) : undefined) })
+        const reply = yield* makeDiscordReplySink(memory.target)
+        const text = sentences(60)
+        const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), text)
+        assert.deepStrictEqual(ended, Either.right(text))
+        const texts = yield* memory.texts
+        assert.deepStrictEqual(tally(texts, 60), [0, 0])
+        assert.strictEqual(texts.join(""), text)
+        // Posted again (gone) or continued below (frozen): one message more than the splitter's.
+        assert.strictEqual(texts.length, splitMessage(text).length + (kind === "frozen" ? 1 : 0))
+        for (const content of texts) assert.isAtMost(content.length, 2000)
+      }))
+  }
+
+  it.scoped("[issue 11] a sealed message whose final edit is refused keeps the text that moved on; the next message starts after it", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.content === first ? refusal("frozen") : undefined) })
+      const reply = yield* makeDiscordReplySink(memory.target, { minEditInterval: 0 })
+      // 1500 characters, a paragraph break, 450 more: one message. 100 more: the split moves
+      // back to the paragraph break, so the first message would lose the 450 it shows.
+      const first = `${"alpha ".repeat(250)}\n\n`
+      const second = "beta ".repeat(90)
+      const third = "gamma ".repeat(20)
+      yield* reply.sink.write(first)
+      yield* reply.sink.write(second)
+      const shown = yield* Effect.fork(reply.drain)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(shown)
+      yield* reply.sink.write(third)
+      const ended = yield* Effect.fork(Effect.either(reply.sink.endPass("flush")))
+      yield* TestClock.adjust("5 seconds")
+      assert.deepStrictEqual(yield* Fiber.join(ended), Either.right(first + second + third))
+      const texts = yield* memory.texts
+      assert.deepStrictEqual(texts, [first + second, third])
+      assert.isTrue((yield* memory.attempts).some((attempt) => attempt.refused))
+    }))
+
+  it.scoped("[issue 11] a frozen message's stopped marker goes into a message of its own", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.content?.endsWith(STOPPED_MARKER) === true ? refusal("frozen") : undefined) })
+      const reply = yield* makeDiscordReplySink(memory.target)
+      yield* reply.sink.write("Partial answer ")
+      const stopping = yield* Effect.fork(reply.markStopped)
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.join(stopping)
+      assert.deepStrictEqual(yield* memory.texts, ["Partial answer ", STOPPED_MARKER.trim()])
+    }))
+
+  it.scoped("[issue 11] a final refusal (50013) fails the pass with missing_access; nothing is tried again", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.ordinal === 2 ? refusal("final", "missing_access") : undefined) })
+      const reply = yield* makeDiscordReplySink(memory.target)
+      const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(20))
+      assert.isTrue(Either.isLeft(ended) && ended.left.reason === "missing_access", JSON.stringify(ended))
+      assert.strictEqual((yield* memory.attempts).filter((attempt) => attempt.kind === "edit").length, 2)
+    }))
+
+  it.scoped("[issue 11] Discord refusing every edit: recovering has a budget, then the sink fails", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" ? refusal("gone") : undefined) })
+      const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 4, minEditInterval: "100 millis" })
+      const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(30))
+      assert.isTrue(Either.isLeft(ended) && ended.left.reason === "failed", JSON.stringify(ended))
+      // 4 recoveries (the budget: max(3, maxMessages)), the 5th refusal ends it.
+      assert.strictEqual((yield* memory.attempts).filter((attempt) => attempt.refused).length, 5)
+    }))
+
+  it.scoped("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN: a longer reply is cut with a visible marker; endPass returns what is shown", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget()
+      const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 2 })
+      const text = sentences(120)
+      assert.isAbove(splitMessage(text).length, 3)
+      const logs = yield* makeLogCapture
+      const ended = yield* logs.capture(deliver(reply.sink.write, reply.sink.endPass("flush"), text))
+      assert.strictEqual((yield* logs.matching("cut at 2 messages (DISCORD_MAX_MESSAGES_PER_TURN)")).length, 1)
+      const texts = yield* memory.texts
+      assert.strictEqual(texts.length, 2)
+      assert.isTrue(texts[1]?.endsWith(CUT_MARKER))
+      for (const content of texts) assert.isAtMost(content.length, 2000)
+      const shown = texts.join("").slice(0, -CUT_MARKER.length)
+      assert.deepStrictEqual(ended, Either.right(shown))
+      assert.isTrue(text.startsWith(shown))
+      assert.strictEqual(yield* reply.sink.delivered, shown)
+      // A later pass adds nothing.
+      yield* reply.sink.write("More text after the cut. ")
+      const later = yield* Effect.fork(reply.sink.endPass("flush"))
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* Fiber.join(later), "")
+      assert.strictEqual((yield* memory.texts).length, 2)
+    }))
+
+  it.scoped("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN across passes: a pass beyond the cap shows the marker under the last message instead", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget()
+      const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 2 })
+      const passes: Array<string> = []
+      for (const text of ["First pass. ", "Second pass. ", "Third pass. "]) {
+        yield* reply.sink.write(text)
+        const ended = yield* Effect.fork(reply.sink.endPass("flush"))
+        yield* TestClock.adjust("2 seconds")
+        passes.push(yield* Fiber.join(ended))
+      }
+      assert.deepStrictEqual(passes, ["First pass. ", "Second pass. ", ""])
+      assert.deepStrictEqual(yield* memory.texts, ["First pass. ", `Second pass. ${CUT_MARKER}`])
+    }))
+
+  it.scoped("[issue 11] notices are capped at as many as DISCORD_MAX_MESSAGES_PER_TURN", () =>
+    Effect.gen(function*() {
+      const memory = yield* memoryTarget()
+      const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 3 })
+      for (let iteration = 1; iteration <= 6; iteration++) yield* reply.sink.notice(UserNotice.StillWorking({ iteration }))
+      const drained = yield* Effect.fork(reply.drain)
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(drained)
+      assert.strictEqual([...(yield* memory.contents).values()].filter((message) => message._tag === "Embed").length, 3)
     }))
 
   it("commitPoint shows whole words, and long runs without spaces", () => {

@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
 import { recommendedShards, runShards, shardExecArgv } from "../../src/discord/Sharding"
 import { fakeDiscord, waitUntil } from "../support/fakeDiscord"
+import { makeLogCapture } from "../support/tools/logCapture"
 
 const child = fileURLToPath(new URL("./fixtures/shardChild.ts", import.meta.url))
 
@@ -28,6 +29,42 @@ describe("Sharding (npm run start:sharded)", () => {
       const guildCounts = yield* Effect.promise(() => manager.fetchClientValues("guilds.cache.size") as Promise<ReadonlyArray<number>>)
       assert.strictEqual(guildCounts.reduce((sum, count) => sum + count, 0), 4)
     }), 60_000)
+
+  it.scopedLive("[issue 11] a shard that dies and then fails to start again is retried with backoff (logged); the manager survives and the shard comes back", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeDiscord()
+      const config = DiscordConfig.make({ token: fake.token, apiBaseUrl: fake.apiBase })
+      const previous = process.env["DISCORD_API_BASE_URL"]
+      process.env["DISCORD_API_BASE_URL"] = fake.apiBase
+      yield* Effect.addFinalizer(() => Effect.sync(() => {
+        if (previous === undefined) delete process.env["DISCORD_API_BASE_URL"]
+        else process.env["DISCORD_API_BASE_URL"] = previous
+      }))
+      const logs = yield* makeLogCapture
+      const manager = yield* logs.capture(runShards({ entry: child, totalShards: 1, spawnDelay: 0, respawnBackoff: { initial: "200 millis", max: "1 second" } }).pipe(Effect.provide(config)))
+      const shard = manager.shards.get(0)
+      assert.isDefined(shard)
+      // The shard cannot log in any more (its process exits at once), then it dies.
+      fake.refuseIdentify = 4004
+      shard?.process?.kill()
+      const failed = logs.matching("Discord sharding: shard 0 failed to start")
+      yield* Effect.flatMap(failed, (lines) => (lines.length >= 2 ? Effect.void : Effect.fail(lines.length))).pipe(
+        Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 600 })
+      )
+      assert.isTrue((yield* failed).every((line) => line.level === "ERROR"))
+      assert.include((yield* failed)[1]?.message ?? "", "trying again in")
+      // Discord lets it in again: the next try brings it back.
+      fake.refuseIdentify = undefined
+      const identified = fake.identifies.length
+      const back = logs.matching("Discord sharding: shard 0 is running again")
+      yield* Effect.flatMap(back, (lines) => (lines.length >= 1 ? Effect.void : Effect.fail(lines.length))).pipe(
+        Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 600 })
+      )
+      yield* waitUntil(fake, "the shard identified again", () => fake.identifies.length > identified, 30_000)
+      const guildCounts = yield* Effect.promise(() => manager.fetchClientValues("guilds.cache.size") as Promise<ReadonlyArray<number>>)
+      assert.deepStrictEqual(guildCounts, [1])
+      assert.isAtLeast((yield* logs.matching("Discord sharding: shard 0 exited; starting it again")).length, 1)
+    }), 120_000)
 
   it.scopedLive("a rejected token fails before any shard starts", () =>
     Effect.gen(function*() {
@@ -66,9 +103,13 @@ describe("Sharding (npm run start:sharded)", () => {
       )
       assert.sameDeepMembers(fake.identifies.map((identify) => identify["shard"]) as Array<unknown>, [[0, 2], [1, 2]])
       yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000)
+      // Every shard ready (the guild's owner may be the last one to start).
+      yield* waitUntil(fake, "all shards running", () => output.join("").includes("2 shard(s) running"), 40_000)
       fake.userSays(fake.channel, "hi shards", { mentionBot: true })
       yield* waitUntil(fake, "the reply", () =>
-        fake.botMessages(fake.channel.id).some((message) => message.content === "Hello from a compiled shard."), 20_000)
+        fake.botMessages(fake.channel.id).some((message) => message.content === "Hello from a compiled shard."), 20_000).pipe(
+        Effect.tapErrorCause(() => Effect.sync(() => console.error(output.join(""))))
+      )
       const code = yield* Effect.async<number | null>((resume) => {
         child.once("exit", (exitCode) => resume(Effect.succeed(exitCode)))
         child.kill("SIGTERM")

@@ -38,7 +38,9 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       const requests = yield* probe.requests
       const messages = requests[1]?.messages ?? []
       const cat = messages.find((m) => m.content === "look at this cat")
-      assert.deepStrictEqual(cat?.images, [{ url: "http://127.0.0.1:1/cat.png", mimeType: "image/png" }])
+      // By Discord's media proxy, never the original URL (issue 12 item 9).
+      const proxied = `${fake.mediaProxyBase}/attachments/${fake.channel.id}/${String(earlier.attachments[0]?.["id"])}/image.png`
+      assert.deepStrictEqual(cat?.images, [{ url: proxied, mimeType: "image/png", sizeBytes: 1024 }])
       assert.strictEqual(cat?.role, "user")
       const answer = messages.find((m) => m.content.includes("nice one"))
       assert.strictEqual(answer?.content, `[replying to bob: "look at this cat"]\n@bob nice one`)
@@ -46,6 +48,45 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       assert.strictEqual(messages.at(-2)?.content, "seen")
       assert.strictEqual(messages.at(-1)?.content, "and now?")
       assert.isFalse(messages.some((m) => m.content.includes(STOPPED_MARKER)))
+    }))
+
+  it.scopedLive("images of attachments and embeds reach the model by Discord's proxy URL only, never the original", () =>
+    Effect.gen(function*() {
+      const { fake, probe } = yield* botHarness({ script: () => reply("seen") })
+      // Originals on a loopback port nothing listens on: a test never reaches out, even if the code is wrong.
+      const original = (name: string) => `http://127.0.0.1:9/original/${name}`
+      const proxy = (name: string) => `${fake.mediaProxyBase}/external/${name}`
+      fake.userSays(fake.channel, "three pictures and a note", {
+        attachments: [
+          { url: original("photo.jpg"), contentType: "image/jpeg", filename: "photo.jpg", size: 48_213 },
+          { url: original("notes.txt"), contentType: "text/plain", filename: "notes.txt" }
+        ],
+        embeds: [
+          // An image link: Discord's embed carries the picture as its thumbnail.
+          { type: "image", url: original("linked.png"), thumbnail: { url: original("linked.png"), proxy_url: proxy("linked.png"), width: 640, height: 480 } },
+          // A link preview: its image, not its thumbnail.
+          {
+            type: "rich",
+            title: "An article",
+            url: original("article"),
+            image: { url: original("hero.webp"), proxy_url: proxy("hero.webp"), width: 1200, height: 630 },
+            thumbnail: { url: original("logo.png"), proxy_url: proxy("logo.png"), width: 64, height: 64 }
+          },
+          // Not processed by Discord: no proxy URL, so no picture.
+          { type: "rich", title: "raw", image: { url: original("unproxied.png") } }
+        ]
+      })
+      fake.userSays(fake.channel, "what do you see?", { mentionBot: true })
+      yield* awaitBotMessages(fake, fake.channel.id, 1, "the reply")
+      const [request] = yield* probe.requests
+      const pictures = (request?.messages ?? []).find((m) => m.content === "three pictures and a note")
+      const [attachment] = fake.messages(fake.channel.id)[0]?.attachments ?? []
+      assert.deepStrictEqual(pictures?.images, [
+        { url: String(attachment?.["proxy_url"]), mimeType: "image/jpeg", sizeBytes: 48_213 },
+        { url: proxy("linked.png") },
+        { url: proxy("hero.webp") }
+      ])
+      assert.isFalse(JSON.stringify(request?.messages).includes("127.0.0.1:9/original"), "no original URL reaches the model")
     }))
 
   it.scopedLive("[seed 002] a blocked user's messages become one notice and are not quoted by replies", () =>
@@ -138,7 +179,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       yield* waitUntil(fake, "user list", () => user.original !== undefined)
       assert.include(user.original?.content ?? "", "Manage Server")
       // Slash commands were registered once at start-up.
-      assert.deepStrictEqual([...fake.registeredCommands.get("global") ?? []].map((c) => c["name"]).sort(), ["capabilities", "channel", "kill", "mcp", "tools"])
+      assert.deepStrictEqual([...fake.registeredCommands.get("global") ?? []].map((c) => c["name"]).sort(), ["capabilities", "channel", "key", "kill", "mcp", "tools", "usage"])
     }))
 
   it.scopedLive("a failed tool posts a hidden notice to THOUGHT_LOG_CHANNEL_ID; a chosen sticker is sent after the reply", () =>

@@ -235,4 +235,26 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.strictEqual(message?.author.username, "Nerine")
       assert.isDefined(message?.webhookId)
     }))
+
+  it.scopedLive("[issue 11] a reply without a mention to the persona's webhook message is answered; a reply to another webhook's message is not", () =>
+    Effect.gen(function*() {
+      const { fake, probe } = yield* botHarness({
+        // The last line: a reply's context starts with a "[replying to …]" annotation line.
+        script: ({ request }) => reply(`Answer to ${request.messages.at(-1)?.content.split("\n").at(-1) ?? ""}.`),
+        personaName: "Nerine"
+      })
+      fake.userSays(fake.channel, "hello persona", { mentionBot: true })
+      yield* awaitBotMessages(fake, fake.channel.id, 1, "persona reply", ([content]) => content === "Answer to hello persona.")
+      const [personaMessage] = fake.botMessages(fake.channel.id)
+      assert.isDefined(personaMessage?.webhookId)
+      const other = fake.webhookSays(fake.channel, "A message from another integration.")
+      fake.userSays(fake.channel, "replying to the other integration", { replyTo: other.id })
+      fake.userSays(fake.channel, "replying to you, persona", { replyTo: personaMessage?.id ?? "" })
+      const fromPersona = () => fake.botMessages(fake.channel.id).filter((message) => message.webhookId === personaMessage?.webhookId)
+      yield* waitUntil(fake, "the answer to the reply", () => fromPersona().some((message) => message.content === "Answer to replying to you, persona."))
+      yield* Effect.sleep("300 millis")
+      const asked = (yield* probe.requests).map((request) => request.messages.at(-1)?.content.split("\n").at(-1))
+      assert.deepStrictEqual(asked, ["hello persona", "replying to you, persona"])
+      assert.strictEqual(fromPersona().length, 2)
+    }))
 })

@@ -1,25 +1,32 @@
 import { Effect, Layer } from "effect"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { TurnRunner } from "../../src/chat/TurnRunner"
+import { CredentialConfig, type CredentialSettings } from "../../src/config/CredentialConfig"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
 import { DiscordBot, DiscordServices } from "../../src/discord/DiscordBot"
+import { DiscordCredentialRoutes } from "../../src/discord/DiscordCredentials"
 import type { DiscordFrontOptions } from "../../src/discord/DiscordTurnInput"
 import { KeyPool } from "../../src/loop/KeyPool"
 import { PendingContextStash } from "../../src/loop/PendingContextStash"
 import { RoutePlan } from "../../src/loop/RoutePlan"
+import type { LanguageModel } from "../../src/provider/LanguageModel"
 import type { Script } from "../../src/provider/scripted/Script"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import type { DatabaseError } from "../../src/store/Database"
+import { ServerTurnAdmissionStore } from "../../src/store/ServerTurnAdmissionStore"
 import * as Stores from "../../src/store/Stores"
+import { UsageLedgerStore } from "../../src/store/UsageLedgerStore"
+import { shortTermMemoryContext } from "../../src/tools/builtin/memory/shortTermMemoryContext"
+import { makeUpdateShortTermMemoryTool } from "../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
 import { DeliberateToolPlanner } from "../../src/tools/deliberate/DeliberateToolPlanner"
 import { GuildToolSource } from "../../src/tools/GuildToolSource"
 import * as InMemoryToolAffordances from "../../src/tools/InMemoryToolAffordances"
 import type { Tool } from "../../src/tools/Tool"
 import { registerAll, ToolRegistry } from "../../src/tools/ToolRegistry"
 import { ToolUsageStats } from "../../src/tools/ToolUsageStats"
-import { guildMcpLayer } from "../support/mcpServers/mcpTestKit"
+import { guildMcpLayer, type GuildMcpTestOptions } from "../support/mcpServers/mcpTestKit"
 import { fakeDiscord, type FakeDiscordOptions, waitUntil } from "../support/fakeDiscord"
 import type { FakeDiscord } from "../support/fakeDiscord"
 
@@ -32,14 +39,26 @@ export interface BotHarnessOptions {
   readonly front?: DiscordFrontOptions
   /** Create a `#thought-log` channel and set THOUGHT_LOG_CHANNEL_ID to it. */
   readonly thoughtLogChannel?: boolean
-  /** The stores (default: a fresh in-memory SQLite database). */
-  readonly stores?: Layer.Layer<Stores.Stores, DatabaseError>
+  /** The stores (default: a fresh in-memory SQLite database); a function gets the fake (its guild ids). */
+  readonly stores?: Layer.Layer<Stores.Stores, DatabaseError> | ((fake: FakeDiscord) => Layer.Layer<Stores.Stores, DatabaseError>)
+  /** Short-term memory as `main` wires it: `update_short_term_memory` registered, the memory in the context. */
+  readonly shortTermMemory?: boolean
+  /** DISCORD_MAX_MESSAGES_PER_TURN (default 10). */
+  readonly maxMessagesPerTurn?: number
+  /** The guild MCP stack behind `/mcp` (default: `guildMcpLayer()`, private networks allowed). */
+  readonly guildMcp?: GuildMcpTestOptions
+  /** A real provider instead of the scripted one (the script's probe then records nothing). */
+  readonly model?: Layer.Layer<LanguageModel>
+  /** Models and operator keys (`LLM_MODELS`, `LLM_API_KEYS`; default: `model-a`, keyless). */
+  readonly routePlan?: { readonly models: ReadonlyArray<string>; readonly keys?: ReadonlyArray<string> }
+  /** Cooldown, quotas and secret keys (default: all off). */
+  readonly credentials?: Partial<CredentialSettings>
 }
 
 /**
  * The whole Discord bot as `main` wires it, against a fake Discord: a real discord.js client,
  * the ChannelQueue and generation turn over a scripted model, stores in in-memory SQLite, guild
- * MCP admin. Returns the fake, the scripted model's probe and the app's services.
+ * MCP admin, and (`shortTermMemory`) the memory tool and context. Returns the fake, the scripted model's probe and the app's services.
  */
 export const botHarness = (options: BotHarnessOptions) =>
   Effect.gen(function*() {
@@ -49,35 +68,46 @@ export const botHarness = (options: BotHarnessOptions) =>
       token: fake.token,
       apiBaseUrl: fake.apiBase,
       thoughtLogChannelId,
+      ...(options.maxMessagesPerTurn === undefined ? {} : { maxMessagesPerTurn: options.maxMessagesPerTurn }),
       ...(options.personaName === undefined
         ? {}
         : { personaWebhooks: true, persona: { id: undefined, name: options.personaName, avatarUrl: undefined, systemPrompt: "You are a persona." } })
     })
     const discord = DiscordServices.pipe(Layer.provide(config))
+    // One layer value, so every use below shares one database.
+    const stores = typeof options.stores === "function" ? options.stores(fake) : options.stores ?? Stores.layerMemory
+    const memoryTools = options.shortTermMemory === true ? Effect.map(makeUpdateShortTermMemoryTool(), (tool) => [tool]) : Effect.succeed([])
     const registry = Layer.effect(
       ToolRegistry,
       Effect.gen(function*() {
         const made = yield* Effect.provide(ToolRegistry, ToolRegistry.layer)
-        yield* Effect.orDie(registerAll(made, options.tools ?? []))
+        yield* Effect.orDie(registerAll(made, [...(options.tools ?? []), ...(yield* memoryTools)]))
         return made
       })
-    ).pipe(Layer.provide(GuildToolSource.none))
+    ).pipe(Layer.provide(GuildToolSource.none), Layer.provide(stores))
+    const enricher = options.shortTermMemory === true ? shortTermMemoryContext.pipe(Layer.provide(stores)) : Layer.empty
     const core = Layer.mergeAll(
       Scripted.layer({ script: options.script }),
+      // Provided after the scripted model, so it is the LanguageModel the turns use.
+      options.model ?? Layer.empty,
       registry,
       LoopConfig.make(options.loop),
       InMemoryToolAffordances.layer,
       ToolUsageStats.none,
       PendingContextStash.Default,
-      RoutePlan.make(["model-a"]),
+      RoutePlan.make(options.routePlan?.models ?? ["model-a"], options.routePlan?.keys ?? []),
       KeyPool.Default
     )
-    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.merge(core, discord)))
-    const stores = options.stores ?? Stores.layerMemory
-    const mcp = guildMcpLayer().layer
+    const credentialConfig = CredentialConfig.make(options.credentials)
+    // Who pays for a turn, as main wires it: keys from the stores, admission, the usage ledger.
+    const credentials = Layer.mergeAll(DiscordCredentialRoutes, ServerTurnAdmissionStore.admissionLayer, UsageLedgerStore.ledgerLayer).pipe(
+      Layer.provide(Layer.mergeAll(stores, credentialConfig, discord))
+    )
+    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher, credentials)))
+    const mcp = guildMcpLayer(options.guildMcp).layer
     const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
     const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(
-      Layer.provide(Layer.mergeAll(queue, stores, mcp, core, discord, config, planner))
+      Layer.provide(Layer.mergeAll(queue, stores, mcp, core, discord, config, credentialConfig, planner))
     )
     const context = yield* Layer.build(Layer.mergeAll(bot, core, discord, stores))
     const probe = yield* Effect.provide(ScriptedProbe, context)

@@ -46,10 +46,10 @@ describe("what the Discord front writes", () => {
   })
 
   it("notices render as embeds within Discord's limits", () => {
-    const long = noticeEmbed(UserNotice.ProviderFailed({ detail: "x".repeat(10_000) }))
+    const long = noticeEmbed(UserNotice.ProviderFailed({ model: "m".repeat(10_000), reason: "rate_limited" }))
     assert.strictEqual(long.description?.length, 4096)
     assert.include(noticeEmbed(UserNotice.StillWorking({ iteration: 20 })).description ?? "", "/kill")
-    assert.include(noticeEmbed(UserNotice.FallbackUsed({ model: "b", failures: [{ model: "a", detail: "429   rate\nlimited" }] })).description ?? "", "• a: 429 rate limited")
+    assert.strictEqual(noticeEmbed(UserNotice.FallbackUsed({ model: "b", failures: [{ model: "a", reason: "rate_limited" }] })).description, "• a: rate limited")
   })
 
   it("webhook usernames Discord accepts; rate-limit keys from request paths", () => {
@@ -63,7 +63,7 @@ describe("what the Discord front writes", () => {
 
   it("slash commands: valid names and sizes for registration", () => {
     const names = commandDefinitions.map((command) => command.name)
-    assert.deepStrictEqual(names, ["kill", "channel", "mcp", "tools", "capabilities"])
+    assert.deepStrictEqual(names, ["kill", "channel", "mcp", "tools", "capabilities", "key", "usage"])
     for (const command of commandDefinitions) {
       assert.match(command.name, /^[a-z]{1,32}$/)
       assert.isAtMost(command.description.length, 100)

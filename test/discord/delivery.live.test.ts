@@ -1,19 +1,69 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber } from "effect"
+import { Duration, Effect, Either, Fiber } from "effect"
 import type { Persona } from "../../src/loop/CurrentTurn"
 import { keepTyping } from "../../src/discord/TypingIndicator"
 import { makeDiscordReplySink } from "../../src/discord/DiscordReplySink"
+import { finishReply } from "../../src/discord/DiscordTurnInput"
+import type { TurnStatus } from "../../src/domain/PassResult"
+import type { TurnResult } from "../../src/domain/TurnResult"
 import { splitMessage } from "../../src/discord/messageSplitter"
 import { channelReplyTarget } from "../../src/discord/ReplyTarget"
-import { Permission, botPermissions, waitUntil } from "../support/fakeDiscord"
+import { Permission, botPermissions, type FaultRule, waitUntil } from "../support/fakeDiscord"
 import { liveDiscord, sendableChannel } from "./liveDiscord"
 
 const persona: Persona = { id: "p1", name: "Nerine", avatarUrl: "https://cdn.example/nerine.png", systemPrompt: "" }
 
+/** The issue's measure: a 60-sentence reply streamed sentence by sentence. */
+const SENTENCES = 60
+const sentenceText = Array.from({ length: SENTENCES }, (_, i) => `This is sentence number ${i + 1}, which carries a few more words. `).join("")
+
+/** Each numbered sentence across the channel's bot messages (split at whitespace, so joined as they are): lost and repeated ones. */
+const tally = (contents: ReadonlyArray<string>) => {
+  const all = contents.join("")
+  let lost = 0
+  let repeated = 0
+  for (let n = 1; n <= SENTENCES; n++) {
+    const seen = all.split(`sentence number ${n},`).length - 1
+    if (seen === 0) lost += 1
+    if (seen > 1) repeated += seen - 1
+  }
+  return { lost, repeated }
+}
+
+type DeliveryPath = "bot" | "webhook"
+
+/** Edits of a reply message on each path. */
+const editRoute: Record<DeliveryPath, RegExp> = {
+  bot: /^\/channels\/\d+\/messages\/\d+$/,
+  webhook: /^\/webhooks\/\d+\/[^/]+\/messages\/\d+$/
+}
+/** Posts of a reply message on each path. */
+const postRoute: Record<DeliveryPath, RegExp> = {
+  bot: /^\/channels\/\d+\/messages$/,
+  webhook: /^\/webhooks\/\d+\/[^/]+$/
+}
+
+/**
+ * Streams the 60 sentences through the real sink and target of `path` (bot messages, or the
+ * persona webhook), with `fault` scripted on the fake; the pass's outcome and what Discord shows.
+ */
+const streamWithFault = (path: DeliveryPath, fault: FaultRule | undefined) =>
+  Effect.gen(function*() {
+    const { client, fake, webhooks } = yield* liveDiscord()
+    const channel = yield* sendableChannel(client, fake, fake.channel.id)
+    const plain = yield* channelReplyTarget(channel, undefined)
+    const target = path === "bot" ? plain : yield* webhooks.target(channel, persona, plain)
+    const reply = yield* makeDiscordReplySink(target, { minEditInterval: "20 millis", transientBaseDelay: "50 millis", transientRetries: 2 })
+    if (fault !== undefined) fake.failNext(fault)
+    const ended = yield* Effect.either(Effect.zipRight(stream(reply.sink.write, sentenceText, 67, "15 millis"), reply.sink.endPass("flush")))
+    const contents = fake.botMessages(fake.channel.id).map((message) => message.content)
+    return { fake, ended, contents, ...tally(contents) }
+  })
+
 const words = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size))
 
 /** Streams `text` into the sink in small deltas with real pauses. */
-const stream = (write: (delta: string) => Effect.Effect<void, unknown>, text: string, size = 40, pause: Duration.DurationInput = "2 millis") =>
+const stream = <E>(write: (delta: string) => Effect.Effect<void, E>, text: string, size = 40, pause: Duration.DurationInput = "2 millis") =>
   Effect.forEach(words(text, size), (delta) => Effect.zipRight(write(delta), Effect.sleep(pause)), { discard: true })
 
 describe("Discord delivery against a fake Discord (real discord.js)", () => {
@@ -187,6 +237,88 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
         const ended = yield* Effect.either(reply.sink.endPass("flush"))
         assert.isTrue(ended._tag === "Left" && ended.left.reason === reason, JSON.stringify(ended))
       }
+    }))
+
+  for (const path of ["bot", "webhook"] as const) {
+    for (const [code, status, what] of [[10008, 404, "the message was deleted"], [30046, 400, "the message is too old to edit"], [10015, 404, "the webhook is gone"]] as const) {
+      it.scopedLive(`[issue 11] ${path} path: an edit refused mid-stream with ${code} (${what}) — the reply continues, no sentence lost or repeated`, () =>
+        Effect.gen(function*() {
+          const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status, code, skip: 2 })
+          assert.strictEqual(run.fake.pendingFaults, 0, "the refusal was answered")
+          assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+          assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
+          assert.strictEqual(run.contents.join(""), sentenceText)
+          if (path === "webhook") {
+            const posters = run.fake.botMessages(run.fake.channel.id).map((message) => message.webhookId)
+            assert.isTrue(posters.every((id) => id !== undefined), "every message is the persona's")
+            // A deleted webhook: the reply went on through a new one.
+            assert.strictEqual(new Set(posters).size, code === 10015 ? 2 : 1)
+          }
+        }))
+    }
+
+    it.scopedLive(`[issue 11] ${path} path: 50013 (missing permissions) mid-stream is final — the sink fails with DeliveryError missing_access`, () =>
+      Effect.gen(function*() {
+        const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 403, code: 50013, skip: 2 })
+        assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === "missing_access", JSON.stringify(run.ended))
+        // Nothing tried again after a final refusal.
+        assert.strictEqual(run.fake.requests.filter((request) => request.method === "PATCH" && request.status === 403).length, 1)
+      }))
+
+    it.scopedLive(`[issue 11] ${path} path: 5xx mid-stream beyond discord.js's own retries is tried again with backoff and delivered`, () =>
+      Effect.gen(function*() {
+        // discord.js tries 4 times at once; the 5th 503 reaches the sink's own retry, which gets through.
+        const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 503, skip: 2, times: 5 })
+        assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+        assert.strictEqual(run.fake.requests.filter((request) => request.status === 503).length, 5)
+        assert.strictEqual(run.contents.join(""), sentenceText)
+      }))
+
+    it.scopedLive(`[issue 11] ${path} path: 5xx that never stops ends in DeliveryError failed once the retries are used up`, () =>
+      Effect.gen(function*() {
+        const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 502, skip: 2, times: 1000 })
+        assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
+        // 1 + 2 tries of the sink, 4 requests each (discord.js's retries).
+        assert.strictEqual(run.fake.requests.filter((request) => request.status === 502).length, 12)
+      }))
+  }
+
+  it.scopedLive("[issue 11] bot path: a post whose answer was lost (5xx after Discord created it) is tried again under the same nonce — no second copy", () =>
+    Effect.gen(function*() {
+      const run = yield* streamWithFault("bot", { method: "POST", path: postRoute.bot, status: 503, applied: true, times: 4 })
+      assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+      assert.strictEqual(run.fake.requests.filter((request) => request.status === 503).length, 4)
+      assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
+      assert.strictEqual(run.contents.join(""), sentenceText)
+    }))
+
+  it.scopedLive("[issue 11] the chosen sticker goes out only with a completed reply (not after /kill, an interrupt, an error or a timeout)", () =>
+    Effect.gen(function*() {
+      const stickerId = "123456789012345678"
+      const { client, fake } = yield* liveDiscord({ stickers: [{ id: stickerId, name: "wave" }] })
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const statuses: ReadonlyArray<TurnStatus> = ["stopped_by_user", "follow_up_interrupt", "error", "timeout", "completed"]
+      for (const status of statuses) {
+        const reply = yield* makeDiscordReplySink(yield* channelReplyTarget(channel, undefined))
+        yield* reply.sink.write(`A reply that ended as ${status}.`)
+        yield* reply.sink.endPass("flush")
+        const result: TurnResult = {
+          status,
+          text: `A reply that ended as ${status}.`,
+          iterations: 1,
+          attempts: [],
+          toolCalls: [],
+          usage: undefined,
+          toolResponseDelivered: false,
+          stickerSelection: { id: stickerId, name: "wave" }
+        }
+        yield* finishReply(reply, channel, result)
+      }
+      const withSticker = fake.botMessages(fake.channel.id).filter((message) => message.stickerIds.length > 0)
+      assert.strictEqual(withSticker.length, 1)
+      // Right after the completed reply, the last message of all.
+      assert.strictEqual(fake.botMessages(fake.channel.id).at(-1)?.stickerIds[0], stickerId)
+      assert.strictEqual(fake.botMessages(fake.channel.id).at(-2)?.content, "A reply that ended as completed.")
     }))
 
   it.scopedLive("typing is sent while the turn runs and stops for good when its fiber ends", () =>

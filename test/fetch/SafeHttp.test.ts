@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Either, Exit, Fiber, TestClock } from "effect"
+import { Deferred, Duration, Effect, Either, Exit, Fiber, Layer, TestClock } from "effect"
 import { ResponseSizeError } from "../../src/fetch/ResponseSizeError"
 import { SafeHttp, SafeHttpError, type SafeHttpRequest } from "../../src/fetch/SafeHttp"
 import { pageServer } from "../support/fakeWeb/pageServer"
@@ -12,6 +12,13 @@ const request = (options: WebKitOptions, input: SafeHttpRequest) =>
   Effect.flatMap(SafeHttp, (http) => http.request(input)).pipe(Effect.provide(webStack(options).layer))
 
 const dev: WebKitOptions = { production: false }
+
+/**
+ * SafeHttp built once for the test's scope, as production keeps it: closing a fresh layer after
+ * each request would tear its pool down and hide a socket the request itself left open.
+ */
+const keptAlive = (options: WebKitOptions) =>
+  Effect.flatMap(Layer.build(webStack(options).layer), (context) => Effect.provide(SafeHttp, context))
 
 /** Resolves when the server saw the response torn down (the client closed the socket). */
 const closedSignal = () => {
@@ -51,6 +58,39 @@ describe("SafeHttp", () => {
     })
   )
 
+  it.scoped("a long-lived SafeHttp (as in production) closes the oversized download's socket and keeps serving", () =>
+    Effect.gen(function* () {
+      // One layer for every request: only the body reader's cancel can close the socket here,
+      // the pool is not torn down between requests (its idle timer runs on the TestClock).
+      const { closed, markClosed } = closedSignal()
+      const paths: Array<string> = []
+      const server = yield* pageServer((incoming, response) => {
+        paths.push(incoming.url ?? "")
+        if (incoming.url === "/big") {
+          incoming.socket.on("close", markClosed)
+          response.writeHead(200, { "content-type": "text/plain", "content-length": String(64 * MIB) })
+          const chunk = Buffer.alloc(64 * 1024, 97)
+          const pump = () => {
+            while (!response.destroyed) if (!response.write(chunk)) return void response.once("drain", pump)
+          }
+          pump()
+          return
+        }
+        response.writeHead(200, { "content-type": "text/plain" })
+        response.end(`ok ${incoming.url ?? ""}`)
+      })
+      const http = yield* keptAlive({ ...dev, settings: { maxBodyBytes: MIB } })
+      const warm = yield* http.request({ url: `${server.origin}/first` })
+      assert.strictEqual(Buffer.from(warm.body).toString(), "ok /first")
+      const big = yield* Effect.either(http.request({ url: `${server.origin}/big` }))
+      assert.isTrue(Either.isLeft(big) && big.left instanceof ResponseSizeError)
+      assert.isTrue(yield* within(closed, 5_000), "the oversized download's socket was closed")
+      const after = yield* http.request({ url: `${server.origin}/after` })
+      assert.strictEqual(Buffer.from(after.body).toString(), "ok /after")
+      assert.deepStrictEqual(paths, ["/first", "/big", "/after"])
+    })
+  )
+
   it.scoped("an endless chunked body stops at the cap", () =>
     Effect.gen(function* () {
       const { closed, markClosed } = closedSignal()
@@ -63,10 +103,11 @@ describe("SafeHttp", () => {
         }
         pump()
       })
-      const result = yield* Effect.either(request({ ...dev, settings: { maxBodyBytes: 256 * 1024 } }, { url: `${server.origin}/` }))
+      const http = yield* keptAlive({ ...dev, settings: { maxBodyBytes: 256 * 1024 } })
+      const result = yield* Effect.either(http.request({ url: `${server.origin}/` }))
       assert.isTrue(Either.isLeft(result) && result.left instanceof ResponseSizeError)
       if (Either.isLeft(result)) assert.include(result.left.message, "exceeds the maximum allowed size (0.25 MB)")
-      assert.isTrue(yield* within(closed, 5_000))
+      assert.isTrue(yield* within(closed, 5_000), "closed while the service lives on")
     })
   )
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Ref } from "effect"
+import { Effect, Fiber, Ref, TestClock } from "effect"
 import { ChatMessage } from "../../src/domain/ChatMessage"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { annotateRecentMessages, handleEnhancedContextRestart, METADATA_ANNOTATED_ITEMS, METADATA_TAIL_DIRECTIVE } from "../../src/loop/contextRestart"
@@ -88,12 +88,15 @@ describe("context restart at the executeToolCall level (spec §2.6)", () => {
       assert.isFalse((yield* Ref.get(h.state.flags)).disableYouTubeProcessing)
     }))
 
-  it.effect("[9] a restart is a success for the loop: timing is kept and stats are recorded", () =>
+  it.effect("[2.6][3 step 8] a restart is a successful call: its duration on the Clock is kept and usage stats are recorded", () =>
     Effect.gen(function*() {
-      const tool = yield* makeRecordingTool("gif_tool", () => Effect.succeed(toolSuccess({ type: "context_restart_gif", enhanced_context_item: { text: "gif frames" } })))
+      const tool = yield* makeRecordingTool("gif_tool", () =>
+        Effect.as(Effect.sleep("3 seconds"), toolSuccess({ type: "context_restart_gif", enhanced_context_item: { text: "gif frames" } })))
       const h = yield* makeToolCallHarness({ tools: [tool.tool] })
-      const outcome = yield* run(h, { name: "gif_tool" })
-      assert.deepStrictEqual(outcome._tag === "Restart" ? outcome.durationMs : -1, 0)
+      const fiber = yield* Effect.fork(run(h, { name: "gif_tool" }))
+      yield* TestClock.adjust("3 seconds")
+      const outcome = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(outcome._tag === "Restart" ? outcome.durationMs : -1, 3_000)
       assert.deepStrictEqual(yield* h.stats.next, { toolName: "gif_tool", guildId: "guild-1" })
       assert.isTrue((yield* Ref.get(h.state.flags)).disableGifProcessing)
       assert.deepStrictEqual((yield* Ref.get(h.state.contextItems)).at(-1), ChatMessage({ role: "system", content: "gif frames" }))

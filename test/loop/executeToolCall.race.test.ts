@@ -36,6 +36,7 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
         assert.strictEqual(outcome.durationMs, 10_000)
       }
       // The loser was interrupted: its finalizer ran and its AbortSignal fired.
+      yield* hanging.whenFinalized
       assert.isTrue(yield* Ref.get(hanging.finalized))
       assert.isTrue((yield* Ref.get(hanging.signal))?.aborted)
       const [record] = yield* h.registry.executionHistory()
@@ -88,6 +89,65 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
     }))
 })
 
+/** A tool that never resolves and whose cleanup takes `cleanup` of Clock time (uninterruptible, as a stuck socket close is). */
+const slowCleanupTool = (name: string, cleanup: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const started = yield* Deferred.make<void>()
+    const cleaned = yield* Deferred.make<void>()
+    const tool = rawTool({
+      name,
+      execute: () =>
+        Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
+          Effect.ensuring(Effect.zipRight(Effect.sleep(cleanup), Deferred.succeed(cleaned, undefined)))
+        )
+    })
+    return { tool, started, cleaned }
+  })
+
+describe("executeToolCall: the race is decided at once (issue 11.7)", () => {
+  it.effect("a tool whose finalizer takes 60 s: the timeout result arrives at exactly TOOL_EXECUTION_TIMEOUT_MS, the cleanup runs after", () =>
+    Effect.gen(function*() {
+      const slow = yield* slowCleanupTool("stuck", "60 seconds")
+      const h = yield* makeToolCallHarness({ tools: [slow.tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
+      const fiber = yield* Effect.fork(run(h, { name: "stuck" }))
+      yield* Deferred.await(slow.started)
+      yield* TestClock.adjust(Duration.millis(9_999))
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      yield* TestClock.adjust(Duration.millis(1))
+      const outcome = yield* Fiber.join(fiber)
+      assert.strictEqual(reasonOf(outcome), "Tool \"stuck\" timed out after 10s.")
+      assert.strictEqual(outcome._tag === "History" ? outcome.durationMs : -1, 10_000)
+      assert.isFalse(yield* Deferred.isDone(slow.cleaned), "the loser's cleanup is still running in the background")
+      yield* TestClock.adjust(Duration.seconds(60))
+      yield* Deferred.await(slow.cleaned)
+    }))
+
+  it.effect("a tool whose finalizer takes 60 s: /kill wins within a millisecond of Clock time", () =>
+    Effect.gen(function*() {
+      const slow = yield* slowCleanupTool("stuck", "60 seconds")
+      const h = yield* makeToolCallHarness({ tools: [slow.tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
+      const fiber = yield* Effect.fork(run(h, { name: "stuck" }))
+      yield* Deferred.await(slow.started)
+      yield* TestClock.adjust(Duration.seconds(2))
+      yield* h.signals.kill({ requesterId: "user-1" })
+      yield* TestClock.adjust(Duration.millis(1))
+      const outcome = Option.getOrThrow(yield* Fiber.poll(fiber))
+      assert.deepStrictEqual(Exit.map(outcome, (o) => (o._tag === "Abort" ? o.status : o._tag)), Exit.succeed("stopped_by_user"))
+      assert.isFalse(yield* Deferred.isDone(slow.cleaned))
+    }))
+
+  it.effect("an uninterruptible tool: the timeout still returns on time, and its result, arriving later, is ignored", () =>
+    Effect.gen(function*() {
+      const tool = rawTool({ name: "stubborn", execute: () => Effect.uninterruptible(Effect.as(Effect.sleep("30 seconds"), toolSuccess({ late: true }))) })
+      const h = yield* makeToolCallHarness({ tools: [tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
+      const fiber = yield* Effect.fork(run(h, { name: "stubborn" }))
+      yield* TestClock.adjust(Duration.seconds(10))
+      const outcome = yield* Fiber.join(fiber)
+      assert.strictEqual(reasonOf(outcome), "Tool \"stubborn\" timed out after 10s.")
+      yield* TestClock.adjust(Duration.seconds(30))
+    }))
+})
+
 /** LoopConfig as read from the environment `env`. */
 const loopConfigFrom = (env: Record<string, string>) =>
   Effect.provide(LoopConfig, LoopConfig.layer).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
@@ -125,6 +185,7 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
       yield* h.signals.kill({ requesterId: "user-1" })
       const outcome = yield* Fiber.join(fiber)
       assert.deepStrictEqual(outcome._tag === "Abort" ? outcome.status : outcome._tag, "stopped_by_user")
+      yield* hanging.whenFinalized
       assert.isTrue(yield* Ref.get(hanging.finalized), "the tool's finalizer ran")
       assert.isTrue((yield* Ref.get(hanging.signal))?.aborted, "the tool's AbortSignal fired")
       assert.strictEqual((yield* h.thoughtLog.notices).length, 0, "nothing is reported for a killed call")
@@ -145,6 +206,7 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
       yield* Deferred.succeed(killSwitch, undefined)
       const outcome = yield* Fiber.join(fiber)
       assert.strictEqual(reasonOf(outcome), "Tool \"hang\" was killed.")
+      yield* hanging.whenFinalized
       assert.isTrue(yield* Ref.get(hanging.finalized))
     }))
 
@@ -214,6 +276,7 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
       yield* Deferred.await(hanging.started)
       const exit = yield* Fiber.interrupt(fiber)
       assert.isTrue(Exit.isInterrupted(exit))
+      yield* hanging.whenFinalized
       assert.isTrue(yield* Ref.get(hanging.finalized))
       assert.isTrue((yield* Ref.get(hanging.signal))?.aborted)
     }))

@@ -1,18 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Ref, TestClock } from "effect"
 import { DeliveryError, ResponseSink } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
-import { PassResult } from "../../src/domain/PassResult"
-import { ProviderError } from "../../src/domain/ProviderError"
-import { toolSuccess } from "../../src/domain/ToolResult"
+import type { FunctionCall } from "../../src/domain/FunctionCall"
+import { ProviderEvent } from "../../src/domain/ProviderEvent"
+import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { runGenerationTurn } from "../../src/loop/generationTurn"
 import { KeyPool } from "../../src/loop/KeyPool"
-import { attemptFailure } from "../../src/loop/policy"
 import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
-import { makeRecordingTool } from "../support/tools/testTools"
+import { constantTool, makeRecordingTool } from "../support/tools/testTools"
 import { type LoopHarness, withLoopHarness } from "./harness"
 
 const keyOf = (request: GenerationRequest) => (request.apiKey === undefined ? "none" : Redacted.value(request.apiKey))
@@ -36,9 +35,15 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
         tools: [probe.tool],
         script: ({ request, index }) =>
           index % 2 === 0 ? S.callTool("probe") : request.model === "primary" ? [rateLimited] : S.reply("from the fallback")
-      }, ({ collected }) =>
+      }, ({ collected, tools }) =>
         Effect.gen(function*() {
-          const result = yield* runGenerationTurn()
+          const result = yield* runGenerationTurn().pipe(Logger.withMinimumLogLevel(LogLevel.Debug))
+          // Errors are suppressed while another model is pending, and surfaced on the last one.
+          const started = yield* tools.logs.matching("generation attempt starts")
+          assert.deepStrictEqual(started.map((line) => [line.annotations["model"], line.annotations["suppressUserErrors"]]), [
+            ["primary", true],
+            ["fallback", false]
+          ])
           assert.strictEqual(result.status, "completed")
           assert.strictEqual(result.text, "from the fallback")
           assert.deepStrictEqual(result.attempts, [
@@ -53,7 +58,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
           if (notice?._tag !== "FallbackUsed") return
           assert.strictEqual(notice.model, "fallback")
           assert.strictEqual(notice.failures[0]?.model, "primary")
-          assert.include(notice.failures[0]?.detail ?? "", "RateLimit")
+          assert.strictEqual(notice.failures[0]?.reason, "rate_limited")
           assert.strictEqual(result.iterations, 4)
           assert.strictEqual(result.toolCalls.length, 2)
         }))
@@ -160,8 +165,24 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
         assert.deepStrictEqual(result.attempts.map((a) => `${a.model}#${a.keyIndex}`), ["m1#0", "m1#1", "m2#0"], "m2 finds both keys resting")
         const notices = yield* collected.notices
         assert.strictEqual(notices.length, 1)
-        assert.strictEqual(notices[0]?._tag, "ProviderFailed")
-        if (notices[0]?._tag === "ProviderFailed") assert.include(notices[0].detail, "m2/k0 is down")
+        assert.deepStrictEqual(notices[0], UserNotice.ProviderFailed({ model: "m2", reason: "service_error" }))
+      })))
+
+  it.effect("[decision 20] public notices carry no internals: classes and model names in the channel, the vendor's words in the thought log", () =>
+    withTurn({
+      models: ["m1", "m2"],
+      script: ({ request }) => [S.fail(request.model === "m1" ? "Network" : "Server", `connect ECONNREFUSED 10.0.0.7:8443 (${request.model})`, { status: 502 })]
+    }, ({ collected, tools }) =>
+      Effect.gen(function*() {
+        yield* runGenerationTurn()
+        const shown = JSON.stringify(yield* collected.notices)
+        assert.notInclude(shown, "10.0.0.7")
+        assert.notInclude(shown, "ECONNREFUSED")
+        assert.deepStrictEqual(yield* collected.notices, [UserNotice.ProviderFailed({ model: "m2", reason: "service_error" })])
+        const hidden = yield* tools.thoughtLog.notices
+        assert.deepStrictEqual(hidden.map((notice) => notice.kind), ["provider_failed", "provider_failed"])
+        assert.include(hidden[0]?.description ?? "", "10.0.0.7:8443 (m1)")
+        assert.include(hidden[0]?.title ?? "", "the service could not be reached")
       })))
 
   it.effect("[69] a fallback answered but the user already moved on: no notice, the pending request is cleared", () =>
@@ -201,23 +222,85 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
         assert.isTrue(Option.isNone(yield* signals.current))
       })))
 
-  it.effect("[70] an unreachable destination ends the turn: no further model is tried", () =>
+  it.effect("[70][decision 18] a destination that refuses the reply ends the turn as error/delivery_failed: no further model, no key rotation, a thought-log notice", () =>
     withTurn({
       models: ["primary", "fallback"],
-      script: [[S.text("a"), S.fail("Server")], S.reply("never")],
-      sink: { failFrom: { delivery: 0, error: new DeliveryError({ reason: "missing_access", detail: "403 Missing Access" }) } }
+      keys: ["k1", "k2"],
+      script: [[S.text("a"), S.text("b"), S.hang], S.reply("never")],
+      sink: { failFrom: { delivery: 1, error: new DeliveryError({ reason: "missing_access", detail: "403 Missing Access" }) } }
+    }, ({ collected, tools }) =>
+      Effect.gen(function*() {
+        const result = yield* runGenerationTurn()
+        assert.deepStrictEqual([result.status, result.reason], ["error", "delivery_failed"])
+        assert.deepStrictEqual(result.attempts, [{ model: "primary", keyIndex: 0, status: "error" }])
+        assert.strictEqual((yield* (yield* ScriptedProbe).calls).length, 1)
+        assert.strictEqual((yield* (yield* ScriptedProbe).calls)[0]?.ending, "abandoned", "the provider request is closed")
+        assert.strictEqual(yield* collected.delivered, "a")
+        assert.deepStrictEqual(yield* collected.notices, [], "nothing more is posted to a destination that refuses it")
+        const notices = yield* tools.thoughtLog.notices
+        assert.deepStrictEqual(notices.map((notice) => notice.kind), ["delivery_failed"])
+        assert.include(notices[0]?.description ?? "", "missing_access")
+      })))
+
+  it.effect("[decision 18] a sink that fails while ending a completed pass never reports completed", () =>
+    withTurn({
+      models: ["primary", "fallback"],
+      script: [S.reply("all of it"), S.reply("never")],
+      sink: { chunkSize: 1000, failFrom: { delivery: 0, error: new DeliveryError({ reason: "failed", detail: "Discord 5xx, retries used up" }) } }
     }, () =>
       Effect.gen(function*() {
         const result = yield* runGenerationTurn()
-        assert.strictEqual(result.attempts.length, 1)
-        assert.strictEqual((yield* (yield* ScriptedProbe).calls).length, 1)
+        assert.deepStrictEqual([result.status, result.reason, result.text], ["error", "delivery_failed", ""])
+        assert.strictEqual(result.attempts.length, 1, "no other model can deliver to it either")
       })))
 
-  it("[70] an error pass whose destination is gone is terminal", () => {
-    const error = new ProviderError({ reason: "Server", provider: "x", detail: "down" })
-    assert.strictEqual(attemptFailure("error", PassResult.Error({ accumulatedText: "", error, stopReason: "channel_deleted" })), "Terminal")
-    assert.strictEqual(attemptFailure("error", PassResult.Error({ accumulatedText: "", error })), "ProviderError")
-  })
+  it.effect("[issue 11.4] a sticker goes out only with a completed reply: not after /kill, a follow-up interrupt or the tool-error cap", () =>
+    Effect.gen(function*() {
+      const wave = { id: "111", name: "wave" }
+      const sticker = constantTool("select_sticker_for_response", toolSuccess({ sticker_id: "111" }))
+      const failing = constantTool("broken", toolFailure("nope"))
+      const ending = (script: S.Script, act: (harness: LoopHarness) => Effect.Effect<void> = () => Effect.void) =>
+        withTurn({ models: ["primary"], tools: [sticker, failing], stickers: [wave], script }, (harness) =>
+          Effect.gen(function*() {
+            const fiber = yield* Effect.fork(runGenerationTurn())
+            yield* act(harness)
+            const result = yield* Fiber.join(fiber)
+            return [result.status, result.stickerSelection?.id ?? "none"]
+          }))
+      assert.deepStrictEqual(yield* ending([S.callTool("select_sticker_for_response"), S.reply("Hi!")]), ["completed", "111"])
+      const askAfterPick = (request: Effect.Effect<void>) =>
+        Effect.gen(function*() {
+          yield* TestClock.adjust("1 second")
+          yield* request
+          yield* TestClock.adjust("1 second")
+        })
+      const slowReply = [S.callTool("select_sticker_for_response"), [S.sleep("5 seconds"), S.text("late")]]
+      assert.deepStrictEqual(
+        yield* ending(slowReply, (harness) => askAfterPick(harness.signals.kill({ requesterId: "u1" }))),
+        ["stopped_by_user", "none"]
+      )
+      assert.deepStrictEqual(
+        yield* ending(slowReply, (harness) => askAfterPick(harness.signals.requestFollowUp)),
+        ["follow_up_interrupt", "none"]
+      )
+      const capped = [S.callTool("select_sticker_for_response"), ...Array.from({ length: 5 }, () => S.callTool("broken"))]
+      assert.deepStrictEqual(yield* ending(capped), ["error", "none"])
+    }))
+
+
+  it.effect("[13] a call without a name from the primary is the model's error: the next model answers", () =>
+    withTurn({
+      models: ["primary", "fallback"],
+      script: ({ request }) =>
+        request.model === "primary"
+          ? [S.ScriptStep.Emit({ event: ProviderEvent.ToolCall({ call: {} as FunctionCall }) }), S.finish("tool_calls")]
+          : S.reply("from the fallback")
+    }, () =>
+      Effect.gen(function*() {
+        const result = yield* runGenerationTurn()
+        assert.deepStrictEqual(result.attempts.map((a) => [a.model, a.status]), [["primary", "error"], ["fallback", "completed"]])
+        assert.strictEqual(result.text, "from the fallback")
+      })))
 
   it.effect("[71] a defect inside an attempt: status error, one error notice, remaining fallbacks not tried", () =>
     withTurn({

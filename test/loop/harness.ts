@@ -25,6 +25,7 @@ export const attempt = (overrides: Partial<AttemptInfo> = {}): AttemptInfo => ({
   provider: "scripted",
   model: "model-a",
   suppressUserErrors: false,
+  credentialSource: "operator",
   ...overrides
 })
 
@@ -66,6 +67,8 @@ export interface LoopHarness {
   readonly stopResponses: Effect.Effect<ReadonlyArray<StopContext>>
   /** How often the loop or executeToolCall asked the registry whether a tool requires a follow-up. */
   readonly followUpLookups: Effect.Effect<ReadonlyArray<string>>
+  /** The same lookups with every argument: `[tool, provider, guildId]` (spec scenario 34). */
+  readonly followUpCalls: Effect.Effect<ReadonlyArray<readonly [string, string, string | undefined]>>
 }
 
 /**
@@ -84,17 +87,22 @@ export const withLoopHarness = <A, E, R>(
     const collected = yield* makeCollectingSink(options.sink)
     const stops = yield* Ref.make<ReadonlyArray<StopContext>>([])
     const lookups = yield* Ref.make<ReadonlyArray<string>>([])
+    const calls = yield* Ref.make<ReadonlyArray<readonly [string, string, string | undefined]>>([])
     const registry: ToolRegistryShape = {
       ...tools.registry,
       requiresFollowUp: (name, provider, guildId) =>
-        Effect.zipRight(Ref.update(lookups, (all) => [...all, name]), tools.registry.requiresFollowUp(name, provider, guildId))
+        Effect.zipRight(
+          Effect.zipRight(Ref.update(lookups, (all) => [...all, name]), Ref.update(calls, (all) => [...all, [name, provider, guildId] as const])),
+          tools.registry.requiresFollowUp(name, provider, guildId)
+        )
     }
     const harness: LoopHarness = {
       tools,
       collected,
       signals: tools.signals,
       stopResponses: Ref.get(stops),
-      followUpLookups: Ref.get(lookups)
+      followUpLookups: Ref.get(lookups),
+      followUpCalls: Ref.get(calls)
     }
     return yield* tools.run(body(harness).pipe(
       Effect.provide(Layer.mergeAll(

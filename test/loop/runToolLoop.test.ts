@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Ref, TestClock } from "effect"
+import type { FunctionCall } from "../../src/domain/FunctionCall"
+import { ProviderEvent } from "../../src/domain/ProviderEvent"
 import { ToolActivity } from "../../src/loop/ToolActivity"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
@@ -332,6 +334,7 @@ describe("runToolLoop (spec §2)", () => {
           assert.strictEqual(result.status, "stopped_by_user")
           assert.strictEqual(result.text, "Working on it.")
           assert.deepStrictEqual(result.toolCalls, [])
+          yield* hanging.whenFinalized
           assert.isTrue(yield* Ref.get(hanging.finalized), "the losing tool fiber was interrupted")
           assert.isTrue((yield* Ref.get(hanging.signal))?.aborted, "its AbortSignal fired")
           assert.strictEqual((yield* (yield* ScriptedProbe).calls).length, 1, "no pass after the kill")
@@ -358,12 +361,38 @@ describe("runToolLoop (spec §2)", () => {
         assert.deepStrictEqual(yield* collected.notices, [])
       })))
 
-  it.effect("[13][14] a malformed call (no name, blank name) aborts with error and nothing runs", () =>
-    withLoopHarness({ tools: [ok("x")], script: [[S.toolCall("   ")]] }, () =>
-      Effect.gen(function*() {
-        const result = yield* loop()
-        assert.deepStrictEqual([result.status, result.toolCalls.length], ["error", 0])
-      })))
+  it.effect("[13][14] a malformed call (no payload, no name, blank name) aborts with error and nothing runs", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("x")
+      // What a broken provider can emit: a call event whose payload lacks a name.
+      const nameless = S.ScriptStep.Emit({ event: ProviderEvent.ToolCall({ call: {} as FunctionCall }) })
+      const noPayload = S.ScriptStep.Emit({ event: ProviderEvent.ToolCall({ call: undefined as unknown as FunctionCall }) })
+      for (const step of [nameless, noPayload, S.toolCall("   ")]) {
+        yield* withLoopHarness({ tools: [recorder.tool], script: [[step, S.finish("tool_calls")], S.reply("never")] }, () =>
+          Effect.gen(function*() {
+            const result = yield* loop()
+            assert.deepStrictEqual([result.status, result.toolCalls.length, result.passes.length], ["error", 0, 1])
+            assert.strictEqual(result.passes[0]?._tag, "FunctionCall")
+          }))
+      }
+      assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0)
+    }))
+
+  it.effect("[28] 10 consecutive truncated calls: the turn ends with error after the 5th, nothing executed", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("update_short_term_memory")
+      yield* withLoopHarness({
+        tools: [recorder.tool],
+        script: Array.from({ length: 10 }, () => [S.toolCall("update_short_term_memory", { scene_state: "bed" }, { argumentsTruncated: true }), S.finish("tool_calls")])
+      }, ({ collected }) =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          assert.deepStrictEqual([result.status, result.passes.length, result.toolCalls.length], ["error", 5, 5])
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0)
+          assert.isTrue(result.toolCalls.every((call) => call.args === undefined && !call.success))
+          assert.deepStrictEqual((yield* collected.notices).map((notice) => notice._tag), ["ToolErrorLoop"])
+        }))
+    }))
 
   it("[55][56] scene metadata: appended after the text; details alone are trimmed (the quirk is not kept)", () => {
     assert.strictEqual(resultText("hi", "scene"), "hi\n\n[Scene Metadata]\nscene")
@@ -432,6 +461,71 @@ describe("runToolLoop (spec §2)", () => {
           })
         }))
     }))
+
+  it.effect("[decision 15] a stop response declares no tools, refuses a call without dispatch, and gets one pass", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("fetch_page", () => Effect.succeed(toolSuccess("page")))
+      yield* withLoopHarness({
+        tools: [recorder.tool],
+        turn: { isStopResponse: true },
+        // The model of issue 11: it calls the killed tool again, then would go on talking.
+        script: [S.callTool("fetch_page", {}, "Stopped. "), S.reply("and here is more")]
+      }, () =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          const requests = yield* (yield* ScriptedProbe).requests
+          assert.deepStrictEqual(requests.map((request) => request.tools.map((tool) => tool.name)), [[]], "one pass, no tools declared")
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0, "the call was never dispatched")
+          assert.deepStrictEqual([result.status, result.text, result.passes.length], ["completed", "Stopped.", 1])
+          assert.strictEqual(result.toolCalls[0]?.success, false)
+          assert.include((result.toolCalls[0]?.response as { reason: string }).reason, "only acknowledges")
+        }))
+    }))
+
+  it.effect("[decision 15] a stop response that only emits a call ends empty, with nothing run", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("fetch_page", () => Effect.succeed(toolSuccess("page")))
+      yield* withLoopHarness({ tools: [recorder.tool], turn: { isStopResponse: true }, script: [S.callTool("fetch_page")] }, () =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          assert.deepStrictEqual([result.status, result.passes.length], ["empty_response", 1])
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0)
+        }))
+    }))
+
+  it.effect("[issue 11.5] deliberate mode with no trigger refuses a call the model emits anyway, with the block result", () =>
+    Effect.gen(function*() {
+      const recorder = yield* makeRecordingTool("search_tool", () => Effect.succeed(toolSuccess("found")))
+      yield* withLoopHarness({
+        tools: [recorder.tool],
+        turn: { deliberate: { active: true, allowedNames: [], triggerMatchByToolName: new Map(), contextTurns: 2, disableAllTools: true } },
+        script: [S.callTool("search_tool", { q: "x" }), S.reply("ok")]
+      }, () =>
+        Effect.gen(function*() {
+          const result = yield* loop()
+          assert.strictEqual((yield* Ref.get(recorder.calls)).length, 0, "never dispatched")
+          assert.strictEqual(result.status, "completed")
+          assert.deepStrictEqual(result.toolCalls[0]?.response, {
+            status: "blocked_by_deliberate_tool_mode",
+            functionName: "search_tool",
+            allowedToolNames: [],
+            reason: "Tool \"search_tool\" was not exposed for this deliberate tool mode turn."
+          })
+        }))
+    }))
+
+  it.effect("[issue 11.4] an attempt's result carries the chosen sticker only when it completed", () =>
+    withLoopHarness({
+      tools: [ok("select_sticker_for_response", { sticker_id: "111" }), failing("broken")],
+      stickers: [{ id: "111", name: "wave" }],
+      script: [S.callTool("select_sticker_for_response"), ...Array.from({ length: 5 }, () => S.callTool("broken"))]
+    }, () =>
+      Effect.gen(function*() {
+        const outcome = yield* runToolLoopDetailed({ attempt, apiKey: undefined })
+        assert.strictEqual(outcome.result.status, "error")
+        assert.strictEqual(outcome.result.stickerSelection, undefined)
+        assert.strictEqual(outcome.stickerSelection?.id, "111", "the pick itself is kept for a replacement attempt")
+      })))
 
   it.effect("deliberate tool mode declares only the allowed tools; with no intent it declares none", () =>
     Effect.gen(function*() {

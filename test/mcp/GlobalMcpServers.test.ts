@@ -1,21 +1,29 @@
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Layer, TestClock } from "effect"
-import { type GlobalMcpServerConfig, McpConfig } from "../../src/config/McpConfig"
+import { Chunk, Duration, Effect, Fiber, Layer, TestClock } from "effect"
+import { type GlobalMcpServerConfig, McpConfig, type McpSettings } from "../../src/config/McpConfig"
 import type { ToolResult } from "../../src/domain/ToolResult"
-import { GlobalMcpServersLive } from "../../src/mcp/GlobalMcpServers"
+import { GlobalMcpConnections, GlobalMcpServersLive } from "../../src/mcp/GlobalMcpServers"
 import { GuildToolSource } from "../../src/tools/GuildToolSource"
 import type { Tool } from "../../src/tools/Tool"
 import { ToolRegistry } from "../../src/tools/ToolRegistry"
 import { startDroppingServer, startHangingServer, startStreamableServer } from "../support/mcpServers/httpServers"
 import { eventually, guildTurn, makeToolContext, provideToolContext, serve, waitUntil } from "../support/mcpServers/mcpTestKit"
 import { text } from "../support/mcpServers/testTools"
+import { makeLogCapture } from "../support/tools/logCapture"
 
 const registryLayer = ToolRegistry.layer.pipe(Layer.provide(GuildToolSource.none))
 
 /** The global servers layer on top of a registry that outlives it (so unregistration is observable). */
-const globals = (servers: ReadonlyArray<GlobalMcpServerConfig>) =>
-  GlobalMcpServersLive.pipe(Layer.provide(McpConfig.make({ globalServers: servers })))
+const globals = (servers: ReadonlyArray<GlobalMcpServerConfig>, settings: Partial<McpSettings> = {}) =>
+  GlobalMcpServersLive.pipe(Layer.provide(McpConfig.make({ globalServers: servers, ...settings })))
+
+/** Waits (real time) until the TestClock has a sleep due `ms` from now: the fiber has started that wait. */
+const awaitSleepDue = (ms: number) =>
+  Effect.gen(function* () {
+    const now = yield* TestClock.currentTimeMillis
+    yield* eventually(TestClock.sleeps(), (due) => Chunk.some(due, (at) => at === now + ms), `a sleep due in ${ms} ms`)
+  })
 
 const http = (name: string, url: string): GlobalMcpServerConfig => ({ name, url, transport: "streamable-http", args: [] })
 
@@ -32,19 +40,73 @@ const call = (name: string, args: Record<string, unknown>): Effect.Effect<ToolRe
   })
 
 describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
-  it.scoped("connects in the background: start-up never waits for a hanging server; the healthy one's tools get registered", () =>
+  it.scoped("[decision 14] the layer is ready once every server's first attempt ended: tools are there at once, a refused server costs nothing", () =>
+    Effect.gen(function* () {
+      const healthy = yield* serve(() => startStreamableServer())
+      const down = yield* serve(startDroppingServer)
+      // No polling: when the layer is built, the healthy server's tools are registered.
+      yield* Layer.build(globals([http("main", healthy.url), http("down", down.url)]))
+      assert.deepStrictEqual(toolNames(yield* mcpTools), ["add_numbers", "echo", "explode", "slow", "structured"])
+      assert.strictEqual(down.connections(), 1, "the dead server's first attempt ended (refused) before the layer was ready")
+      assert.deepStrictEqual((yield* call("add_numbers", { a: 2, b: 3 })).data, { summary: "The sum of 2 and 3 is 5." })
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("[decision 14] a hanging server holds start-up for MCP_STARTUP_WAIT_MS exactly (TestClock), not for its connect timeout", () =>
     Effect.gen(function* () {
       const hanging = yield* serve(() => startHangingServer())
       const healthy = yield* serve(() => startStreamableServer())
-      // Building the layer returns at once although `slow` will not answer for 60 s of (test) time.
-      yield* Layer.build(globals([http("slow", hanging.url), http("main", healthy.url)]))
-      const tools = yield* eventually(mcpTools, (found) => found.length === 5, "the healthy server's tools")
-      assert.deepStrictEqual(toolNames(tools), ["add_numbers", "echo", "explode", "slow", "structured"])
-      const echo = tools.find((tool) => tool.name === "echo")
-      assert.deepStrictEqual(echo?.source, { kind: "mcp", scope: "global", server: "main" })
-      assert.isTrue(echo?.requiresFollowUp)
-      assert.deepStrictEqual((yield* call("add_numbers", { a: 2, b: 3 })).data, { summary: "The sum of 2 and 3 is 5." })
-      assert.strictEqual(hanging.log.requests.length, 1, "the hanging server is still being waited for")
+      const logs = yield* makeLogCapture
+      const build = yield* Effect.fork(logs.capture(Layer.build(globals([http("slow", hanging.url), http("main", healthy.url)], { startupWait: Duration.seconds(20) }))))
+      yield* waitUntil(() => healthy.log.requests.some((request) => request.method === "GET"), "the healthy server's connection")
+      yield* awaitSleepDue(20_000)
+      yield* TestClock.adjust(Duration.millis(19_999))
+      assert.isNull(build.unsafePoll(), "still waiting for the hanging server")
+      yield* TestClock.adjust(Duration.millis(1))
+      yield* Fiber.join(build)
+      assert.strictEqual(toolNames(yield* mcpTools).length, 5, "the healthy server's tools are in when the layer is built")
+      assert.strictEqual(hanging.log.requests.length, 1, "its first attempt is still pending (connect timeout 60 s)")
+      const warned = yield* logs.matching("still connecting after MCP_STARTUP_WAIT_MS=20000")
+      assert.strictEqual(warned.length, 1)
+      assert.include(warned[0]?.message ?? "", "'slow' (http://127.0.0.1:")
+      assert.strictEqual(warned[0]?.level, "WARN")
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("[decision 14] a server that connects after the wait joins later, with a warning", () =>
+    Effect.gen(function* () {
+      let open: () => void = () => undefined
+      const opened = new Promise<void>((resolve) => {
+        open = resolve
+      })
+      const late = yield* serve(() => startStreamableServer({ beforeHandle: () => opened }))
+      const logs = yield* makeLogCapture
+      const build = yield* Effect.fork(logs.capture(Layer.build(globals([http("late", late.url)], { startupWait: Duration.seconds(5) }))))
+      yield* waitUntil(() => late.log.requests.length === 1, "the first request")
+      yield* awaitSleepDue(5_000)
+      yield* TestClock.adjust(Duration.seconds(5))
+      yield* Fiber.join(build)
+      assert.deepStrictEqual(yield* mcpTools, [], "start-up went on without it")
+      open()
+      yield* eventually(mcpTools, (found) => found.length === 5, "the late server's tools")
+      const joined = yield* eventually(logs.matching("after the start-up wait"), (lines) => lines.length === 1, "the late-join warning")
+      assert.strictEqual(joined[0]?.level, "WARN")
+    }).pipe(Effect.provide(registryLayer))
+  )
+
+  it.scoped("[decision 14] a front built on GlobalMcpConnections (the Discord login) opens after the first attempts, sharing the one connection", () =>
+    Effect.gen(function* () {
+      const healthy = yield* serve(() => startStreamableServer())
+      const config = McpConfig.make({ globalServers: [http("main", healthy.url)] })
+      const seenByFront: Array<number> = []
+      // Stands in for the Discord client: built only once the connections layer is.
+      const front = Layer.effectDiscard(Effect.sync(() => void seenByFront.push(healthy.log.initializes))).pipe(
+        Layer.provide(GlobalMcpConnections.layer.pipe(Layer.provide(config)))
+      )
+      yield* Layer.build(Layer.merge(front, GlobalMcpServersLive.pipe(Layer.provide(config))))
+      assert.deepStrictEqual(seenByFront, [1], "the front opened after the server's first attempt")
+      assert.strictEqual(toolNames(yield* mcpTools).length, 5)
+      assert.strictEqual(healthy.log.initializes, 1, "one connection, shared by both layers")
     }).pipe(Effect.provide(registryLayer))
   )
 

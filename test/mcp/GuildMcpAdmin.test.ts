@@ -4,6 +4,7 @@ import { GuildMcpAdmin, type AddGuildMcpServer } from "../../src/mcp/GuildMcpAdm
 import { GuildMcpPool } from "../../src/mcp/GuildMcpPool"
 import { GuildMcpRegistry } from "../../src/mcp/GuildMcpRegistry"
 import { startDroppingServer, startStreamableServer } from "../support/mcpServers/httpServers"
+import * as Stores from "../../src/store/Stores"
 import { guildMcpLayer, serve, waitUntil } from "../support/mcpServers/mcpTestKit"
 
 const request = (overrides: Partial<AddGuildMcpServer> & { readonly url: string }): AddGuildMcpServer => ({
@@ -24,10 +25,16 @@ describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
       const badName = yield* failure(admin.add(request({ name: "no spaces!", url: "http://tools.example/mcp" })))
       assert.strictEqual(badName?.reason, "invalid_name")
       const privateUrl = yield* failure(admin.add(request({ url: "http://127.0.0.1:8080/mcp" })))
-      assert.strictEqual(privateUrl?.reason, "invalid_url")
-      assert.include(privateUrl?.message ?? "", "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
+      assert.strictEqual(privateUrl?.reason, "private_address")
+      assert.strictEqual(
+        privateUrl?.message,
+        "Refused: 127.0.0.1 is a loopback (RFC 1122) address. Guild MCP servers must be on the public internet (the bot's operator can allow private networks with GUILD_MCP_ALLOW_PRIVATE_NETWORK=true)."
+      )
       const metadata = yield* failure(admin.add(request({ url: "http://169.254.169.254/mcp" })))
-      assert.strictEqual(metadata?.reason, "invalid_url")
+      assert.strictEqual(metadata?.reason, "private_address")
+      assert.include(metadata?.message ?? "", "may never use such an address")
+      const unknown = yield* failure(admin.add(request({ url: "http://nowhere.example/mcp" })))
+      assert.strictEqual(unknown?.message, "Could not resolve nowhere.example; check the MCP server URL.")
       const credentials = yield* failure(admin.add(request({ url: "http://user:pw@tools.example/mcp" })))
       assert.strictEqual(credentials?.reason, "invalid_url")
       const ftp = yield* failure(admin.add(request({ url: "ftp://tools.example/mcp" })))
@@ -35,7 +42,7 @@ describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
       const added = yield* admin.add(request({ url: "https://tools.example/mcp?api_key=s3cret", headers: { authorization: "Bearer guild" } }))
       assert.strictEqual(added.enabled, true)
       const [view] = yield* admin.list("guild-1")
-      assert.strictEqual(view?.url, "https://tools.example/mcp?…")
+      assert.strictEqual(view?.url, "https://tools.example", "the origin only: path and query may hold a key")
       assert.deepStrictEqual(view?.headerNames, ["authorization"])
       assert.strictEqual(view?.connection._tag, "Idle")
       assert.notInclude(JSON.stringify(view), "s3cret")
@@ -103,4 +110,36 @@ describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
       assert.strictEqual(disabled?.connection._tag, "Idle")
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
+
+  const registries = [
+    ["in memory", undefined],
+    ["SQLite store", Stores.layerMemory]
+  ] as const
+  for (const [where, registry] of registries) {
+    it.scoped(`[item 6] names match in any case (${where}): remove and disable close the pooled connection`, () =>
+      Effect.gen(function* () {
+        const server = yield* serve(() => startStreamableServer())
+        const admin = yield* GuildMcpAdmin
+        const pool = yield* GuildMcpPool
+        const config = yield* admin.add(request({ name: "Tools", url: server.url }))
+        const duplicate = yield* failure(admin.add(request({ name: "TOOLS", url: server.url })))
+        assert.strictEqual(duplicate?.reason, "duplicate_name")
+        yield* pool.session(config)
+        yield* waitUntil(() => server.log.requests.some((entry) => entry.method === "GET"), "the standalone SSE stream")
+        yield* admin.disable("guild-1", "tOOLS")
+        yield* waitUntil(() => server.log.abandonedRequests >= 1, "disable to close the client's stream")
+        assert.strictEqual((yield* pool.status("guild-1", "Tools"))._tag, "Idle")
+        yield* admin.enable("guild-1", "TOOLS")
+        const [enabled] = yield* admin.list("guild-1")
+        assert.isTrue(enabled?.enabled)
+        yield* pool.session({ ...config, enabled: true })
+        assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Connected", "one pool entry whatever the case")
+        yield* waitUntil(() => server.log.requests.filter((entry) => entry.method === "GET").length >= 2, "the second stream")
+        yield* admin.remove("guild-1", "tools")
+        yield* waitUntil(() => server.log.abandonedRequests >= 2, "remove to close the client's stream")
+        assert.strictEqual((yield* pool.status("guild-1", "Tools"))._tag, "Idle")
+        assert.deepStrictEqual(yield* admin.list("guild-1"), [])
+      }).pipe(Effect.provide(guildMcpLayer(registry === undefined ? {} : { registry }).layer))
+    )
+  }
 })

@@ -107,4 +107,36 @@ describe("McpConfig (design §5.2, spec §10)", () => {
       assert.isTrue(Either.isLeft(bad) && String(bad.left).includes("SMITHERY_API_BASE_URL"))
     })
   )
+
+  it.effect("[decisions 13, 14, 19] MCP_STARTUP_WAIT_MS, GUILD_MCP_ALLOW_PRIVATE_NETWORK, GUILD_MCP_MAX_TOOLS, MCP_RESULT_MAX_CHARS", () =>
+    Effect.gen(function* () {
+      const defaults = yield* load({})
+      if (Either.isLeft(defaults)) return assert.fail(String(defaults.left))
+      assert.strictEqual(Duration.toMillis(defaults.right.startupWait), 20_000)
+      assert.isFalse(defaults.right.guildAllowPrivateNetwork)
+      assert.strictEqual(defaults.right.guildMaxTools, 64)
+      assert.strictEqual(defaults.right.resultMaxChars, 50_000)
+      assert.strictEqual(defaults.right.guildMaxToolPages, 5)
+      assert.strictEqual(defaults.right.guildDescriptionMaxChars, 1024)
+      assert.strictEqual(defaults.right.guildSchemaMaxBytes, 16 * 1024)
+      assert.strictEqual(defaults.right.guildDeclarationsMaxBytes, 128 * 1024)
+      assert.strictEqual(defaults.right.guildControlResponseCapBytes, 2 * 1024 * 1024)
+
+      // RUN_ENV and fetch_url's opt-in never open guild MCP.
+      const fetchOnly = yield* load({ RUN_ENV: "development", FETCH_URL_ALLOW_PRIVATE_NETWORK: "true" })
+      assert.isTrue(Either.isRight(fetchOnly) && !fetchOnly.right.guildAllowPrivateNetwork)
+
+      const set = yield* load({ MCP_STARTUP_WAIT_MS: "0", GUILD_MCP_ALLOW_PRIVATE_NETWORK: "TRUE", GUILD_MCP_MAX_TOOLS: "8", MCP_RESULT_MAX_CHARS: "100" })
+      if (Either.isLeft(set)) return assert.fail(String(set.left))
+      assert.strictEqual(Duration.toMillis(set.right.startupWait), 0)
+      assert.isTrue(set.right.guildAllowPrivateNetwork)
+      assert.strictEqual(set.right.guildMaxTools, 8)
+      assert.strictEqual(set.right.resultMaxChars, 500, "floored at 500 so the cut marker always fits")
+
+      for (const name of ["MCP_STARTUP_WAIT_MS", "GUILD_MCP_MAX_TOOLS", "MCP_RESULT_MAX_CHARS"]) {
+        const bad = yield* load({ [name]: "lots" })
+        assert.isTrue(Either.isLeft(bad) && String(bad.left).includes(name), name)
+      }
+    })
+  )
 })

@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { McpConfig } from "../../src/config/McpConfig"
 import { AddressPolicy } from "../../src/fetch/AddressPolicy"
 import { DnsResolver } from "../../src/fetch/DnsResolver"
+import { GuildMcpAddressPolicy } from "../../src/mcp/GuildMcpAddressPolicy"
 import { InMemoryGuildMcpRegistry } from "../../src/mcp/InMemoryGuildMcpRegistry"
 import { GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "../../src/mcp/McpLive"
 import { GuildMcpAdmin } from "../../src/mcp/GuildMcpAdmin"
@@ -19,8 +20,9 @@ describe("McpLive (composition root wiring)", () => {
       const guildServer = yield* serve(() => startStreamableServer({ tools: [{ name: "guild_lookup", run: async () => text("l") }] }))
       const config = McpConfig.make({ globalServers: [{ name: "global", url: globalServer.url, transport: "streamable-http", args: [] }] })
       const policy = AddressPolicy.make({ allowPrivateNetwork: true }).pipe(Layer.provide(DnsResolver.fromTable({})))
+      const guildPolicy = GuildMcpAddressPolicy.make({ allowPrivateNetwork: true }).pipe(Layer.provide(DnsResolver.fromTable({})))
       const mcp = GuildMcpLive.pipe(
-        Layer.provide(Layer.mergeAll(config, policy, loopbackConnector().layer, InMemoryGuildMcpRegistry.layer))
+        Layer.provide(Layer.mergeAll(config, policy, guildPolicy, loopbackConnector().layer, InMemoryGuildMcpRegistry.layer))
       )
       const tools = ToolRegistry.layer.pipe(Layer.provide(GuildToolSourceLive), Layer.provideMerge(mcp))
       const app = Layer.merge(tools, GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(tools, config))))

@@ -115,15 +115,22 @@ describe("guild MCP URL arguments and guarded transport (spec §6.5, §6.6)", ()
     })
   )
 
-  it.scoped("responses past the cap are cut off: discovery fails instead of buffering without bound", () =>
+  it.scoped("a tools/list answer past the control cap is cut off: discovery fails instead of buffering without bound", () =>
     Effect.gen(function* () {
       const huge: TestTool = { name: "huge", description: "x".repeat(64 * 1024), run: async () => text("never") }
       const server = yield* serve(() => startStreamableServer({ tools: [huge] }))
+      // Tool results and streams keep the 8 MiB cap; every other POST answer has its own, lower one.
       const result = yield* Effect.either(
         Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ url: server.url })))
-      ).pipe(Effect.provide(guildMcpLayer({ settings: { guildResponseCapBytes: 16 * 1024 } }).layer))
+      ).pipe(Effect.provide(guildMcpLayer({ settings: { guildControlResponseCapBytes: 16 * 1024 } }).layer))
       assert.isTrue(Either.isLeft(result))
       assert.include(Either.isLeft(result) ? result.left.message : "", "exceeds the maximum allowed size")
+      // Under the default caps the same server connects, with its description cut to 1024 characters.
+      const session = yield* Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ url: server.url }))).pipe(
+        Effect.provide(guildMcpLayer().layer)
+      )
+      assert.strictEqual(session.tools[0]?.description.length, 1024)
+      assert.isTrue(session.tools[0]?.description.endsWith("x…"))
     })
   )
 

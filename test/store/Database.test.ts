@@ -4,10 +4,14 @@ import { ConfigProvider, Effect, Either, Redacted } from "effect"
 import { databaseTargetConfig } from "../../src/config/StoreConfig"
 import * as Database from "../../src/store/Database"
 import { DatabaseTarget, parseDatabaseUrl } from "../../src/store/DatabaseUrl"
+import { migrations } from "../../src/store/migrations"
 import { postgres, sqliteFile, testDatabases } from "./databases"
 
 const readTarget = (env: Record<string, string>) =>
   Effect.withConfigProvider(databaseTargetConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+/** Every migration's numeric id (`<id>_<name>`), in order: all of them are applied. */
+const MIGRATION_IDS = Object.keys(migrations).map((key) => Number(key.split("_")[0])).sort((a, b) => a - b)
 
 const TABLES = [
   "short_term_memory",
@@ -15,7 +19,11 @@ const TABLES = [
   "enabled_channels",
   "guild_capabilities",
   "guild_mcp_servers",
-  "tool_usage"
+  "tool_usage",
+  "credential_keys",
+  "credential_preferences",
+  "server_turn_admissions",
+  "usage_ledger"
 ]
 
 describe("DATABASE_URL", () => {
@@ -64,7 +72,7 @@ describe("Database", () => {
               assert.strictEqual(Number(rows[0]?.["n"]), 0, table)
             }
             const versions = yield* sql`SELECT migration_id FROM loopcord_migrations`
-            assert.deepStrictEqual(versions.map((row) => Number(row["migration_id"])), [1])
+            assert.deepStrictEqual(versions.map((row) => Number(row["migration_id"])).sort((a, b) => a - b), MIGRATION_IDS)
             assert.deepStrictEqual(yield* Database.migrate, [])
           })
           yield* Effect.provide(check, Database.layer(target))
@@ -97,8 +105,8 @@ describe("Database", () => {
           Database.layer(target)
         )
         const [first, second] = yield* Effect.all([start, start], { concurrency: 2 })
-        assert.deepStrictEqual(first?.map((row) => Number(row["migration_id"])), [1])
-        assert.deepStrictEqual(second?.map((row) => Number(row["migration_id"])), [1])
+        assert.deepStrictEqual(first?.map((row) => Number(row["migration_id"])).sort((a, b) => a - b), MIGRATION_IDS)
+        assert.deepStrictEqual(second?.map((row) => Number(row["migration_id"])).sort((a, b) => a - b), MIGRATION_IDS)
       })
     )
   )

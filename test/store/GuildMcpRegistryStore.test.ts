@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { GuildMcpRegistry, type GuildMcpServerConfig, MAX_GUILD_MCP_SERVERS } from "../../src/mcp/GuildMcpRegistry"
 import * as GuildMcpRegistryStore from "../../src/store/GuildMcpRegistryStore"
+import { SecretBox } from "../../src/store/SecretBox"
 import { migratedLayer, testDatabases } from "./databases"
 import { storesOn } from "./stores"
 
@@ -73,7 +74,7 @@ for (const database of testDatabases) {
         yield* registry.add(server("a"))
         const error = yield* Effect.flip(registry.add(server("b")))
         assert.strictEqual(error.reason, "limit_reached")
-      }).pipe(Effect.provide(GuildMcpRegistryStore.layer({ maxPerGuild: 1 }).pipe(Layer.provide(migratedLayer(database)))))
+      }).pipe(Effect.provide(GuildMcpRegistryStore.layer({ maxPerGuild: 1 }).pipe(Layer.provide(Layer.merge(migratedLayer(database), SecretBox.unkeyed)))))
     )
   })
 }

@@ -12,6 +12,9 @@ import { ShortTermMemoryStore } from "../../src/store/ShortTermMemoryStore"
 import * as Stores from "../../src/store/Stores"
 import { StoreTimeout } from "../../src/store/StoreTimeout"
 import { ToolUsageStore } from "../../src/store/ToolUsageStore"
+import { CredentialStore } from "../../src/store/CredentialStore"
+import { ServerTurnAdmissionStore } from "../../src/store/ServerTurnAdmissionStore"
+import { UsageLedgerStore } from "../../src/store/UsageLedgerStore"
 import { makeLogCapture } from "../support/tools/logCapture"
 import { postgres } from "./databases"
 import { freezingProxy, storesOnHangingDatabase } from "./hangingDatabase"
@@ -22,7 +25,7 @@ interface StoreCall {
   readonly call: Effect.Effect<unknown, { readonly message: string }, Stores.Stores>
 }
 
-const guild = { kind: "guild", guildId: "g1" } as const
+const guild = { kind: "server", guildId: "g1" } as const
 const on = <I extends Stores.Stores, S>(tag: Context.Tag<I, S>, store: string) =>
   (method: string, call: (service: S) => Effect.Effect<unknown, { readonly message: string }>): StoreCall => ({
     store,
@@ -36,6 +39,9 @@ const channels = on(EnabledChannelStore, "EnabledChannelStore")
 const settings = on(GuildSettingsStore, "GuildSettingsStore")
 const registry = on(GuildMcpRegistry, "GuildMcpRegistry")
 const usage = on(ToolUsageStore, "ToolUsageStore")
+const credentials = on(CredentialStore, "CredentialStore")
+const admissions = on(ServerTurnAdmissionStore, "ServerTurnAdmissionStore")
+const ledger = on(UsageLedgerStore, "UsageLedgerStore")
 
 /** One call of every method of every store, with arguments that pass validation and reach the database. */
 const everyStoreCall: ReadonlyArray<StoreCall> = [
@@ -58,7 +64,18 @@ const everyStoreCall: ReadonlyArray<StoreCall> = [
   registry("remove", (s) => s.remove("g1", "search")),
   registry("setEnabled", (s) => s.setEnabled("g1", "search", false)),
   usage("record", (s) => s.record("fetch_url", "g1")),
-  usage("topTools", (s) => s.topTools("g1"))
+  usage("topTools", (s) => s.topTools("g1")),
+  credentials("setKey", (s) => s.setKey({ kind: "user", id: "u1" }, "sk-test-0123456789", "u1")),
+  credentials("clearKey", (s) => s.clearKey({ kind: "user", id: "u1" })),
+  credentials("getKey", (s) => s.getKey({ kind: "user", id: "u1" })),
+  credentials("setServerRouteOptOut", (s) => s.setServerRouteOptOut("u1", true)),
+  credentials("serverRouteOptOut", (s) => s.serverRouteOptOut("u1")),
+  admissions("admit", (s) => s.admit({ guildId: "g1", userId: "u1" }, { cooldownMs: 1000, serverDailyQuota: 1, userDailyQuota: 1 })),
+  admissions("commit", (s) => s.commit("a1")),
+  admissions("release", (s) => s.release("a1")),
+  admissions("todayCounts", (s) => s.todayCounts({ guildId: "g1", userId: "u1" })),
+  ledger("record", (s) => s.record({ guildId: "g1", userId: "u1", source: "server", usage: undefined })),
+  ledger("totals", (s) => s.totals({ userId: "u1" }, 7))
 ]
 
 const failureMessage = (exit: Exit.Exit<unknown, { readonly message: string }>) =>
@@ -77,7 +94,10 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
         EnabledChannelStore: EnabledChannelStore,
         GuildSettingsStore: GuildSettingsStore,
         GuildMcpRegistry: GuildMcpRegistry,
-        ToolUsageStore: ToolUsageStore
+        ToolUsageStore: ToolUsageStore,
+        CredentialStore: CredentialStore,
+        ServerTurnAdmissionStore: ServerTurnAdmissionStore,
+        UsageLedgerStore: UsageLedgerStore
       }).pipe(Effect.provide(context))
       const all = Object.entries(methodsOf).flatMap(([store, service]) => Object.keys(service).map((method) => `${store}.${method}`))
       assert.sameMembers(everyStoreCall.map((entry) => `${entry.store}.${entry.method}`), all)
@@ -96,9 +116,9 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
       }
       assert.strictEqual(yield* database.started, everyStoreCall.length, "each call reached the database")
       // Abandoned statements are interrupted in the background, except a transaction's BEGIN,
-      // which @effect/sql runs uninterruptibly: the deadline held for those two all the same.
+      // which @effect/sql runs uninterruptibly: the deadline held for those three all the same.
       yield* Effect.yieldNow()
-      assert.strictEqual(yield* database.interrupted, everyStoreCall.length - 2)
+      assert.strictEqual(yield* database.interrupted, everyStoreCall.length - 3)
     }))
 
   it.effect("the StoreError says which store and call timed out, with reason `timeout`; STORE_TIMEOUT_MS sets the deadline", () =>

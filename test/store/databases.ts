@@ -1,4 +1,5 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Migrator from "@effect/sql/Migrator"
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted, type Scope } from "effect"
@@ -7,6 +8,7 @@ import { tmpdir, userInfo } from "node:os"
 import { join } from "node:path"
 import * as Database from "../../src/store/Database"
 import { DatabaseTarget } from "../../src/store/DatabaseUrl"
+import { MIGRATIONS_TABLE, migrations } from "../../src/store/migrations"
 
 /**
  * The databases every store test runs against. PostgreSQL is the loopback server CI starts
@@ -23,6 +25,20 @@ export interface TestDatabase {
 /** A fresh, migrated database for one test. */
 export const migratedLayer = (database: TestDatabase): Layer.Layer<SqlClient.SqlClient, Database.DatabaseError> =>
   Layer.unwrapScoped(Effect.map(database.target, Database.layer))
+
+/**
+ * Applies only the migrations up to `lastId` (`"1_initial_schema"`): the database as an older
+ * release left it, for seeding rows before `Database.migrate` runs the rest.
+ */
+export const migrateUpTo = (lastId: string) => {
+  const ids = Object.keys(migrations)
+  const kept = ids.slice(0, ids.indexOf(lastId) + 1)
+  if (kept.length === 0) return Effect.dieMessage(`no migration ${lastId}`)
+  return Migrator.make({})({
+    loader: Migrator.fromRecord(Object.fromEntries(kept.flatMap((id) => (migrations[id] === undefined ? [] : [[id, migrations[id]]])))),
+    table: MIGRATIONS_TABLE
+  })
+}
 
 const PG_HOST = "127.0.0.1:5432"
 const PG_DATABASE = "test"

@@ -5,7 +5,9 @@ import * as Statement from "@effect/sql/Statement"
 import { Effect, Layer, Ref, Stream } from "effect"
 import { createConnection, createServer, type Server, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
+import { SecretBox } from "../../src/store/SecretBox"
 import * as Stores from "../../src/store/Stores"
+import { testSecretKey } from "./stores"
 
 /** What a database that never answers saw: statements sent to it and statements abandoned. */
 export interface HangingDatabase {
@@ -42,7 +44,7 @@ export const hangingSqlClient = Effect.gen(function*() {
 /** Every store over a database that never answers, with what it saw. */
 export const storesOnHangingDatabase = Effect.map(hangingSqlClient, ({ client, database }) => ({
   database,
-  layer: Stores.layerWithoutDatabase.pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, client)))
+  layer: Stores.layerOnClient.pipe(Layer.provide(Layer.merge(Layer.succeed(SqlClient.SqlClient, client), SecretBox.make({ current: testSecretKey }))))
 }))
 
 /** A loopback TCP proxy in front of a real database that can stop forwarding: a network that went dead. */

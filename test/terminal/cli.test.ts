@@ -47,7 +47,14 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
     assert.strictEqual(report.text, "You said: hi")
     assert.deepStrictEqual(report.attempts, [{ model: "scripted", keyIndex: 0, status: "completed" }])
     assert.deepStrictEqual(report.toolCalls, [])
-    assert.deepStrictEqual(Object.keys(report.usage), ["inputTokens", "outputTokens", "totalTokens"])
+    assert.deepStrictEqual(Object.keys(report.usage), [
+      "inputTokens",
+      "outputTokens",
+      "totalTokens",
+      "cachedInputTokens",
+      "cacheWriteTokens",
+      "reasoningTokens"
+    ])
   }, 60_000)
 
   it("[65][5.1] a fallback chain from LLM_MODELS and a tool call from LLM_SCRIPT; logs stay on stderr; exit 1 when not completed", async () => {
@@ -80,7 +87,9 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
       ["DATABASE_URL", "mysql://localhost/loopcord"],
       ["FETCH_URL_TIMEOUT_MS", "soon"],
       ["MCP_SERVERS", "[{\"name\":"],
-      ["LLM_TOOL_CALLING", "sometimes"]
+      ["LLM_TOOL_CALLING", "sometimes"],
+      // 12 bytes, not 32: the key value itself is never printed.
+      ["LOOPCORD_SECRET_KEY", "c2hvcnQtc2VjcmV0"]
     ]
     const runs = await Promise.all(bad.map(([name, value]) => start(["--once", "hi", "--json"], { LLM_PROVIDER: "scripted", [name]: value })))
     for (const [index, run] of runs.entries()) {
@@ -90,9 +99,10 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
       const lines = run.stderr.trimEnd().split("\n")
       assert.strictEqual(lines.length, 1, run.stderr)
       assert.include(lines[0], name)
+      if (name === "LOOPCORD_SECRET_KEY") assert.notInclude(run.stderr, bad[index]?.[1] ?? "", "a secret is never echoed")
       assert.notInclude(run.stderr, "    at ")
     }
-  }, 60_000)
+  }, 180_000)
 
   it("[4][5.1] an OpenAI-compatible server configured only through env: a fetch_url round trip over loopback, keys and model on the wire", async () => {
     // Above the inline threshold, so the compiled HTML worker thread (dist/htmlToMarkdownWorker.js) converts it.
@@ -128,7 +138,14 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
     assert.strictEqual(report.toolCalls[0].name, "fetch_url")
     assert.isTrue(report.toolCalls[0].success)
     assert.include(report.toolCalls[0].response.summary, "# Loopback page")
-    assert.deepStrictEqual(report.usage, { inputTokens: 90, outputTokens: 15, totalTokens: 105 })
+    assert.deepStrictEqual(report.usage, {
+      inputTokens: 90,
+      outputTokens: 15,
+      totalTokens: 105,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0
+    })
     assert.strictEqual(llm.requests.length, 2)
     assert.strictEqual(llm.requests[0]?.headers["authorization"], "Bearer test-key-1")
     const second = llm.requests[1]?.json as { model: string; messages: ReadonlyArray<{ role: string; content: unknown }> }

@@ -122,7 +122,8 @@ describe("--once in process", () => {
       assert.strictEqual(code, 1)
       const report = JSON.parse(yield* output.stdout)
       assert.strictEqual(report.status, "error")
-      assert.include(yield* output.stderr, "401 bad key")
+      // The class reaches the screen; the vendor's words go to the log (decision 20).
+      assert.include(yield* output.stderr, "the API key was refused")
     }))
 
   it.effect("[5.1] without --json the reply streams to stdout and tool lines go to stderr", () =>

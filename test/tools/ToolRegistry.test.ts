@@ -164,6 +164,7 @@ describe("ToolRegistry.execute gates (spec §6.1, §6.2)", () => {
       yield* Deferred.await(hanging.started)
       const exit = yield* Fiber.interrupt(fiber)
       assert.isTrue(Exit.isInterrupted(exit), "the registry never swallows an interruption")
+      yield* hanging.whenFinalized
       assert.isTrue(yield* Ref.get(hanging.finalized))
       const [latest] = yield* h.registry.executionHistory()
       assert.deepStrictEqual([latest?.name, latest?.success, latest?.error], ["hang", false, "interrupted"])

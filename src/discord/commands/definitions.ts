@@ -4,6 +4,7 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   SlashCommandBuilder
 } from "discord.js"
+import { API_KEY_MAX_LENGTH } from "../../store/CredentialStore"
 import { GUILD_CAPABILITIES } from "../../store/GuildSettingsStore"
 
 /** The slash commands the bot registers at start-up (bulk overwrite). */
@@ -89,10 +90,60 @@ const capabilities = new SlashCommandBuilder()
       .addBooleanOption((option) => option.setName("enabled").setDescription("On or off").setRequired(true))
   )
 
+// Every member may set their own key; the server subcommands check Manage Server themselves.
+const key = new SlashCommandBuilder()
+  .setName("key")
+  .setDescription("Bring your own model API key, or set this server's (only you see the replies)")
+  .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+  .addSubcommand((sub) =>
+    sub
+      .setName("personal")
+      .setDescription("Use your own API key for your messages (stored encrypted, never shown)")
+      .addStringOption((option) => option.setName("value").setDescription("Your API key").setRequired(true).setMaxLength(API_KEY_MAX_LENGTH))
+  )
+  .addSubcommand((sub) =>
+    sub
+      .setName("server")
+      .setDescription("Set this server's API key (Manage Server; stored encrypted, never shown)")
+      .addStringOption((option) => option.setName("value").setDescription("The server's API key").setRequired(true).setMaxLength(API_KEY_MAX_LENGTH))
+  )
+  .addSubcommand((sub) =>
+    sub
+      .setName("clear")
+      .setDescription("Remove your personal key, or this server's key (Manage Server)")
+      .addStringOption((option) =>
+        option
+          .setName("scope")
+          .setDescription("Which key")
+          .setRequired(true)
+          .addChoices({ name: "personal", value: "personal" }, { name: "server", value: "server" })
+      )
+  )
+  .addSubcommand((sub) =>
+    sub
+      .setName("optout")
+      .setDescription("When your key fails, do not fall back to the server's key")
+      .addBooleanOption((option) => option.setName("enabled").setDescription("Opt out (default) or back in"))
+  )
+  .addSubcommand((sub) => sub.setName("status").setDescription("Which keys are set (never their values)"))
+
+const usage = new SlashCommandBuilder()
+  .setName("usage")
+  .setDescription("Turns and tokens of the last 7 days: yours, or this server's (Manage Server)")
+  .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+  .addStringOption((option) =>
+    option
+      .setName("scope")
+      .setDescription("Whose usage (default: yours)")
+      .addChoices({ name: "me", value: "me" }, { name: "server", value: "server" })
+  )
+
 export const commandDefinitions: ReadonlyArray<RESTPostAPIChatInputApplicationCommandsJSONBody> = [
   kill.toJSON(),
   channel.toJSON(),
   mcp.toJSON(),
   tools.toJSON(),
-  capabilities.toJSON()
+  capabilities.toJSON(),
+  key.toJSON(),
+  usage.toJSON()
 ]

@@ -38,7 +38,8 @@ export const formatServerList = (views: ReadonlyArray<GuildMcpServerView>): stri
     ? "No MCP servers are registered in this server. Add one with `/mcp add`."
     : views
       .map((view) =>
-        `• **${view.name}** (${view.type}) ${view.url}: ${describeConnection(view)}${view.headerNames.length === 0 ? "" : ` · headers: ${view.headerNames.join(", ")}`}`
+        `• **${view.name}** (${view.type}) ${view.url}: ${describeConnection(view)}${view.headerNames.length === 0 ? "" : ` · headers: ${view.headerNames.join(", ")}`}` +
+        (view.headersUnusable === true ? " · its stored headers can no longer be read: remove it and add it again" : "")
       )
       .join("\n")
 

@@ -5,12 +5,13 @@ import type { ProviderEvent } from "../../domain/ProviderEvent"
 import type { GenerationRequest } from "../GenerationRequest"
 import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
-import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
+import { anthropicPromptCacheSetting, httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeMessagesDecoder } from "./messagesDecoder"
 import { messagesBody } from "./messagesRequest"
+import { withCacheBreakpoints } from "./promptCache"
 
 /** Anthropic Messages API: `POST {baseUrl}/v1/messages` with `stream: true`, decoded from SSE. */
 
@@ -33,6 +34,8 @@ export interface AnthropicOptions {
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
   readonly jsonRepairMaxChars?: number | undefined
   readonly verbatimMaxBufferChars?: number | undefined
+  /** Prompt-caching breakpoints on the tools, system prompt and history (`promptCache.ts`); default on. */
+  readonly promptCache?: boolean | undefined
 }
 
 const messagesUrl = (baseUrl: string): string =>
@@ -43,6 +46,9 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
   const url = messagesUrl(options.baseUrl ?? defaultBaseUrl)
   const decoderOptions = { provider: providerName, maxRepairChars: options.jsonRepairMaxChars ?? defaultJsonRepairMaxChars }
   const bodyOptions = { defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens, extraBody: options.extraBody }
+  const bodyOf = options.promptCache === false
+    ? (request: GenerationRequest) => messagesBody(request, bodyOptions)
+    : (request: GenerationRequest) => withCacheBreakpoints(messagesBody(request, bodyOptions))
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
     unwrapStream(Effect.gen(function*() {
@@ -55,7 +61,7 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
           ...options.headers,
           ...(request.apiKey === undefined ? {} : { "x-api-key": Redacted.value(request.apiKey) })
         },
-        body: messagesBody(request, bodyOptions)
+        body: bodyOf(request)
       })
       const body = yield* sendStreaming(client, httpRequest, providerName)
       if (body._tag === "Sse") return body.decode(() => makeMessagesDecoder(decoderOptions))
@@ -75,13 +81,17 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
 export const layer = (options: AnthropicOptions = {}): Layer.Layer<LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel, make(options))
 
-/** Reads `LLM_BASE_URL`, `LLM_TOOL_CALLING`, `BOT_JSON_REPAIR_MAX_CHARS`, `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS`. */
-export const layerConfig = (options: Omit<AnthropicOptions, "baseUrl" | "toolCalling"> = {}) =>
-  Layer.unwrapEffect(Effect.map(httpProviderSettings, (settings) =>
+/**
+ * Reads `LLM_BASE_URL`, `LLM_TOOL_CALLING`, `BOT_JSON_REPAIR_MAX_CHARS`,
+ * `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS` and `ANTHROPIC_PROMPT_CACHE`.
+ */
+export const layerConfig = (options: Omit<AnthropicOptions, "baseUrl" | "toolCalling" | "promptCache"> = {}) =>
+  Layer.unwrapEffect(Effect.map(Effect.all([httpProviderSettings, anthropicPromptCacheSetting]), ([settings, promptCache]) =>
     layer({
       ...options,
       baseUrl: settings.baseUrl,
       toolCalling: settings.toolCalling,
       jsonRepairMaxChars: settings.jsonRepairMaxChars,
-      verbatimMaxBufferChars: settings.verbatimMaxBufferChars
+      verbatimMaxBufferChars: settings.verbatimMaxBufferChars,
+      promptCache
     })))

@@ -2,7 +2,7 @@ import { Effect, Either, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
-import { TokenUsage } from "../../domain/TokenUsage"
+import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
@@ -101,7 +101,15 @@ export const makeMessagesDecoder = (options: {
   const tools = new Map<number, ToolBlock>()
   let firstTool: ToolBlock | undefined
   const thinking = new Map<number, ThinkingBlock>()
-  let inputTokens = 0
+  /** Input counts from `message_start`, corrected by a `message_delta` that repeats them. */
+  let uncachedInput = 0
+  let cacheRead = 0
+  let cacheWrite = 0
+  const takeInput = (usage: typeof UsageFields.Type) => {
+    if (typeof usage.input_tokens === "number") uncachedInput = usage.input_tokens
+    if (typeof usage.cache_read_input_tokens === "number") cacheRead = usage.cache_read_input_tokens
+    if (typeof usage.cache_creation_input_tokens === "number") cacheWrite = usage.cache_creation_input_tokens
+  }
   let callEmitted = false
   let finished = false
   let done = false
@@ -155,10 +163,7 @@ export const makeMessagesDecoder = (options: {
         return Effect.fail(fromStreamErrorPayload(options.provider, { error: event.error }))
       case "message_start": {
         const usage = event.message?.usage
-        if (usage) {
-          inputTokens = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) +
-            (usage.cache_read_input_tokens ?? 0)
-        }
+        if (usage) takeInput(usage)
         return undefined
       }
       case "content_block_start": {
@@ -213,12 +218,16 @@ export const makeMessagesDecoder = (options: {
         // Usage before the call: the loop may stop reading at the ToolCall.
         const usage = event.usage
         if (usage) {
-          if (typeof usage.input_tokens === "number") {
-            inputTokens = usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0)
-          }
-          const outputTokens = usage.output_tokens ?? 0
+          takeInput(usage)
+          // Anthropic's `input_tokens` is only the part after the last cache breakpoint: the
+          // input total adds the cache reads and writes (which are reported apart).
           out.push(ProviderEvent.Usage({
-            usage: TokenUsage({ inputTokens, outputTokens, totalTokens: inputTokens + outputTokens })
+            usage: makeUsage({
+              inputTokens: uncachedInput + cacheRead + cacheWrite,
+              outputTokens: usage.output_tokens ?? 0,
+              cachedInputTokens: cacheRead,
+              cacheWriteTokens: cacheWrite
+            })
           }))
         }
         return event.delta?.stop_reason ? finish(out, stopReasonOf(event.delta.stop_reason)) : undefined

@@ -2,7 +2,7 @@ import { Effect, Either, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
-import { TokenUsage } from "../../domain/TokenUsage"
+import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
@@ -32,6 +32,8 @@ const GeminiChunk = Schema.Struct({
     promptTokenCount: OptionalNumber,
     candidatesTokenCount: OptionalNumber,
     thoughtsTokenCount: OptionalNumber,
+    /** Part of the prompt served from a cached context (implicit or explicit caching). */
+    cachedContentTokenCount: OptionalNumber,
     totalTokenCount: OptionalNumber
   }))),
   error: Schema.optional(Schema.Unknown)
@@ -114,10 +116,15 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
     // Usage is cumulative on every chunk: report it with the finish (and any correction after),
     // before the call, since the loop may stop reading at the ToolCall.
     if (usage && (reason !== undefined || finished)) {
-      const inputTokens = usage.promptTokenCount ?? 0
-      const outputTokens = (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0)
+      // Gemini counts thoughts apart from the candidates; output is both, thoughts being the reasoning part.
       out.push(ProviderEvent.Usage({
-        usage: TokenUsage({ inputTokens, outputTokens, totalTokens: usage.totalTokenCount ?? inputTokens + outputTokens })
+        usage: makeUsage({
+          inputTokens: usage.promptTokenCount ?? 0,
+          outputTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),
+          totalTokens: usage.totalTokenCount,
+          cachedInputTokens: usage.cachedContentTokenCount,
+          reasoningTokens: usage.thoughtsTokenCount
+        })
       }))
     }
     if (reason !== undefined && !finished) {

@@ -35,6 +35,12 @@ export interface Usage {
   readonly prompt_tokens?: number | null | undefined
   readonly completion_tokens?: number | null | undefined
   readonly total_tokens?: number | null | undefined
+  /** OpenAI (and DeepSeek-compatible servers): prompt tokens served from the prompt cache. */
+  readonly prompt_tokens_details?: { readonly cached_tokens?: number | null | undefined } | null | undefined
+  /** DeepSeek's name for the same count. */
+  readonly prompt_cache_hit_tokens?: number | null | undefined
+  /** Reasoning models: the part of the completion spent on hidden reasoning. */
+  readonly completion_tokens_details?: { readonly reasoning_tokens?: number | null | undefined } | null | undefined
 }
 
 export interface ChatCompletionChunk {
@@ -79,7 +85,12 @@ const isChoice = (value: unknown): boolean =>
   optionalString(value.finish_reason)
 
 const isUsage = (usage: Fields): boolean =>
-  optionalNumber(usage.prompt_tokens) && optionalNumber(usage.completion_tokens) && optionalNumber(usage.total_tokens)
+  optionalNumber(usage.prompt_tokens) &&
+  optionalNumber(usage.completion_tokens) &&
+  optionalNumber(usage.total_tokens) &&
+  optionalObject(usage.prompt_tokens_details, (details) => optionalNumber(details.cached_tokens)) &&
+  optionalNumber(usage.prompt_cache_hit_tokens) &&
+  optionalObject(usage.completion_tokens_details, (details) => optionalNumber(details.reasoning_tokens))
 
 /** The chunk, or undefined when its shape is not a Chat Completions chunk. */
 export const readChatCompletionChunk = (value: unknown): ChatCompletionChunk | undefined =>

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
-import { TokenUsage } from "../../domain/TokenUsage"
+import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
@@ -209,10 +209,14 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
     // Usage before the call: the loop may stop reading at the ToolCall (DeepSeek sends both in one chunk).
     const usage = chunk.usage
     if (usage) {
-      const inputTokens = usage.prompt_tokens ?? 0
-      const outputTokens = usage.completion_tokens ?? 0
       out.push(ProviderEvent.Usage({
-        usage: TokenUsage({ inputTokens, outputTokens, totalTokens: usage.total_tokens ?? inputTokens + outputTokens })
+        usage: makeUsage({
+          inputTokens: usage.prompt_tokens ?? 0,
+          outputTokens: usage.completion_tokens ?? 0,
+          totalTokens: usage.total_tokens,
+          cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens,
+          reasoningTokens: usage.completion_tokens_details?.reasoning_tokens
+        })
       }))
     }
     if (choice?.finish_reason) after = finish(out, finishReasonOf(choice.finish_reason))

@@ -23,7 +23,8 @@
  * - `plan:<steps>` (soak) one letter per request: `e` echo call, `f` fetch_slow call (tool
  *                  server answers after 5 ms), `n` never_tool call, `t` final text (deltas 10 ms
  *                  apart), `s` stall (a delta, then silence), `r` 429 with Retry-After, `x` 500,
- *                  `d` connection dropped mid-stream. Past the end: final text.
+ *                  `d` connection dropped mid-stream, `l` a long final text (`soakLongText`,
+ *                  in 40 deltas 15 ms apart). Past the end: final text.
  *
  * Every request is stamped with `process.hrtime.bigint()` (CLOCK_MONOTONIC, comparable across
  * processes on one host): arrival (request headers parsed), first text write, last byte
@@ -75,6 +76,10 @@ export const unknownToolText = (id: string, steps: number): string => `Turn ${id
 export const TTFT_TEXT = "Hello there, this is the first token and then the rest."
 export const CONTINUED_TEXT = "continued after the tool gave up."
 export const soakText = (id: string) => `Soak turn ${id} answered in full.`
+/** The long answer of the soak's delivery phase (`l`): numbered sentences over two Discord messages. */
+export const SOAK_LONG_SENTENCES = 60
+export const soakLongText = (id: string) =>
+  Array.from({ length: SOAK_LONG_SENTENCES }, (_, i) => `Turn ${id} sentence ${i + 1} carries a few more words. `).join("")
 
 let created = 1_700_000_000
 const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
@@ -274,6 +279,8 @@ export const startLoopServer = async (): Promise<LoopServer> => {
             })
           case "x":
             return whole("500", JSON.stringify({ error: { message: "upstream exploded" } }), 500, { "content-type": "application/json" })
+          case "l":
+            return streamed("text", deltas(soakLongText(turn.id), 40), { gapMs: 15 })
           default:
             return streamed("text", deltas(soakText(turn.id), 6), { gapMs: 10 })
         }

@@ -10,6 +10,7 @@ import { Console, Effect, Layer } from "effect"
 import { McpConfig } from "../../../src/config/McpConfig"
 import { AddressPolicy } from "../../../src/fetch/AddressPolicy"
 import { DnsResolver } from "../../../src/fetch/DnsResolver"
+import { GuildMcpAddressPolicy } from "../../../src/mcp/GuildMcpAddressPolicy"
 import { GuildMcpHttp } from "../../../src/mcp/GuildMcpHttp"
 import { GuildMcpPool } from "../../../src/mcp/GuildMcpPool"
 import { GuildMcpTools } from "../../../src/mcp/GuildMcpTools"
@@ -25,11 +26,12 @@ const registration = guildServer({ guildId: "guild-1", name: "conformance", url:
 
 // Loopback only, whatever the URL says: the socket connector refuses anything else.
 const policy = AddressPolicy.make({ allowPrivateNetwork: true }).pipe(Layer.provide(DnsResolver.system))
+const guildPolicy = GuildMcpAddressPolicy.make({ allowPrivateNetwork: true }).pipe(Layer.provide(DnsResolver.system))
 const config = McpConfig.make()
-const http = GuildMcpHttp.guarded.pipe(Layer.provide(Layer.mergeAll(policy, loopbackConnector().layer, config)))
+const http = GuildMcpHttp.guarded.pipe(Layer.provide(Layer.mergeAll(guildPolicy, loopbackConnector().layer, config)))
 const pool = GuildMcpPool.Default.pipe(Layer.provide(Layer.merge(http, config)))
 const guild = GuildMcpTools.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(pool, InMemoryGuildMcpRegistry.make([registration]), policy, config))
+  Layer.provideMerge(Layer.mergeAll(pool, InMemoryGuildMcpRegistry.make([registration]), policy, guildPolicy, config))
 )
 const app = ToolRegistry.layer.pipe(Layer.provide(GuildMcpTools.toolSource), Layer.provideMerge(guild))
 

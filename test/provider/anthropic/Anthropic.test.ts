@@ -22,7 +22,8 @@ import { buildModel, collect, eventTags, readFileTool, request, withoutKeepAlive
 const setup = (options: Anthropic.AnthropicOptions = {}) =>
   Effect.gen(function*() {
     const server = yield* fakeLlmServer()
-    const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url, ...options }))
+    // The request bodies asserted here are without cache breakpoints (promptCache.test.ts covers those).
+    const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url, promptCache: false, ...options }))
     return { server, model }
   })
 

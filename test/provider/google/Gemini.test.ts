@@ -32,7 +32,7 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
         geminiText("Let me "),
         geminiText("look."),
         geminiCall("read_file", { media_id: "m1" }, "c2lnbmF0dXJl"),
-        geminiFinish("STOP", usageMetadata(20, 6, 4))
+        geminiFinish("STOP", usageMetadata(20, 6, 4, 12))
       ], { splitSizes: [5, 17, 2] }))
       const result = yield* collect(model, request({ model: "gemini-2.5-flash", tools: [readFileTool] }))
       assert.isUndefined(result.error)
@@ -41,8 +41,9 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
         ProviderEvent.ReasoningDelta({ text: "Thinking about it." }),
         ProviderEvent.TextDelta({ text: "Let me " }),
         ProviderEvent.TextDelta({ text: "look." }),
-        // The call is held until the finish chunk, so its usage comes first.
-        ProviderEvent.Usage({ usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 } }),
+        // The call is held until the finish chunk, so its usage comes first. Thoughts are the
+        // reasoning part of the output; `cachedContentTokenCount` the cached part of the prompt.
+        ProviderEvent.Usage({ usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30, cachedInputTokens: 12, reasoningTokens: 4 } }),
         ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" }, thoughtSignature: "c2lnbmF0dXJl" } }),
         ProviderEvent.Finish({ reason: "tool_calls" })
       ])

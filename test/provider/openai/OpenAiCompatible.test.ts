@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Fiber, Layer, Logger, Option, Stream } from "effect"
+import { ConfigProvider, Deferred, Duration, Effect, Fiber, Layer, Logger, Option, Stream } from "effect"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { ToolHistoryEntry } from "../../../src/domain/ToolHistoryEntry"
 import * as OpenAiCompatible from "../../../src/provider/openai/OpenAiCompatible"
@@ -548,13 +548,16 @@ describe.each(httpClients)("OpenAiCompatible: interruption aborts the HTTP reque
       const { model, server } = yield* setupWith
       server.enqueue(openAiStream([textChunk("first words")], { omitDone: true, after: "hang" }))
       const seen: Array<string> = []
+      const firstText = yield* Deferred.make<void>()
       const fiber = yield* model.stream(request()).pipe(
-        Stream.runForEach((event) => Effect.sync(() => seen.push(event._tag))),
+        Stream.runForEach((event) =>
+          Effect.zipRight(Effect.sync(() => seen.push(event._tag)), event._tag === "TextDelta" ? Deferred.succeed(firstText, undefined) : Effect.void)),
         Effect.fork
       )
       const sent = yield* within(server.request(0), 5000, "the request")
-      yield* Effect.sleep(Duration.millis(50))
-      assert.deepStrictEqual(seen, ["TextDelta"])
+      // Mid-answer: the text arrived and the stream is waiting for more (the server hangs).
+      yield* Deferred.await(firstText).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no text arrived") }))
+      assert.deepStrictEqual(seen.filter((tag) => tag !== "KeepAlive"), ["TextDelta"])
       assert.isFalse(sent.isClosed())
       yield* Fiber.interrupt(fiber)
       yield* within(sent.closed, 2000, "the socket to close")

@@ -4,6 +4,7 @@ import fc from "fast-check"
 import { type Decoder, decodeWith } from "../../../src/provider/decodeWith"
 import { decodeSse, decodeSseBytes, type SseFrame } from "../../../src/provider/sse/Sse"
 import { SseParser } from "../../../src/provider/sse/SseParser"
+import { cutAt } from "../../support/cutAt"
 
 const parseWhole = (text: string): ReadonlyArray<SseFrame> => {
   const parser = new SseParser()
@@ -21,18 +22,6 @@ const parsePieces = (pieces: ReadonlyArray<string>): ReadonlyArray<SseFrame> => 
   return out
 }
 
-/** Cuts `text` at the given (sorted, deduplicated) offsets. */
-const cut = (text: string, offsets: ReadonlyArray<number>): ReadonlyArray<string> => {
-  const points = [...new Set(offsets.map((offset) => offset % (text.length + 1)))].sort((a, b) => a - b)
-  const pieces: Array<string> = []
-  let previous = 0
-  for (const point of points) {
-    pieces.push(text.slice(previous, point))
-    previous = point
-  }
-  pieces.push(text.slice(previous))
-  return pieces
-}
 
 // A transcript model: events (optional name, id, multi-line data) and comments, any line ending.
 const lineText = fc.string({ unit: fc.constantFrom("a", "b", "{", "}", ":", " ", "\"", "é", "😀", "[", "]"), maxLength: 12 })
@@ -93,7 +82,7 @@ describe("SseParser", () => {
     fc.assert(
       fc.property(fc.array(frameArb, { maxLength: 8 }), eolArb, fc.array(fc.nat(), { maxLength: 12 }), (frames, eol, offsets) => {
         const text = render(frames, eol)
-        assert.deepStrictEqual(parsePieces(cut(text, offsets)), parseWhole(text))
+        assert.deepStrictEqual(parsePieces(cutAt(text, offsets)), parseWhole(text))
       }),
       { numRuns: 400 }
     )

@@ -55,15 +55,24 @@ export interface RecordedRequest {
   doneAt: number
 }
 
-/** A scripted answer for the next matching request(s) instead of the normal one. */
+/**
+ * A scripted answer for the next matching request(s) instead of the normal one. The world stays
+ * consistent with what Discord said: a 10008 on a message path deletes that message, a 10015 on
+ * a webhook path deletes that webhook (its messages stay), so later requests see the same.
+ */
 export interface FaultRule {
   readonly method?: string
   readonly path: RegExp
+  /** HTTP status (400, 403, 404 with a code; 500/502/503 for a server error; 429 rate limit). */
   readonly status: number
-  /** Discord JSON error code (10015 Unknown Webhook, 50013 Missing Permissions …). */
+  /** Discord JSON error code (10008 Unknown Message, 30046 too old to edit, 10015 Unknown Webhook, 50013 Missing Permissions …). */
   readonly code?: number
   /** For 429: seconds in `Retry-After` / `X-RateLimit-Reset-After`. */
   readonly retryAfter?: number
+  /** Matching requests answered normally before this rule applies (default 0): refuse the 3rd edit with `skip: 2`. */
+  skip?: number
+  /** The request takes effect and only its answer is the fault (a response lost on the way back). */
+  readonly applied?: boolean
   /** How many matching requests get this answer (default 1). */
   times?: number
 }
@@ -110,6 +119,8 @@ export class FakeDiscord {
   readonly identifies: Array<JsonObject> = []
   /** RESUME requests answered with RESUMED. */
   resumes = 0
+  /** While set, every IDENTIFY is answered by closing the gateway with this code (a shard that cannot log in). */
+  refuseIdentify: number | undefined = undefined
   readonly registeredCommands = new Map<string, ReadonlyArray<JsonObject>>()
 
   private readonly guilds: Array<FakeGuild> = []
@@ -120,6 +131,8 @@ export class FakeDiscord {
   private readonly users = new Map<string, FakeUser>()
   private readonly sessions = new Map<string, GatewaySession>()
   private readonly faults: Array<FaultRule> = []
+  /** `channelId nonce` → the message created with it (enforce_nonce). */
+  private readonly nonces = new Map<string, string>()
   private readonly buckets = new Map<string, { count: number; resetAt: number }>()
   private readonly changes = new EventEmitter()
   private readonly sockets = new Set<WebSocket>()
@@ -153,6 +166,14 @@ export class FakeDiscord {
 
   get gatewayUrl(): string {
     return `ws://127.0.0.1:${this.port}`
+  }
+
+  /**
+   * Where the fake's media proxy would serve what users post (Discord's is `media.discordapp.net`):
+   * the `proxy_url` of attachments. On loopback, so nothing reaches out even if a test fetches it.
+   */
+  get mediaProxyBase(): string {
+    return `http://127.0.0.1:${this.port}/media-proxy`
   }
 
   // ---------------------------------------------------------------- world building
@@ -207,7 +228,12 @@ export class FakeDiscord {
 
   // ---------------------------------------------------------------- driving the bot
 
-  /** A user posts in `channel`; the message is stored and dispatched as MESSAGE_CREATE. */
+  /**
+   * A user posts in `channel`; the message is stored and dispatched as MESSAGE_CREATE.
+   * Attachments are given by their original (CDN) `url`; their `proxy_url` is the fake's media
+   * proxy unless `proxyUrl` says otherwise. `embeds` are API embed objects as Discord sends them
+   * (for instance `{ type: "image", url, thumbnail: { url, proxy_url, width, height } }`).
+   */
   userSays(
     channel: FakeChannel,
     content: string,
@@ -215,7 +241,14 @@ export class FakeDiscord {
       readonly author?: FakeUser
       readonly mentionBot?: boolean
       readonly replyTo?: string
-      readonly attachments?: ReadonlyArray<{ readonly url: string; readonly contentType: string; readonly filename?: string }>
+      readonly attachments?: ReadonlyArray<{
+        readonly url: string
+        readonly contentType: string
+        readonly filename?: string
+        readonly proxyUrl?: string
+        readonly size?: number
+      }>
+      readonly embeds?: ReadonlyArray<JsonObject>
     } = {}
   ): StoredMessage {
     const author = options.author ?? this.user("alice")
@@ -226,18 +259,29 @@ export class FakeDiscord {
       content: text,
       mentions: options.mentionBot === true ? [this.bot] : [],
       replyTo: options.replyTo,
-      attachments: (options.attachments ?? []).map((attachment) => ({
-        id: snowflake(),
-        filename: attachment.filename ?? "image.png",
-        size: 1024,
-        url: attachment.url,
-        proxy_url: attachment.url,
-        content_type: attachment.contentType,
-        width: 64,
-        height: 64
-      }))
+      ...(options.embeds === undefined ? {} : { embeds: options.embeds }),
+      attachments: (options.attachments ?? []).map((attachment) => {
+        const id = snowflake()
+        const filename = attachment.filename ?? "image.png"
+        return {
+          id,
+          filename,
+          size: attachment.size ?? 1024,
+          url: attachment.url,
+          proxy_url: attachment.proxyUrl ?? `${this.mediaProxyBase}/attachments/${channel.id}/${id}/${filename}`,
+          content_type: attachment.contentType,
+          width: 64,
+          height: 64
+        }
+      })
     })
     return message
+  }
+
+  /** Another integration's webhook (not the bot's) posts in `channel`. */
+  webhookSays(channel: FakeChannel, content: string, options: { readonly webhookId?: string; readonly username?: string } = {}): StoredMessage {
+    const webhookId = options.webhookId ?? snowflake()
+    return this.storeMessage({ channel, author: { id: webhookId, username: options.username ?? "Other Integration", bot: true }, content, webhookId })
   }
 
   /** A slash command; the interaction is dispatched and returned for checking its responses. */
@@ -304,8 +348,16 @@ export class FakeDiscord {
     for (const socket of this.sockets) socket.close(code, "closed by the fake")
   }
 
-  failNext(rule: FaultRule): void {
-    this.faults.push({ ...rule, times: rule.times ?? 1 })
+  /** Scripts `rule`; returns the live rule (its `times` counts down as it fires; set it to 0 to withdraw it). */
+  failNext(rule: FaultRule): FaultRule {
+    const live = { ...rule, skip: rule.skip ?? 0, times: rule.times ?? 1 }
+    this.faults.push(live)
+    return live
+  }
+
+  /** Faults scripted with `failNext` that have not fired yet (all of their `times`). */
+  get pendingFaults(): number {
+    return this.faults.reduce((sum, rule) => sum + (rule.times ?? 0), 0)
   }
 
   deleteWebhook(id: string): void {
@@ -459,8 +511,9 @@ export class FakeDiscord {
 
   private identify(socket: WebSocket, data: JsonObject): void {
     this.identifies.push(data)
-    if (this.options.closeOnIdentify !== undefined) {
-      socket.close(this.options.closeOnIdentify, "scripted close")
+    const refusal = this.refuseIdentify ?? this.options.closeOnIdentify
+    if (refusal !== undefined) {
+      socket.close(refusal, "scripted close")
       return
     }
     if (data["token"] !== this.token) {
@@ -531,11 +584,15 @@ export class FakeDiscord {
   }
 
   private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string> } {
-    const fault = this.faults.find((rule) => (rule.method === undefined || rule.method === request.method) && rule.path.test(request.path) && (rule.times ?? 0) > 0)
+    const fault = this.matchFault(request)
     if (fault !== undefined) {
-      fault.times = (fault.times ?? 1) - 1
+      if (fault.applied === true) this.routeNormally(request)
       return this.faultResponse(fault, request)
     }
+    return this.routeNormally(request)
+  }
+
+  private routeNormally(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string> } {
     const segments = request.path.split("/").filter((segment) => segment.length > 0)
     const [first, second, third, fourth, fifth] = segments
     const method = request.method
@@ -577,7 +634,36 @@ export class FakeDiscord {
     return discordError(404, 0, `404: Not Found (${method} ${request.path})`)
   }
 
+  /** The rule that answers `request`, counting it down (a rule still skipping lets the request through). */
+  private matchFault(request: RecordedRequest): FaultRule | undefined {
+    for (const rule of this.faults) {
+      if ((rule.method !== undefined && rule.method !== request.method) || !rule.path.test(request.path) || (rule.times ?? 0) <= 0) continue
+      if ((rule.skip ?? 0) > 0) {
+        rule.skip = (rule.skip ?? 0) - 1
+        continue
+      }
+      rule.times = (rule.times ?? 1) - 1
+      return rule
+    }
+    return undefined
+  }
+
+  /** What Discord's answer implies for the world: the message or webhook it calls unknown is gone. */
+  private applyFaultToWorld(fault: FaultRule, request: RecordedRequest): void {
+    const segments = request.path.split("/").filter((segment) => segment.length > 0)
+    if (fault.code === 10008) {
+      const messageId = segments[0] === "channels" ? segments[3] : segments[0] === "webhooks" ? segments[4] : undefined
+      const message = messageId === undefined ? undefined : this.messagesById.get(messageId)
+      if (message !== undefined && !message.deleted) {
+        message.deleted = true
+        this.dispatch("MESSAGE_DELETE", { id: message.id, channel_id: message.channelId, ...(message.guildId === undefined ? {} : { guild_id: message.guildId }) }, message.guildId)
+      }
+    }
+    if (fault.code === 10015 && segments[0] === "webhooks" && segments[1] !== undefined) this.deleteWebhook(segments[1])
+  }
+
   private faultResponse(fault: FaultRule, request: RecordedRequest): { status: number; body: unknown; headers: Record<string, string> } {
+    this.applyFaultToWorld(fault, request)
     if (fault.status === 429) {
       const retryAfter = fault.retryAfter ?? 1
       return {
@@ -665,6 +751,10 @@ export class FakeDiscord {
     if (messageId === undefined && method === "POST") {
       const invalid = validateMessageBody(request.body, true)
       if (invalid !== undefined) return invalid
+      // enforce_nonce: a post with the nonce of a message created already returns that message.
+      const nonce = request.body?.["enforce_nonce"] === true && typeof request.body["nonce"] === "string" ? `${channel.id} ${request.body["nonce"]}` : undefined
+      const earlier = nonce === undefined ? undefined : this.messagesById.get(this.nonces.get(nonce) ?? "")
+      if (earlier !== undefined) return { status: 200, body: this.payloadOf(earlier), headers: bucket.headers }
       const reference = request.body?.["message_reference"] as JsonObject | undefined
       const replyTo = typeof reference?.["message_id"] === "string" ? reference["message_id"] : undefined
       if (replyTo !== undefined && this.messagesById.get(replyTo)?.deleted !== false && reference?.["fail_if_not_exists"] !== false) {
@@ -678,6 +768,7 @@ export class FakeDiscord {
         replyTo: replyTo !== undefined && this.messagesById.get(replyTo)?.deleted === false ? replyTo : undefined,
         stickerIds: (request.body?.["sticker_ids"] as ReadonlyArray<string> | undefined) ?? []
       })
+      if (nonce !== undefined) this.nonces.set(nonce, message.id)
       return { status: 200, body: this.payloadOf(message), headers: bucket.headers }
     }
     const message = messageId === undefined ? undefined : this.messagesById.get(messageId)

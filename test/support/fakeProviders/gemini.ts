@@ -6,10 +6,12 @@
 import type { FakePart, FakeResponse, SseOut } from "./FakeLlmServer"
 import { sseText, splitWrites } from "./FakeLlmServer"
 
-export const usageMetadata = (prompt: number, candidates: number, thoughts = 0) => ({
+/** Gemini's `usageMetadata`: `cached` is the part of the prompt served from a cached context. */
+export const usageMetadata = (prompt: number, candidates: number, thoughts = 0, cached = 0) => ({
   promptTokenCount: prompt,
   candidatesTokenCount: candidates,
   ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+  ...(cached > 0 ? { cachedContentTokenCount: cached } : {}),
   totalTokenCount: prompt + candidates + thoughts
 })
 

@@ -77,7 +77,12 @@ const jsonError = (res: ServerResponse, status: number, message: string) => {
 
 /** A stateful Streamable HTTP server (sessions) at `/mcp`; GET/DELETE follow the session. */
 export const startStreamableServer = async (
-  options: { readonly tools?: ReadonlyArray<TestTool>; readonly path?: string } = {}
+  options: {
+    readonly tools?: ReadonlyArray<TestTool>
+    readonly path?: string
+    /** Awaited before any request is handled (a server that is slow to come up). */
+    readonly beforeHandle?: () => Promise<void>
+  } = {}
 ): Promise<StreamableTestServer> => {
   const path = options.path ?? "/mcp"
   const tools = options.tools ?? standardTools
@@ -86,6 +91,7 @@ export const startStreamableServer = async (
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     record(log, req, res)
+    await options.beforeHandle?.()
     if (new URL(req.url ?? "/", "http://x").pathname !== path) return jsonError(res, 404, "not found")
     const sessionId = req.headers["mcp-session-id"]
     const known = typeof sessionId === "string" ? sessions.get(sessionId) : undefined

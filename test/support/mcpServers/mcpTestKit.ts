@@ -1,11 +1,12 @@
-import { Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
 import { McpConfig, type McpSettings } from "../../../src/config/McpConfig"
 import { AddressPolicy } from "../../../src/fetch/AddressPolicy"
-import { DnsResolver } from "../../../src/fetch/DnsResolver"
+import { DnsResolver, type DnsResolverShape } from "../../../src/fetch/DnsResolver"
+import { GuildMcpAddressPolicy } from "../../../src/mcp/GuildMcpAddressPolicy"
 import { GuildMcpAdmin } from "../../../src/mcp/GuildMcpAdmin"
 import { GuildMcpHttp } from "../../../src/mcp/GuildMcpHttp"
 import { GuildMcpPool } from "../../../src/mcp/GuildMcpPool"
-import type { GuildMcpServerConfig } from "../../../src/mcp/GuildMcpRegistry"
+import type { GuildMcpRegistry, GuildMcpServerConfig } from "../../../src/mcp/GuildMcpRegistry"
 import { GuildMcpTools } from "../../../src/mcp/GuildMcpTools"
 import { InMemoryGuildMcpRegistry } from "../../../src/mcp/InMemoryGuildMcpRegistry"
 import type { AvailabilityContext } from "../../../src/tools/Tool"
@@ -51,26 +52,47 @@ export interface GuildMcpTestOptions {
   readonly dns?: Readonly<Record<string, ReadonlyArray<string>>>
   /** Pretend-public addresses the socket connector maps to loopback. */
   readonly translate?: Readonly<Record<string, string>>
-  /** Production policy (private networks refused) when false. */
+  /** The guild MCP address policy refuses private networks when false (test default: allowed). */
   readonly allowPrivateNetwork?: boolean
+  /** fetch_url's policy, which judges url_fetcher arguments (default: as `allowPrivateNetwork`). */
+  readonly fetchAllowPrivateNetwork?: boolean
+  /** A resolver of your own (rebinding, counting); overrides `dns`. */
+  readonly resolver?: DnsResolverShape
+  /**
+   * Build McpConfig and both address policies the way the app does, from these variables only
+   * (`{}` is a default install: no RUN_ENV, no opt-ins). Overrides `settings` and the policy flags.
+   */
+  readonly env?: Readonly<Record<string, string>>
   readonly registrations?: ReadonlyArray<GuildMcpServerConfig>
+  /** Where registrations live (default: in memory, pre-filled with `registrations`). */
+  readonly registry?: Layer.Layer<GuildMcpRegistry, unknown>
 }
 
 /**
- * The guild MCP stack on the real guarded fetch: address policy with a fake DNS, a socket
- * connector that refuses anything but loopback, the pool, the tool source and the admin.
+ * The guild MCP stack on the real guarded fetch: both address policies with a fake DNS, a
+ * socket connector that refuses anything but loopback, the pool, the tool source and the admin.
  */
 export const guildMcpLayer = (options: GuildMcpTestOptions = {}) => {
   const connector = loopbackConnector(options.translate)
-  const policy = AddressPolicy.make({ allowPrivateNetwork: options.allowPrivateNetwork ?? true }).pipe(
-    Layer.provide(DnsResolver.fromTable(options.dns ?? {}))
-  )
-  const config = McpConfig.make(options.settings)
-  const http = GuildMcpHttp.guarded.pipe(Layer.provide(Layer.mergeAll(policy, connector.layer, config)))
+  const resolver = options.resolver === undefined ? DnsResolver.fromTable(options.dns ?? {}) : Layer.succeed(DnsResolver, options.resolver)
+  const guildAllows = options.allowPrivateNetwork ?? true
+  const fromEnv = options.env === undefined
+    ? undefined
+    : Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(options.env))))
+  const config = fromEnv === undefined ? McpConfig.make(options.settings) : McpConfig.layer.pipe(Layer.provide(fromEnv), Layer.orDie)
+  const fetchPolicy = (fromEnv === undefined
+    ? AddressPolicy.make({ allowPrivateNetwork: options.fetchAllowPrivateNetwork ?? guildAllows })
+    : AddressPolicy.layer.pipe(Layer.provide(fromEnv), Layer.orDie)).pipe(Layer.provide(resolver))
+  const guildPolicy = (fromEnv === undefined
+    ? GuildMcpAddressPolicy.make({ allowPrivateNetwork: guildAllows })
+    : GuildMcpAddressPolicy.layer.pipe(Layer.provide(config))).pipe(Layer.provide(resolver))
+  const http = GuildMcpHttp.guarded.pipe(Layer.provide(Layer.mergeAll(guildPolicy, connector.layer, config)))
   const pool = GuildMcpPool.Default.pipe(Layer.provide(Layer.merge(http, config)))
-  const registry = InMemoryGuildMcpRegistry.make(options.registrations ?? [])
+  const registry = options.registry === undefined
+    ? InMemoryGuildMcpRegistry.make(options.registrations ?? [])
+    : options.registry.pipe(Layer.orDie)
   const services = Layer.mergeAll(GuildMcpTools.Default, GuildMcpAdmin.Default).pipe(
-    Layer.provideMerge(Layer.mergeAll(pool, registry, policy, config))
+    Layer.provideMerge(Layer.mergeAll(pool, registry, fetchPolicy, guildPolicy, config))
   )
   return { layer: services, connector }
 }

@@ -111,3 +111,7 @@ export const standardTools: ReadonlyArray<TestTool> = [
     }
   }
 ]
+
+/** The standard tools renamed `${prefix}name`, so several servers can be registered side by side. */
+export const prefixedTools = (prefix: string): ReadonlyArray<TestTool> =>
+  standardTools.map((tool) => ({ ...tool, name: `${prefix}${tool.name}` }))

@@ -1,10 +1,12 @@
-import { Effect, FiberRef, HashMap, HashSet, Logger } from "effect"
+import { Cause, Effect, FiberRef, HashMap, HashSet, Logger } from "effect"
 
 export interface CapturedLog {
   /** `INFO`, `WARN`, `ERROR`, … */
   readonly level: string
   readonly message: string
   readonly annotations: Readonly<Record<string, unknown>>
+  /** `Cause.pretty` of the cause logged with the line ("" when none). */
+  readonly cause: string
 }
 
 /**
@@ -25,8 +27,13 @@ const messageText = (message: unknown): string =>
 export const makeLogCapture: Effect.Effect<LogCapture> = Effect.sync(() => {
   // Loggers are synchronous callbacks; a test-local array is the simplest sink.
   const lines: Array<CapturedLog> = []
-  const logger = Logger.make(({ annotations, logLevel, message }) => {
-    lines.push({ level: logLevel.label, message: messageText(message), annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+  const logger = Logger.make(({ annotations, cause, logLevel, message }) => {
+    lines.push({
+      level: logLevel.label,
+      message: messageText(message),
+      annotations: Object.fromEntries(HashMap.toEntries(annotations)),
+      cause: Cause.isEmpty(cause) ? "" : Cause.pretty(cause)
+    })
   })
   return {
     capture: (effect) => Effect.locallyWith(effect, FiberRef.currentLoggers, HashSet.add(logger)),

@@ -54,6 +54,11 @@ export interface HangingTool {
   readonly started: Deferred.Deferred<void>
   /** True once the tool's finalizer ran (it was interrupted). */
   readonly finalized: Ref.Ref<boolean>
+  /**
+   * Completes when the finalizer ran: a losing tool is interrupted in the background, so its
+   * finalizer may run just after the race's result is known.
+   */
+  readonly whenFinalized: Effect.Effect<void>
   /** The AbortSignal of the last call. */
   readonly signal: Ref.Ref<AbortSignal | undefined>
 }
@@ -62,6 +67,7 @@ export const makeHangingTool = (name: string): Effect.Effect<HangingTool> =>
   Effect.gen(function*() {
     const started = yield* Deferred.make<void>()
     const finalized = yield* Ref.make(false)
+    const finalizedDone = yield* Deferred.make<void>()
     const signal = yield* Ref.make<AbortSignal | undefined>(undefined)
     const tool = rawTool({
       name,
@@ -71,9 +77,9 @@ export const makeHangingTool = (name: string): Effect.Effect<HangingTool> =>
           yield* Ref.set(signal, context.abortSignal)
           yield* Deferred.succeed(started, undefined)
           return yield* Effect.never
-        }).pipe(Effect.ensuring(Ref.set(finalized, true)))
+        }).pipe(Effect.ensuring(Effect.zipRight(Ref.set(finalized, true), Deferred.succeed(finalizedDone, undefined))))
     })
-    return { tool, started, finalized, signal }
+    return { tool, started, finalized, whenFinalized: Deferred.await(finalizedDone), signal }
   })
 
 export interface RecordedCall {

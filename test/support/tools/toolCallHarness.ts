@@ -34,7 +34,7 @@ import { type LogCapture, makeLogCapture } from "./logCapture"
 import { makeRecordingResponseSink, type RecordingResponseSink } from "./recordingResponseSink"
 import { makeRecordingUsageStats, type RecordingUsageStats } from "./recordingUsageStats"
 
-export const testAttempt: AttemptInfo = { provider: "openai-compatible", model: "test-model", suppressUserErrors: false }
+export const testAttempt: AttemptInfo = { provider: "openai-compatible", model: "test-model", suppressUserErrors: false, credentialSource: "operator" }
 
 /** A `function_call` pass carrying `call` (pass `undefined` or junk to test validation). */
 export const functionCallPass = (call: unknown, accumulatedText = ""): FunctionCallPass =>
@@ -56,6 +56,7 @@ export const testTurn = (state: TurnState, overrides: Partial<Omit<TurnContextSh
   impersonatedUserId: undefined,
   shouldSurfaceUserErrors: true,
   isFromQueue: false,
+  isStopResponse: false,
   deliberate: deliberateModeOff,
   ...overrides,
   state

@@ -1,9 +1,11 @@
 import { Effect, Ref, Schema } from "effect"
 import { toolFailure, toolSuccess } from "../../../domain/ToolResult"
-import { memoryScopeOf, type ShortTermMemory, ShortTermMemoryStore } from "../../../store/ShortTermMemoryStore"
+import type { GuildSettingsStore } from "../../../store/GuildSettingsStore"
+import { type ShortTermMemory, ShortTermMemoryStore } from "../../../store/ShortTermMemoryStore"
 import { makeTool, type Tool } from "../../Tool"
 import { ToolContext } from "../../ToolContext"
 import { ToolError } from "../../ToolError"
+import { makeMemoryScopeResolver } from "./memoryScope"
 
 export const UPDATE_SHORT_TERM_MEMORY = "update_short_term_memory"
 
@@ -37,18 +39,21 @@ const DESCRIPTION =
   "Update your short-term working memory for this conversation: context you may need in the next messages " +
   "but that does not need to be stored permanently. The call replaces the whole memory: include every " +
   "category you want to keep, with its complete new text. It works silently (the user is not notified) and " +
-  "only once per reply. Do not use it when the user asks you to remember something for future conversations."
+  "only once per reply. The memory belongs to this channel (a thread shares its channel's; a server may share one " +
+  "memory across its channels). Do not use it when the user asks you to remember something for future conversations."
 
 const ALREADY_UPDATED = "Short-term memory was already updated this turn; it can be updated only once per reply."
 
 /**
- * `update_short_term_memory` (seed step 10, spec §2.4): replaces the scope's category map.
+ * `update_short_term_memory` (seed step 10, spec §2.4): replaces the category map of the turn's
+ * memory: its channel's (a thread's parent channel's), the server's with `server_wide_memory`,
+ * or the DM's (design decision 16).
  * One-shot per turn: hidden once `disableShortTermMemoryUpdate` is set (executeToolCall sets it
  * after a success) and refused at execution for a call that slips through.
  */
 export const makeUpdateShortTermMemoryTool = (
   categories: ReadonlyArray<ShortTermMemoryCategory> = defaultShortTermMemoryCategories
-): Effect.Effect<Tool, never, ShortTermMemoryStore> =>
+): Effect.Effect<Tool, never, ShortTermMemoryStore | GuildSettingsStore> =>
   Effect.gen(function* () {
     const invalid = categories.find((category) => !CATEGORY_NAME.test(category.name))
     if (categories.length === 0 || invalid !== undefined) {
@@ -57,6 +62,7 @@ export const makeUpdateShortTermMemoryTool = (
       )
     }
     const store = yield* ShortTermMemoryStore
+    const scopeOf = yield* makeMemoryScopeResolver
     const parameters = Schema.Struct(
       Object.fromEntries(
         categories.map((category) => [category.name, Schema.optional(Schema.String.annotations({ description: category.description }))])
@@ -93,8 +99,14 @@ export const makeUpdateShortTermMemoryTool = (
               `Provide the new text of at least one category (${categories.map((category) => category.name).join(", ")}).`
             )
           }
-          const scope = memoryScopeOf({ guildId: context.guildId, userId: context.userId })
-          yield* store.replace(scope, context.personaId, memory satisfies ShortTermMemory).pipe(
+          const place = {
+            guildId: context.guildId,
+            channelId: context.channelId,
+            parentChannelId: context.turnState.parentChannelId,
+            userId: context.userId
+          }
+          yield* scopeOf(place).pipe(
+            Effect.flatMap((scope) => store.replace(scope, context.personaId, memory satisfies ShortTermMemory)),
             Effect.mapError(
               (error) =>
                 new ToolError({

@@ -307,8 +307,9 @@ describe("fetch_url", () => {
 
   it.scoped("a kill or the tool timeout (interruption) and the turn's AbortSignal close the page socket", () =>
     Effect.gen(function* () {
+      // Waits on the sockets' own close events: no clock, no polling (a socket left open hangs the test).
       const arrived = yield* Deferred.make<void>()
-      let closedSockets = 0
+      const interruptedClosed = yield* Deferred.make<void>()
       const server = yield* pageServer((request, response) => {
         if (request.method === "HEAD") {
           response.writeHead(200, { "content-type": "text/html" })
@@ -316,36 +317,36 @@ describe("fetch_url", () => {
           return
         }
         // The GET never gets an answer.
-        request.socket.on("close", () => {
-          closedSockets++
-        })
+        request.socket.on("close", () => Deferred.unsafeDone(interruptedClosed, Exit.void))
         Deferred.unsafeDone(arrived, Exit.void)
       })
       const kit = fetchUrlKit({ production: false })
       const tool = yield* kit.tool
       const interrupted = yield* Effect.fork(kit.call(tool, { url: `${server.origin}/hang` }))
       yield* Deferred.await(arrived)
+      assert.isFalse(yield* Deferred.isDone(interruptedClosed))
       yield* Fiber.interrupt(interrupted)
-      for (let waited = 0; closedSockets < 1 && waited < 5_000; waited += 10) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-      assert.strictEqual(closedSockets, 1)
+      yield* Deferred.await(interruptedClosed)
 
       const again = yield* Deferred.make<void>()
+      const abortedClosed = yield* Deferred.make<void>()
       const server2 = yield* pageServer((request) => {
-        if (request.method !== "HEAD") Deferred.unsafeDone(again, Exit.void)
-        request.socket.on("close", () => {
-          closedSockets++
-        })
-        if (request.method === "HEAD") request.socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        if (request.method === "HEAD") {
+          request.socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+          return
+        }
+        request.socket.on("close", () => Deferred.unsafeDone(abortedClosed, Exit.void))
+        Deferred.unsafeDone(again, Exit.void)
       })
       const controller = new AbortController()
       const aborted = yield* Effect.fork(kit.call(tool, { url: `${server2.origin}/hang` }, { abortSignal: controller.signal }))
       yield* Deferred.await(again)
+      assert.isFalse(yield* Deferred.isDone(abortedClosed))
       controller.abort()
       const result = yield* Fiber.join(aborted)
       assert.isFalse(result.success)
       assert.include(result.error ?? "", "cancelled")
-      for (let waited = 0; closedSockets < 3 && waited < 5_000; waited += 10) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-      assert.strictEqual(closedSockets, 3)
+      yield* Deferred.await(abortedClosed)
     })
   )
 })

@@ -3,7 +3,8 @@ import { Effect, Exit, Layer, Ref } from "effect"
 import { FunctionCall } from "../../../../src/domain/FunctionCall"
 import { ToolCallOutcome } from "../../../../src/domain/ToolCallOutcome"
 import { executeToolCall } from "../../../../src/loop/executeToolCall"
-import { memoryScopeOf, ShortTermMemoryStore } from "../../../../src/store/ShortTermMemoryStore"
+import { GuildSettingsStore } from "../../../../src/store/GuildSettingsStore"
+import { type MemoryPlace, memoryScopeOf, ShortTermMemoryStore } from "../../../../src/store/ShortTermMemoryStore"
 import { StoreError } from "../../../../src/store/StoreError"
 import { renderShortTermMemory } from "../../../../src/tools/builtin/memory/renderShortTermMemory"
 import {
@@ -11,11 +12,15 @@ import {
   makeUpdateShortTermMemoryTool,
   UPDATE_SHORT_TERM_MEMORY
 } from "../../../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
-import { setFlag } from "../../../../src/tools/TurnState"
+import { makeTurnState, setFlag } from "../../../../src/tools/TurnState"
 import { functionCallPass, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
 import { availability, executeIn, memoryStores, toolContext } from "../blocking/toolTestKit"
 
-const guildScope = memoryScopeOf({ guildId: "guild-1", userId: "user-1" })
+const place = (channelId: string, parentChannelId?: string): MemoryPlace => ({ guildId: "guild-1", channelId, parentChannelId, userId: "user-1" })
+/** The memory of channel-1 of guild-1, where the test ToolContext (and the tool-call harness) is. */
+const guildScope = memoryScopeOf(place("channel-1"), false)
+const otherChannel = memoryScopeOf(place("channel-2"), false)
+const serverScope = memoryScopeOf(place("channel-1"), true)
 
 describe("update_short_term_memory", () => {
   it.effect("declares one optional string parameter per category, memory category, no follow-up", () =>
@@ -31,7 +36,7 @@ describe("update_short_term_memory", () => {
     }).pipe(Effect.provide(memoryStores))
   )
 
-  it.effect("replaces the whole category map of the guild scope and persona", () =>
+  it.effect("replaces the whole category map of the channel's memory and persona", () =>
     Effect.gen(function* () {
       const tool = yield* makeUpdateShortTermMemoryTool()
       const store = yield* ShortTermMemoryStore
@@ -47,12 +52,65 @@ describe("update_short_term_memory", () => {
     }).pipe(Effect.provide(memoryStores))
   )
 
+  it.effect("[decision 16] the memory is the channel's: another channel and the server slot are untouched; a thread writes its parent's", () =>
+    Effect.gen(function* () {
+      const tool = yield* makeUpdateShortTermMemoryTool()
+      const store = yield* ShortTermMemoryStore
+      yield* executeIn(tool, { summary: "moderators: ban the spammer" }, yield* toolContext())
+      assert.deepStrictEqual(yield* store.get(guildScope, "persona-1"), { summary: "moderators: ban the spammer" })
+      assert.deepStrictEqual(yield* store.get(otherChannel, "persona-1"), {})
+      assert.deepStrictEqual(yield* store.get(serverScope, "persona-1"), {})
+      // A thread of channel-2 (the front put the parent in the turn state): channel-2's memory.
+      const inThread = yield* toolContext({ channelId: "thread-7", turnState: yield* makeTurnState([], { parentChannelId: "channel-2" }) })
+      yield* executeIn(tool, { summary: "thread of channel-2" }, inThread)
+      assert.deepStrictEqual(yield* store.get(otherChannel, "persona-1"), { summary: "thread of channel-2" })
+      assert.deepStrictEqual(yield* store.get(memoryScopeOf(place("thread-7"), false), "persona-1"), {})
+      assert.deepStrictEqual(yield* store.get(guildScope, "persona-1"), { summary: "moderators: ban the spammer" })
+    }).pipe(Effect.provide(memoryStores))
+  )
+
+  it.effect("[decision 16] with server_wide_memory on, every channel writes the server's one memory", () =>
+    Effect.gen(function* () {
+      const tool = yield* makeUpdateShortTermMemoryTool()
+      const store = yield* ShortTermMemoryStore
+      yield* (yield* GuildSettingsStore).setCapability("guild-1", "server_wide_memory", true)
+      yield* executeIn(tool, { summary: "one for all" }, yield* toolContext({ channelId: "channel-2" }))
+      assert.deepStrictEqual(yield* store.get(serverScope, "persona-1"), { summary: "one for all" })
+      assert.deepStrictEqual(yield* store.get(otherChannel, "persona-1"), {})
+      // Another guild is not affected by this guild's setting.
+      yield* executeIn(tool, { summary: "guild-2 channel" }, yield* toolContext({ guildId: "guild-2" }))
+      assert.deepStrictEqual(
+        yield* store.get(memoryScopeOf({ ...place("channel-1"), guildId: "guild-2" }, false), "persona-1"),
+        { summary: "guild-2 channel" }
+      )
+    }).pipe(Effect.provide(memoryStores))
+  )
+
+  it.effect("a failed server_wide_memory lookup writes nowhere and tells the model (never a guess at the scope)", () =>
+    Effect.gen(function* () {
+      const store = yield* ShortTermMemoryStore
+      const brokenSettings = Layer.succeed(GuildSettingsStore, {
+        get: () => Effect.die("unused"),
+        setCapability: () => Effect.die("unused"),
+        isEnabled: () =>
+          Effect.fail(new StoreError({ store: "GuildSettingsStore", operation: "isEnabled", reason: "storage", detail: "disk on fire" }))
+      })
+      const tool = yield* Effect.provide(makeUpdateShortTermMemoryTool(), brokenSettings)
+      const error = yield* Effect.flip(executeIn(tool, { summary: "x" }, yield* toolContext()))
+      assert.include(error.userMessage ?? "", "could not be saved")
+      assert.include(error.error, "disk on fire")
+      assert.deepStrictEqual(yield* store.get(guildScope, "persona-1"), {})
+      assert.deepStrictEqual(yield* store.get(serverScope, "persona-1"), {})
+    }).pipe(Effect.provide(memoryStores))
+  )
+
   it.effect("a DM writes the DM scope of the user", () =>
     Effect.gen(function* () {
       const tool = yield* makeUpdateShortTermMemoryTool()
       const store = yield* ShortTermMemoryStore
       yield* executeIn(tool, { summary: "dm talk" }, yield* toolContext({ guildId: undefined, isDM: true }))
-      assert.deepStrictEqual(yield* store.get(memoryScopeOf({ guildId: undefined, userId: "user-1" }), "persona-1"), { summary: "dm talk" })
+      const dm = memoryScopeOf({ guildId: undefined, channelId: "channel-1", parentChannelId: undefined, userId: "user-1" }, false)
+      assert.deepStrictEqual(yield* store.get(dm, "persona-1"), { summary: "dm talk" })
       assert.deepStrictEqual(yield* store.get(guildScope, "persona-1"), {})
     }).pipe(Effect.provide(memoryStores))
   )
@@ -136,7 +194,7 @@ describe("update_short_term_memory", () => {
         replace: () =>
           Effect.fail(new StoreError({ store: "ShortTermMemoryStore", operation: "replace", reason: "storage", detail: "disk full" }))
       })
-      const tool = yield* Effect.provide(makeUpdateShortTermMemoryTool(), brokenStore)
+      const tool = yield* makeUpdateShortTermMemoryTool().pipe(Effect.provide(brokenStore), Effect.provide(memoryStores))
       const h = yield* makeToolCallHarness({ tools: [tool] })
       const outcome = yield* h.run(
         executeToolCall({ pass: functionCallPass({ name: UPDATE_SHORT_TERM_MEMORY, args: { summary: "x" } }), iteration: 0, attempt: testAttempt })

@@ -1,0 +1,25 @@
+import { Effect, Ref } from "effect"
+import type { ResponseSink } from "./ResponseSink"
+
+/**
+ * A pass whose text must not be posted again (spec §2.3 step 8, NovelAI `suppressTextOutput`):
+ * the model retries a failed tool and repeats the narration it already posted. The wrapped sink
+ * shows nothing of the pass (`endPass` delivers "", which is the truth); what the model wrote is
+ * kept in `withheld` so the loop still knows the pass had pre-tool text. Notices pass through.
+ */
+export interface QuietSink {
+  readonly sink: ResponseSink["Type"]
+  readonly withheld: Effect.Effect<string>
+}
+
+export const makeQuietSink = (sink: ResponseSink["Type"]): Effect.Effect<QuietSink> =>
+  Effect.map(Ref.make(""), (withheld) => ({
+    sink: {
+      write: (delta) => Ref.update(withheld, (text) => text + delta),
+      endPass: () => Effect.succeed(""),
+      delivered: sink.delivered,
+      notice: sink.notice,
+      ...(sink.toolActivity === undefined ? {} : { toolActivity: sink.toolActivity })
+    },
+    withheld: Ref.get(withheld)
+  }))

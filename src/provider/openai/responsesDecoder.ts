@@ -1,0 +1,376 @@
+import { Effect, Either, Schema } from "effect"
+import type { FunctionCall } from "../../domain/FunctionCall"
+import type { ProviderError } from "../../domain/ProviderError"
+import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
+import { makeUsage } from "../../domain/TokenUsage"
+import type { Decoder, DecodeStep } from "../decodeWith"
+import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
+import type { SseFrame } from "../sse/Sse"
+import { finalizeArguments } from "../toolArguments"
+
+const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
+const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
+
+const SummaryPart = Schema.Struct({ type: OptionalString, text: OptionalString })
+
+/** An output item (message, function_call, reasoning, or a kind we do not act on). */
+const OutputItem = Schema.Struct({
+  id: OptionalString,
+  type: Schema.String,
+  status: OptionalString,
+  call_id: OptionalString,
+  name: OptionalString,
+  arguments: OptionalString,
+  content: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ type: OptionalString, text: OptionalString, refusal: OptionalString })))),
+  summary: Schema.optional(Schema.NullOr(Schema.Array(SummaryPart))),
+  encrypted_content: OptionalString
+})
+type OutputItem = typeof OutputItem.Type
+
+const Usage = Schema.Struct({
+  input_tokens: OptionalNumber,
+  output_tokens: OptionalNumber,
+  total_tokens: OptionalNumber,
+  input_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: OptionalNumber }))),
+  output_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: OptionalNumber })))
+})
+
+/** The response object carried by `response.*` lifecycle events (and a whole non-streamed answer). */
+export const ResponseObject = Schema.Struct({
+  id: OptionalString,
+  status: OptionalString,
+  output: Schema.optional(Schema.NullOr(Schema.Array(OutputItem))),
+  usage: Schema.optional(Schema.NullOr(Usage)),
+  incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: OptionalString }))),
+  error: Schema.optional(Schema.Unknown)
+})
+type ResponseObject = typeof ResponseObject.Type
+
+/** One streamed event; lenient, since OpenAI adds event types and fields over time. */
+const ResponsesEvent = Schema.Struct({
+  type: Schema.String,
+  item_id: OptionalString,
+  output_index: OptionalNumber,
+  delta: OptionalString,
+  arguments: OptionalString,
+  item: Schema.optional(Schema.NullOr(OutputItem)),
+  response: Schema.optional(Schema.NullOr(ResponseObject)),
+  code: Schema.optional(Schema.Unknown),
+  message: OptionalString,
+  /** Some servers nest the `error` event's fields under `error`. */
+  error: Schema.optional(Schema.Unknown)
+})
+type ResponsesEvent = typeof ResponsesEvent.Type
+
+const decodeEvent = Schema.decodeUnknownEither(ResponsesEvent)
+
+/** Output items a pass keeps track of: only its first call runs, so a server sending more is not followed. */
+const MAX_TRACKED_ITEMS = 64
+const decodeResponse = Schema.decodeUnknownEither(ResponseObject)
+
+interface CallItem {
+  readonly itemId: string | undefined
+  callId: string | undefined
+  name: string
+  readonly deltas: Array<string>
+  /** The whole arguments string from `function_call_arguments.done` / `output_item.done`, when sent. */
+  whole: string | undefined
+}
+
+interface ReasoningItem {
+  readonly id: string | undefined
+  summary: ReadonlyArray<{ readonly type: string; readonly text: string }>
+  encrypted: string | undefined
+  /** Reasoning text was streamed as deltas (else the done item's summary is shown once). */
+  streamed: boolean
+}
+
+const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+export interface ResponsesDecoderOptions {
+  readonly provider: string
+  readonly maxRepairChars: number
+}
+
+export interface ResponsesDecoder extends Decoder<SseFrame, ProviderEvent, ProviderError> {
+  /** Applies a whole response object (a server that ignored `stream: true`). */
+  readonly pushResponse: (response: ResponseObject) => DecodeStep<ProviderEvent, ProviderError>
+}
+
+/**
+ * Decodes Responses API SSE events into provider events:
+ * - `response.output_text.delta` (and `refusal.delta`) ⇒ text as it comes;
+ * - `response.reasoning_summary_text.delta` / `response.reasoning_text.delta` ⇒ reasoning for
+ *   the thought log; each reasoning item (`output_item.done`) is kept, and those the server
+ *   returned encrypted are put on the call for replay; an item without content is dropped;
+ * - function-call arguments are accumulated per item id (`function_call_arguments.delta`, the
+ *   whole string of `.done` wins) and the first call of the pass is emitted once the response
+ *   ends, after the usage, so the loop can stop reading at it;
+ * - `response.completed` ⇒ `stop` (`tool_calls` with a call); `response.incomplete` with
+ *   `max_output_tokens` ⇒ `length` (a cut call's arguments are repaired and flagged, spec §9),
+ *   with `content_filter` ⇒ `content_filter`; `response.failed` and `error` ⇒ a typed
+ *   ProviderError through the shared table (rate limits rotate the key);
+ * - the body closing before a terminal event is a `Network` error; a data line that is not
+ *   JSON, or JSON without a `type`, is `InvalidResponse`; unknown event types are ignored.
+ */
+export const makeResponsesDecoder = (options: ResponsesDecoderOptions): ResponsesDecoder => {
+  const calls = new Map<string, CallItem>()
+  let firstCall: CallItem | undefined
+  const reasoning = new Map<string, ReasoningItem>()
+  const reasoningOrder: Array<ReasoningItem> = []
+  let sawText = false
+  let sawFrames = false
+  let finished = false
+  let done = false
+  const keepAlive = ProviderEvent.KeepAlive()
+
+  const callFor = (itemId: string | undefined): CallItem | undefined => {
+    if (itemId !== undefined) return calls.get(itemId)
+    // A server without item ids: deltas belong to the only call there is.
+    return calls.size === 1 ? [...calls.values()][0] : undefined
+  }
+
+  const addCall = (item: OutputItem): CallItem | undefined => {
+    const existing = item.id ? calls.get(item.id) : undefined
+    if (existing !== undefined) return existing
+    if (calls.size >= MAX_TRACKED_ITEMS) return undefined
+    const call: CallItem = { itemId: item.id ?? undefined, callId: item.call_id ?? undefined, name: item.name ?? "", deltas: [], whole: undefined }
+    calls.set(item.id ?? `#${calls.size}`, call)
+    if (firstCall === undefined) firstCall = call
+    return call
+  }
+
+  const reasoningFor = (id: string | undefined): ReasoningItem => {
+    const key = id ?? `#${reasoningOrder.length}`
+    const existing = reasoning.get(key)
+    if (existing !== undefined) return existing
+    // Past the bound, reasoning is still shown but no longer kept for replay.
+    if (reasoningOrder.length >= MAX_TRACKED_ITEMS) return { id: undefined, summary: [], encrypted: undefined, streamed: false }
+    const item: ReasoningItem = { id: id ?? undefined, summary: [], encrypted: undefined, streamed: false }
+    reasoning.set(key, item)
+    reasoningOrder.push(item)
+    return item
+  }
+
+  /** Takes what a finished item says: a call's name and whole arguments, a reasoning item's summary and encryption. */
+  const absorbItem = (item: OutputItem, out: Array<ProviderEvent>, final: boolean) => {
+    if (item.type === "function_call") {
+      const call = addCall(item)
+      if (call === undefined) return
+      if (item.call_id) call.callId = item.call_id
+      if (item.name) call.name = item.name
+      if (final && typeof item.arguments === "string" && item.arguments.length > 0) call.whole = item.arguments
+      return
+    }
+    if (item.type === "reasoning") {
+      const kept = reasoningFor(item.id ?? undefined)
+      const summary = (item.summary ?? []).flatMap((part) =>
+        typeof part.text === "string" && part.text.length > 0 ? [{ type: part.type ?? "summary_text", text: part.text }] : []
+      )
+      if (final) {
+        if (summary.length > 0) kept.summary = summary
+        if (item.encrypted_content) kept.encrypted = item.encrypted_content
+        const text = summary.map((part) => part.text).join("\n\n")
+        if (!kept.streamed && text.length > 0) out.push(ProviderEvent.ReasoningDelta({ text }))
+        kept.streamed = true
+      }
+      return
+    }
+    if (item.type === "message" && final && !sawText) {
+      // A message that came whole (no deltas streamed): its text is the answer.
+      for (const part of item.content ?? []) {
+        const text = part.text ?? part.refusal
+        if (typeof text === "string" && text.length > 0) {
+          sawText = true
+          out.push(ProviderEvent.TextDelta({ text }))
+        }
+      }
+    }
+  }
+
+  const replayableReasoning = () =>
+    reasoningOrder.flatMap((item) =>
+      item.encrypted === undefined
+        ? []
+        : [{ type: "reasoning", ...(item.id === undefined ? {} : { id: item.id }), summary: item.summary, encrypted_content: item.encrypted }]
+    )
+
+  const finalizeCall = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
+    const call = firstCall
+    if (call === undefined) return undefined
+    const name = call.name.trim()
+    if (name.length === 0) {
+      return Effect.logWarning("dropping a streamed function call that never received a name").pipe(
+        Effect.annotateLogs({ adapter: options.provider })
+      )
+    }
+    const raw = call.whole ?? call.deltas.join("")
+    const { log, result } = finalizeArguments(raw, { adapter: options.provider, toolName: name, maxRepairChars: options.maxRepairChars, outputCut })
+    const replay = replayableReasoning()
+    const functionCall: FunctionCall = {
+      name,
+      args: result.args,
+      ...(result.truncated ? { argumentsTruncated: true } : {}),
+      ...(call.callId === undefined ? {} : { id: call.callId }),
+      ...(replay.length === 0 ? {} : { reasoningDetails: replay })
+    }
+    out.push(ProviderEvent.ToolCall({ call: functionCall }))
+    return log
+  }
+
+  /** A terminal `response.completed` / `response.incomplete`: usage, the call, the finish. */
+  const finish = (response: ResponseObject | undefined, reason: FinishReason, out: Array<ProviderEvent>) => {
+    finished = true
+    done = true
+    for (const item of response?.output ?? []) absorbItem(item, out, true)
+    const usage = response?.usage
+    if (usage) {
+      out.push(ProviderEvent.Usage({
+        usage: makeUsage({
+          inputTokens: usage.input_tokens ?? 0,
+          outputTokens: usage.output_tokens ?? 0,
+          totalTokens: usage.total_tokens,
+          cachedInputTokens: usage.input_tokens_details?.cached_tokens,
+          reasoningTokens: usage.output_tokens_details?.reasoning_tokens
+        })
+      }))
+    }
+    const log = finalizeCall(out, reason === "length" || reason === "content_filter")
+    const emitted = out.some((event) => event._tag === "ToolCall")
+    out.push(ProviderEvent.Finish({ reason: reason === "stop" && emitted ? "tool_calls" : reason }))
+    return log
+  }
+
+  const incompleteReason = (response: ResponseObject | undefined): FinishReason => {
+    const reason = response?.incomplete_details?.reason
+    return reason === "content_filter" ? "content_filter" : reason === "max_output_tokens" ? "length" : "other"
+  }
+
+  const apply = (event: ResponsesEvent, out: Array<ProviderEvent>): Effect.Effect<void, ProviderError> | undefined => {
+    switch (event.type) {
+      case "response.output_text.delta":
+      case "response.refusal.delta":
+        if (event.delta) {
+          sawText = true
+          out.push(ProviderEvent.TextDelta({ text: event.delta }))
+        }
+        return undefined
+      case "response.reasoning_summary_text.delta":
+      case "response.reasoning_text.delta":
+        if (event.delta) {
+          reasoningFor(event.item_id ?? undefined).streamed = true
+          out.push(ProviderEvent.ReasoningDelta({ text: event.delta }))
+        }
+        return undefined
+      case "response.output_item.added":
+        if (event.item) absorbItem(event.item, out, false)
+        return undefined
+      case "response.output_item.done":
+        if (event.item) absorbItem(event.item, out, true)
+        return undefined
+      case "response.function_call_arguments.delta": {
+        const call = callFor(event.item_id ?? undefined)
+        if (call !== undefined && event.delta) call.deltas.push(event.delta)
+        return undefined
+      }
+      case "response.function_call_arguments.done": {
+        const call = callFor(event.item_id ?? undefined)
+        if (call !== undefined && typeof event.arguments === "string" && event.arguments.length > 0) call.whole = event.arguments
+        return undefined
+      }
+      case "response.completed":
+        return finish(event.response ?? undefined, "stop", out)
+      case "response.incomplete":
+        return finish(event.response ?? undefined, incompleteReason(event.response ?? undefined), out)
+      case "response.failed": {
+        done = true
+        const error = event.response?.error
+        return Effect.fail(fromStreamErrorPayload(options.provider, { error: error ?? { message: "the response failed without an error object" } }))
+      }
+      case "error":
+        done = true
+        return Effect.fail(fromStreamErrorPayload(
+          options.provider,
+          { error: typeof event.error === "object" && event.error !== null ? event.error : { code: event.code, message: event.message } }
+        ))
+      case "response.created":
+      case "response.in_progress":
+      case "response.queued":
+        // Proof the request is alive, not content: a keep-alive for the watchdog's bookkeeping.
+        out.push(keepAlive)
+        return undefined
+      default:
+        // content_part, *.done text events, annotations and event types added later.
+        return undefined
+    }
+  }
+
+  const step = (out: Array<ProviderEvent>, effects: Array<Effect.Effect<void, ProviderError>>): DecodeStep<ProviderEvent, ProviderError> => ({
+    out,
+    then: effects.length === 0 ? undefined : effects.length === 1 ? effects[0] : Effect.all(effects, { discard: true }),
+    done
+  })
+
+  const push = (frames: Iterable<SseFrame>): DecodeStep<ProviderEvent, ProviderError> => {
+    const out: Array<ProviderEvent> = []
+    const effects: Array<Effect.Effect<void, ProviderError>> = []
+    for (const frame of frames) {
+      sawFrames = true
+      if (frame._tag === "Comment") {
+        out.push(keepAlive)
+        continue
+      }
+      const parsed = parseJson(frame.data)
+      if (!parsed.ok) {
+        effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`)))
+        done = true
+        break
+      }
+      // The type is in the payload; the SSE `event:` name repeats it (and stands in when it is missing).
+      const value = typeof parsed.value === "object" && parsed.value !== null && !("type" in parsed.value) && frame.event !== "message"
+        ? { ...parsed.value, type: frame.event }
+        : parsed.value
+      const decoded = decodeEvent(value)
+      if (Either.isLeft(decoded)) {
+        effects.push(Effect.fail(invalidResponse(options.provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`)))
+        done = true
+        break
+      }
+      const after = apply(decoded.right, out)
+      if (after) effects.push(after)
+      if (done) break
+    }
+    return step(out, effects)
+  }
+
+  return {
+    push,
+    pushResponse: (response) => {
+      sawFrames = true
+      const out: Array<ProviderEvent> = []
+      if (response.status === "failed" || (response.error !== undefined && response.error !== null)) {
+        done = true
+        return { out, then: Effect.fail(fromStreamErrorPayload(options.provider, { error: response.error ?? {} })) }
+      }
+      const after = finish(response, response.status === "incomplete" ? incompleteReason(response) : "stop", out)
+      return step(out, after === undefined ? [] : [after])
+    },
+    end: () => (done || finished ? { out: [] } : { out: [], then: Effect.fail(endedEarly(options.provider, sawFrames)) })
+  }
+}
+
+/** Events for a whole response object from a server that ignored `stream: true`. */
+export const wholeResponseEvents = (value: unknown, options: ResponsesDecoderOptions): DecodeStep<ProviderEvent, ProviderError> => {
+  if (typeof value === "object" && value !== null && "error" in value && !("output" in value)) {
+    return { out: [], then: Effect.fail(fromStreamErrorPayload(options.provider, value)) }
+  }
+  const decoded = decodeResponse(value)
+  if (Either.isLeft(decoded)) return { out: [], then: Effect.fail(invalidResponse(options.provider, "a JSON response of unexpected shape")) }
+  return makeResponsesDecoder(options).pushResponse(decoded.right)
+}

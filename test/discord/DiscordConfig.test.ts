@@ -1,0 +1,26 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, ConfigProvider, Effect, Either } from "effect"
+import { DiscordConfig } from "../../src/config/DiscordConfig"
+import { describeFailure } from "../../src/config/startupError"
+
+/** The Discord settings under `env` (a token is always set); a failure as its one start-up line. */
+const read = (env: Record<string, string>) =>
+  Effect.provide(DiscordConfig, DiscordConfig.layer).pipe(
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DISCORD_TOKEN: "token", ...env })))),
+    Effect.mapError((error) => describeFailure(Cause.fail(error))),
+    Effect.either
+  )
+
+describe("DiscordConfig", () => {
+  it.effect("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN: 10 by default, at least 1, a non-integer fails start-up naming it", () =>
+    Effect.gen(function*() {
+      const byDefault = yield* read({})
+      assert.isTrue(Either.isRight(byDefault) && byDefault.right.maxMessagesPerTurn === 10)
+      const set = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "3" })
+      assert.isTrue(Either.isRight(set) && set.right.maxMessagesPerTurn === 3)
+      const floor = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "0" })
+      assert.isTrue(Either.isRight(floor) && floor.right.maxMessagesPerTurn === 1)
+      const bad = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "many" })
+      assert.isTrue(Either.isLeft(bad) && bad.left.includes("DISCORD_MAX_MESSAGES_PER_TURN") && !bad.left.includes("\n"), JSON.stringify(bad))
+    }))
+})
