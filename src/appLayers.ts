@@ -11,6 +11,7 @@ import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
 import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
+import { DraftingConfig } from "./config/DraftingConfig"
 import { FetchConfig } from "./config/FetchConfig"
 import { LoopConfig } from "./config/LoopConfig"
 import { McpConfig } from "./config/McpConfig"
@@ -54,6 +55,7 @@ export const checkSettings = (front: "terminal" | "discord") =>
     FetchConfig.layer,
     SearchConfig.layer,
     McpConfig.layer,
+    DraftingConfig.layer,
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
@@ -138,6 +140,7 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     toolsLive.pipe(Layer.provide(front)),
     front,
     LoopConfig.layer,
+    DraftingConfig.layer,
     InMemoryToolAffordances.layer,
     storesLive,
     shortTermMemoryContext.pipe(Layer.provide(storesLive)),

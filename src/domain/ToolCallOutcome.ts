@@ -25,6 +25,12 @@ export type ToolCallOutcome = Data.TaggedEnum<{
     readonly historyEntry: ToolHistoryEntry
     /** Wall time of the dispatch on the Clock; 0 when the call was refused before dispatch. */
     readonly durationMs: number
+    /**
+     * Response Drafting (spec §3 step 5b): `rejected` — the reviewer refused it, nothing ran (it
+     * neither counts toward nor resets the consecutive-error cap); `reused` — an identical
+     * request already succeeded this turn and its outcome was replayed, nothing ran.
+     */
+    readonly reviewStatus?: "rejected" | "reused"
   }
 }>
 

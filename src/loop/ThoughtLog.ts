@@ -2,7 +2,15 @@ import { Context, Effect, Layer } from "effect"
 
 /** A hidden notice for operators (tool failures, deliberate-mode triggers, truncations); never shown to users. */
 export interface HiddenNotice {
-  readonly kind: "tool_failed" | "tool_arguments_truncated" | "deliberate_trigger" | "delivery_failed" | "provider_failed"
+  readonly kind:
+    | "tool_failed"
+    | "tool_arguments_truncated"
+    | "deliberate_trigger"
+    | "delivery_failed"
+    | "provider_failed"
+    // Response Drafting: a reviewer decision, and a draft or tool request that went ahead unreviewed.
+    | "draft_review"
+    | "draft_unreviewed"
   readonly severity: "error" | "info"
   readonly title: string
   readonly description: string

@@ -7,7 +7,7 @@ import type { PassResult } from "../domain/PassResult"
 import type { Sticker } from "../domain/Sticker"
 import { ToolCallOutcome } from "../domain/ToolCallOutcome"
 import { preToolTextParts, responsePayload, ToolHistoryEntry } from "../domain/ToolHistoryEntry"
-import { failureReason, toolFailure, type ToolResult } from "../domain/ToolResult"
+import { failureReason, toolFailure, type ToolResult, toolSuccess } from "../domain/ToolResult"
 import { StickerCatalog } from "../tools/StickerCatalog"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { ToolContext, type ToolContextShape } from "../tools/ToolContext"
@@ -17,6 +17,7 @@ import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { setFlag } from "../tools/TurnState"
 import type { AttemptInfo } from "./AttemptInfo"
 import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
+import { Checkpoint, rememberOutcome, toolCheckpoint } from "./drafting/toolCheckpoint"
 import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
 import { ThoughtLog } from "./ThoughtLog"
@@ -120,10 +121,11 @@ export const executeToolCall = Effect.fnUntraced(function*(
     return yield* refuseTruncatedCall(functionCall, name, pass.accumulatedText)
   }
 
-  const canonicalName = Option.match(yield* registry.get(name), { onNone: () => name, onSome: (tool) => tool.name })
+  const registered = yield* registry.get(name)
+  const canonicalName = Option.match(registered, { onNone: () => name, onSome: (tool) => tool.name })
   const args = functionCall.args
 
-  const dispatched: Dispatched = yield* Effect.gen(function*() {
+  const refused: Dispatched | undefined = yield* Effect.gen(function*() {
     // 1 (continued). Arguments that are not a JSON object cannot be passed to any tool.
     if (args !== undefined && !isPlainObject(args)) {
       const reason = `The arguments for tool "${name}" must be a JSON object of named parameters, but the call ` +
@@ -143,9 +145,42 @@ export const executeToolCall = Effect.fnUntraced(function*(
       })
       return { result, replayedCall: functionCall, blocked: true, raced: false, durationMs: 0 }
     }
-    // 3 + 6. Build the call's context and race the tool against its timeout and /kill.
-    return { ...(yield* dispatch(name, args ?? {}, iteration, attempt)), replayedCall: functionCall, blocked: false, raced: true }
+    return undefined
   })
+
+  // ── Response Drafting hook (spec §3 step 5b; src/loop/drafting/toolCheckpoint.ts) ──
+  // Review mode only: the request is reviewed before dispatch; an identical successful one is
+  // reused, an identical refused one never runs. Off: always `Dispatch`.
+  const checkpoint = refused === undefined
+    ? yield* toolCheckpoint({
+      name,
+      canonicalName,
+      description: Option.getOrUndefined(Option.map(registered, (tool) => tool.description)),
+      args: args ?? {},
+      narration: pass.accumulatedText
+    })
+    : Checkpoint.Dispatch({ key: undefined })
+  if (checkpoint._tag === "Stopped") return ToolCallOutcome.Abort({ status: "stopped_by_user" })
+  if (checkpoint._tag === "Reused" || checkpoint._tag === "Rejected") {
+    const decided = checkpoint._tag === "Reused"
+      ? { result: toolSuccess(undefined, { endTurn: checkpoint.remembered.endTurn, ...(checkpoint.remembered.imageMetadata === undefined ? {} : { imageMetadata: checkpoint.remembered.imageMetadata }) }), payload: checkpoint.remembered.payload }
+      : { result: toolFailure(checkpoint.rejection.reason), payload: checkpoint.rejection }
+    const outcome = yield* historyOutcome({
+      name,
+      replayedCall: functionCall,
+      result: decided.result,
+      payload: decided.payload,
+      accumulatedText: pass.accumulatedText,
+      stickerSelection: undefined,
+      durationMs: 0
+    })
+    return ToolCallOutcome.History({ ...outcome, reviewStatus: checkpoint._tag === "Reused" ? "reused" : "rejected" })
+  }
+  // ── end of the Response Drafting hook ──
+
+  // 3 + 6. Build the call's context and race the tool against its timeout and /kill.
+  const dispatched: Dispatched = refused ??
+    { ...(yield* dispatch(name, args ?? {}, iteration, attempt)), replayedCall: functionCall, blocked: false, raced: true }
   // 6 (after the race). A stop registered while the tool ran wins: the model never sees the result.
   if (dispatched.raced && (yield* stopRequested)) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
 
@@ -206,11 +241,14 @@ export const executeToolCall = Effect.fnUntraced(function*(
   const stickerSelection = canonicalName === STICKER_TOOL ? yield* selectedSticker(turn, result) : undefined
 
   // 12–14. The paired call and response replayed on the next pass.
+  const payload = blocked ? result.data : responsePayload(name, result)
+  // Response Drafting: a request the checkpoint let through is reused, never re-run, if repeated.
+  yield* rememberOutcome(checkpoint.key, result, payload)
   return yield* historyOutcome({
     name,
     replayedCall,
     result,
-    payload: blocked ? result.data : responsePayload(name, result),
+    payload,
     accumulatedText: pass.accumulatedText,
     stickerSelection,
     durationMs

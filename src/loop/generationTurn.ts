@@ -9,6 +9,7 @@ import type { AttemptRecord, ToolCallRecord, TurnResult } from "../domain/TurnRe
 import { LanguageModel } from "../provider/LanguageModel"
 import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { CurrentTurn } from "./CurrentTurn"
+import { makeDraftTurn } from "./drafting/DraftState"
 import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { type KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
 import { type FailureClass, failureClassOf, failureClassText } from "./FailureClass"
@@ -78,6 +79,8 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
   const thoughtLog = yield* ThoughtLog
   const failures: Array<{ readonly model: string; readonly reason: FailureClass }> = []
   let carry: Carry = { prefill: "", functionHistory: [], toolResponseDelivered: false, stickerSelection: undefined }
+  // Response Drafting: one review state for every attempt of the turn (spec §2.10; unused when off).
+  const draft = yield* makeDraftTurn
   // The latest stream-timeout notice an attempt kept quiet because another attempt was pending.
   let deferredTimeout: UserNotice | undefined
 
@@ -138,7 +141,8 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
         functionHistory: carry.functionHistory,
         prefill: carry.prefill,
         toolResponseDelivered: carry.toolResponseDelivered,
-        ...(carry.stickerSelection === undefined ? {} : { stickerSelection: carry.stickerSelection })
+        ...(carry.stickerSelection === undefined ? {} : { stickerSelection: carry.stickerSelection }),
+        draft
       }).pipe(
         Effect.annotateLogs({ model, keyIndex }),
         Effect.map((outcome) => ({ _tag: "Ran" as const, outcome })),

@@ -1,5 +1,5 @@
 import { Effect, Option, type Redacted, Ref } from "effect"
-import { ResponseSink } from "./ResponseSink"
+import { type DeliveryError, ResponseSink } from "./ResponseSink"
 import { makeQuietSink } from "./quietSink"
 import { ToolActivity } from "./ToolActivity"
 import { UserNotice } from "./UserNotice"
@@ -24,6 +24,12 @@ import { StopResponses } from "./StopResponses"
 import { ThoughtLog } from "./ThoughtLog"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
+import { authorNotes } from "./drafting/authorNotes"
+import { completeResponse } from "./drafting/completeResponse"
+import { DraftReview, type DraftTurn } from "./drafting/DraftState"
+import { discardPending, dropProse, holdingSink, keepProse } from "./drafting/holdingSink"
+import { startDraftAttempt } from "./drafting/startDraftAttempt"
+import { withReview, withoutPreToolText } from "./drafting/withReview"
 
 export interface ToolLoopInput {
   readonly attempt: AttemptInfo
@@ -39,6 +45,8 @@ export interface ToolLoopInput {
   readonly toolResponseDelivered?: boolean
   /** The sticker chosen by an earlier attempt (`null`: chosen then cleared). */
   readonly stickerSelection?: Sticker | null
+  /** Response Drafting: the turn's review state, shared by its attempts (spec §2.10; ignored when off). */
+  readonly draft?: DraftTurn
 }
 
 /** runToolLoop's result plus what the outer tier needs to continue after a failed attempt. */
@@ -135,18 +143,23 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     naiToolFailures: 0
   })
 
-  const finish = (status: TurnStatus, responseText: string) =>
-    Effect.map(Ref.get(state), (s): ToolLoopOutcome => ({
-      result: buildResult({
+  // Response Drafting (spec §2.10): prose is held and reviewed before delivery; undefined when off.
+  const draft = yield* startDraftAttempt({ turn: input.draft, attempt, apiKey: input.apiKey })
+  const reviewUsage = draft === undefined ? Effect.succeed(undefined) : Ref.get(draft.usage)
+
+  const finish = (status: TurnStatus, responseText: string, refused?: DeliveryError) =>
+    Effect.map(Effect.zip(Ref.get(state), reviewUsage), ([s, reviewed]): ToolLoopOutcome => ({
+      result: withReview(buildResult({
         status,
         responseText,
-        details: s.detailsText,
+        // Review mode: scene metadata only with a reply (spec §2.9).
+        details: draft !== undefined && isBlank(responseText) ? "" : s.detailsText,
         passes: s.passes,
         toolCalls: s.toolCalls,
         toolResponseDelivered: s.toolResponseDelivered,
         thoughtLog: s.thoughtLog,
         stickerSelection: s.stickerSelection
-      }),
+      }), reviewed, refused),
       unansweredText: s.carried,
       functionHistory: s.functionHistory,
       stickerSelection: s.stickerSelection
@@ -167,7 +180,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       flags: yield* Ref.get(turn.state.flags),
       turnState: turn.state
     })
-    const messages = yield* Ref.get(turn.state.contextItems)
+    const messages = [...(yield* Ref.get(turn.state.contextItems)), ...(draft === undefined ? [] : yield* authorNotes(draft.turn))]
     const continues = !isBlank(s.carried)
     const asInstruction = continues && s.continuation === "instruction"
     const request: GenerationRequest = {
@@ -183,6 +196,38 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     return { request, continuing: s.carried }
   })
 
+  /**
+   * Ends the turn with an answer. Response Drafting (spec §2.10): the pending reply is reviewed
+   * and delivered first; `undefined` means the reviewer asked for a revision and the loop goes
+   * on, with the pending reply and carried text cleared and the tool outcomes kept.
+   */
+  const conclude = (status: TurnStatus, responseText: string) =>
+    Effect.gen(function*() {
+      if (draft === undefined) return yield* finish(status, responseText)
+      const completion = yield* completeResponse({
+        draft,
+        status,
+        responseText,
+        functionHistory: (yield* Ref.get(state)).functionHistory,
+        sink,
+        queueStopResponse: queueStopResponseIfPresent
+      })
+      if (completion._tag === "Finished") return yield* finish(completion.status, completion.text, completion.deliveryFailed)
+      yield* Ref.update(state, (s) => ({
+        ...s,
+        carried: "",
+        carriedFromFallback: false,
+        lastDelivered: undefined,
+        detailsText: "",
+        // The draft's narration was never shown: the model must not believe it said it.
+        functionHistory: s.functionHistory.map(withoutPreToolText)
+      }))
+      return undefined
+    })
+
+  /** Response Drafting: a stop or follow-up throws the pending reply away (nothing of it was shown). */
+  const discardDraft = draft === undefined ? Effect.void : discardPending(draft.turn)
+
   // A stop response gets one pass: its only job is the acknowledgement.
   const maxIterations = turn.isStopResponse ? 1 : config.maxIterations
   for (let iteration = 0; iteration < maxIterations; iteration++) {
@@ -191,10 +236,13 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     }
 
     const { continuing, request } = yield* buildRequest
+    // Response Drafting: the pass writes into the draft, not to the user.
+    const passSink = draft === undefined ? sink : holdingSink(draft.turn, sink)
     // NovelAI retry of a failed tool (spec §2.3 step 8): the pass posts nothing; its text is withheld.
-    const quiet = (yield* Ref.get(turn.state.flags)).suppressTextOutput ? yield* makeQuietSink(sink) : undefined
+    const quiet = (yield* Ref.get(turn.state.flags)).suppressTextOutput ? yield* makeQuietSink(passSink) : undefined
     const run = streamOnce({ request, attempt, continuing })
-    const pass = yield* (quiet === undefined ? run : Effect.provideService(run, ResponseSink, quiet.sink))
+    const target = quiet?.sink ?? (draft === undefined ? undefined : passSink)
+    const pass = yield* (target === undefined ? run : Effect.provideService(run, ResponseSink, target))
     const withheld = quiet === undefined ? "" : yield* quiet.withheld
     const before = yield* Ref.updateAndGet(state, (s) => ({
       ...s,
@@ -217,8 +265,12 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     if (!isBlank(pass.accumulatedText)) yield* Ref.update(state, (s) => ({ ...s, lastDelivered: passText }))
 
     switch (pass._tag) {
-      case "Completed":
-        return yield* finish("completed", passText)
+      case "Completed": {
+        if (draft !== undefined) yield* keepProse(draft.turn, pass.accumulatedText)
+        const done = yield* conclude("completed", passText)
+        if (done === undefined) continue
+        return done
+      }
 
       case "DeliveryFailed":
         // Nothing more reaches the user; the operator hears of it (decision 18).
@@ -234,16 +286,23 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
 
       case "Error":
       case "Timeout":
+        // Response Drafting: the failed pass showed nothing, so a replacement starts it afresh.
+        if (draft !== undefined) {
+          yield* dropProse(draft.turn, pass.accumulatedText)
+          return yield* finish(pass._tag === "Error" ? "error" : "timeout", "")
+        }
         // Retryable for the outer tier; the text shown so far is where a replacement continues.
         yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
         return yield* finish(pass._tag === "Error" ? "error" : "timeout", passText)
 
       case "StoppedByUser":
         yield* queueStopResponseIfPresent
+        if (draft !== undefined) return yield* Effect.zipRight(discardDraft, finish("stopped_by_user", ""))
         yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
         return yield* finish("stopped_by_user", passText)
 
       case "FollowUpInterrupt":
+        if (draft !== undefined) return yield* Effect.zipRight(discardDraft, finish("follow_up_interrupt", ""))
         yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
         return yield* finish("follow_up_interrupt", passText)
 
@@ -252,11 +311,17 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         const delivered = s.lastDelivered
         if ((delivered !== undefined || s.toolResponseDelivered) && mayTrySettle(pass, s.lastToolName)) {
           const needsFollowUp = yield* registry.requiresFollowUp(s.lastToolName, attempt.provider, turn.guildId, turn.state)
-          if (!needsFollowUp) return yield* finish("completed", delivered ?? "")
+          if (!needsFollowUp) {
+            const done = yield* conclude("completed", delivered ?? "")
+            if (done === undefined) continue
+            return done
+          }
         }
         // A replacement attempt with nothing to add: the reply it continued is complete.
         if (s.carriedFromFallback && pass.finishReason !== "length" && pass.emptyResponseReason === undefined) {
-          return yield* finish("completed", s.carried)
+          const done = yield* conclude("completed", s.carried)
+          if (done === undefined) continue
+          return done
         }
         return yield* finish("empty_response", "")
       }
@@ -268,7 +333,11 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         const notify = sink.toolActivity ?? (() => Effect.void)
         if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
         // The model continued `carried` and then called: the whole text precedes the call.
-        const outcome = yield* executeToolCall({ pass: { ...pass, accumulatedText: passText }, iteration, attempt })
+        const execution = executeToolCall({ pass: { ...pass, accumulatedText: passText }, iteration, attempt })
+        // Response Drafting: the tool checkpoint (spec §3 step 5b) finds the reviewer here.
+        const outcome = yield* (draft === undefined ? execution : Effect.provideService(execution, DraftReview, draft))
+        // Response Drafting: narration before a call that went on joins the pending reply.
+        if (draft !== undefined && outcome._tag !== "Abort") yield* keepProse(draft.turn, pass.accumulatedText)
 
         if (outcome._tag === "Restart") {
           yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: true, durationMs: outcome.durationMs }))
@@ -292,6 +361,11 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         if (outcome._tag === "Abort") {
           if (name.length > 0) yield* notify(ToolActivity.Aborted({ name }))
           if (outcome.status === "stopped_by_user") yield* queueStopResponseIfPresent
+          if (draft !== undefined) {
+            // Nothing of the draft was shown: a stop discards it, a refused call drops its pass.
+            yield* outcome.status === "stopped_by_user" ? discardDraft : dropProse(draft.turn, pass.accumulatedText)
+            return yield* finish(outcome.status, "")
+          }
           yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
           return yield* finish(outcome.status, passText)
         }
@@ -300,6 +374,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: outcome.success, durationMs: outcome.durationMs }))
         // This pass's pre-tool text, posted or (on a NovelAI retry) withheld.
         const novelAiCase = isNovelAiPreToolText(attempt.provider, pass.accumulatedText + withheld)
+        const rejected = outcome.reviewStatus === "rejected"
         const after = yield* Ref.updateAndGet(state, (s) => ({
           ...s,
           functionHistory: [...s.functionHistory, outcome.historyEntry],
@@ -315,8 +390,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           lastToolName: outcome.functionName,
           toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
           stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
-          consecutiveToolErrors: outcome.success ? 0 : s.consecutiveToolErrors + 1,
-          naiToolFailures: outcome.success ? 0 : novelAiCase ? s.naiToolFailures + 1 : s.naiToolFailures
+          // A review rejection neither counts toward nor resets the caps (spec §2.7, §2.3 step 8).
+          consecutiveToolErrors: outcome.success ? 0 : rejected ? s.consecutiveToolErrors : s.consecutiveToolErrors + 1,
+          naiToolFailures: outcome.success ? 0 : novelAiCase && !rejected ? s.naiToolFailures + 1 : s.naiToolFailures
         }))
 
         // A stop response's call was refused, and it has no second pass: what it said is the answer.
@@ -335,30 +411,42 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           }
           return yield* finish("error", "")
         }
-        if (outcome.endTurn) return yield* finish("completed", passText)
+        if (outcome.endTurn) {
+          const done = yield* conclude("completed", passText)
+          if (done === undefined) continue
+          return done
+        }
 
         // NovelAI, spec §2.3 step 8: a tool failed after pre-tool text: retry the pass without
         // re-posting it, and after 3 such failures keep the text shown and end the turn.
-        if (!outcome.success && novelAiCase) {
+        if (!outcome.success && !rejected && novelAiCase) {
           if (novelAiRetryExhausted(after.naiToolFailures)) {
             if (turn.shouldSurfaceUserErrors) {
               yield* sink.notice(UserNotice.NovelAiToolRetryExhausted({ failures: after.naiToolFailures, lastTool: outcome.functionName }))
             }
             // The retries posted nothing: the answer is the text the user last saw.
-            return yield* finish("completed", isBlank(passText) ? after.lastDelivered ?? "" : passText)
+            const done = yield* conclude("completed", isBlank(passText) ? after.lastDelivered ?? "" : passText)
+            if (done === undefined) continue
+            return done
           }
           yield* setFlag(turn.state, "suppressTextOutput", true)
           continue
         }
 
         if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
-          return yield* finish("completed", passText)
+          const done = yield* conclude("completed", passText)
+          if (done === undefined) continue
+          return done
         }
         // NovelAI, spec §2.4 and §2.3 step 10: after pre-tool text a tool that needs no follow-up
         // ends the turn; one that does gets a follow-up pass, which may post text again.
         if (outcome.success && novelAiCase) {
           const needsFollowUp = yield* registry.requiresFollowUp(outcome.functionName, attempt.provider, turn.guildId, turn.state)
-          if (!needsFollowUp) return yield* finish("completed", passText)
+          if (!needsFollowUp) {
+            const done = yield* conclude("completed", passText)
+            if (done === undefined) continue
+            return done
+          }
           yield* setFlag(turn.state, "suppressTextOutput", false)
         }
         continue

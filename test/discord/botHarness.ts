@@ -3,6 +3,7 @@ import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { TurnRunner } from "../../src/chat/TurnRunner"
 import { CredentialConfig, type CredentialSettings } from "../../src/config/CredentialConfig"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
+import { DraftingConfig, type DraftingSettings } from "../../src/config/DraftingConfig"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
 import { DiscordBot, DiscordServices } from "../../src/discord/DiscordBot"
 import { DiscordCredentialRoutes } from "../../src/discord/DiscordCredentials"
@@ -53,6 +54,8 @@ export interface BotHarnessOptions {
   readonly routePlan?: { readonly models: ReadonlyArray<string>; readonly keys?: ReadonlyArray<string> }
   /** Cooldown, quotas and secret keys (default: all off). */
   readonly credentials?: Partial<CredentialSettings>
+  /** Response Drafting on, with these settings (default: off, as `main` without RESPONSE_DRAFTING). */
+  readonly drafting?: Partial<DraftingSettings>
 }
 
 /**
@@ -96,7 +99,8 @@ export const botHarness = (options: BotHarnessOptions) =>
       ToolUsageStats.none,
       PendingContextStash.Default,
       RoutePlan.make(options.routePlan?.models ?? ["model-a"], options.routePlan?.keys ?? []),
-      KeyPool.Default
+      KeyPool.Default,
+      options.drafting === undefined ? Layer.empty : DraftingConfig.make(options.drafting)
     )
     const credentialConfig = CredentialConfig.make(options.credentials)
     // Who pays for a turn, as main wires it: keys from the stores, admission, the usage ledger.

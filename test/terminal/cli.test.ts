@@ -153,4 +153,27 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
     const toolMessage = second.messages.find((message) => message.role === "tool")
     assert.include(String(toolMessage?.content), "pelican", "the page reached the model as the tool result")
   }, 60_000)
+
+  it("[2.10][5.1] RESPONSE_DRAFTING=on: the reviewer (RESPONSE_REVIEW_MODEL) asks for a revision, only the revised reply is the answer", async () => {
+    // Calls alternate author, reviewer, author, reviewer (the script is shared by both models).
+    const script = JSON.stringify({
+      passes: [
+        "Draft one.",
+        "{\"verdict\":\"revise\",\"feedback\":\"Say two.\"}",
+        "Draft two.",
+        "{\"verdict\":\"approve\"}"
+      ]
+    })
+    const run = await start(["--once", "hi", "--json"], {
+      LLM_PROVIDER: "scripted",
+      LLM_SCRIPT: script,
+      RESPONSE_DRAFTING: "on",
+      RESPONSE_REVIEW_MODEL: "reviewer"
+    })
+    assert.strictEqual(run.code, 0, run.stderr)
+    const report = JSON.parse(run.stdout.trim())
+    assert.strictEqual(report.status, "completed")
+    assert.strictEqual(report.text, "Draft two.")
+    assert.strictEqual(report.iterations, 2, "the reviews are not author passes")
+  }, 60_000)
 })

@@ -24,6 +24,8 @@ export type ScriptedPass = ReadonlyArray<ScriptStep>
 /** Which call this is (0-based, across the whole script) and what was asked. */
 export interface ScriptCall {
   readonly index: number
+  /** Which call for this request's model this is (0-based): lets one script play several models. */
+  readonly modelIndex: number
   readonly request: GenerationRequest
 }
 
@@ -33,6 +35,13 @@ export interface ScriptCall {
  * function, or running past the end of the list, fails the pass: the script is exhausted.
  */
 export type Script = ReadonlyArray<ScriptedPass> | ((call: ScriptCall) => ScriptedPass | undefined)
+
+/**
+ * One list of passes per model name, each consumed in order by the calls for that model (an
+ * author and a reviewer scripted separately). A model without a list, or past its end, fails.
+ */
+export const byModel = (passes: Readonly<Record<string, ReadonlyArray<ScriptedPass>>>): Script => (call) =>
+  passes[call.request.model]?.[call.modelIndex]
 
 // Step constructors, so scripts read like the conversation they replay.
 

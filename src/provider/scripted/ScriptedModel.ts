@@ -19,8 +19,8 @@ interface CallSlot {
   readonly finalized: Deferred.Deferred<PassEnding>
 }
 
-const pickPass = (script: Script, index: number, request: GenerationRequest): ScriptedPass | undefined =>
-  typeof script === "function" ? script({ index, request }) : script[index]
+const pickPass = (script: Script, index: number, modelIndex: number, request: GenerationRequest): ScriptedPass | undefined =>
+  typeof script === "function" ? script({ index, modelIndex, request }) : script[index]
 
 /**
  * A LanguageModel that replays passes given as data. Every timer runs on the Clock, so
@@ -31,6 +31,7 @@ export const make = (options: ScriptedOptions) =>
   Effect.gen(function*() {
     const name = options.name ?? "scripted"
     const counter = yield* Ref.make(0)
+    const perModel = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
     const records = yield* Ref.make<ReadonlyArray<ScriptedCallRecord>>([])
     const slots = yield* SynchronizedRef.make<ReadonlyMap<number, CallSlot>>(new Map())
 
@@ -67,7 +68,11 @@ export const make = (options: ScriptedOptions) =>
         )
         yield* Deferred.succeed(slot.started, undefined)
 
-        const pass = pickPass(options.script, index, request)
+        const modelIndex = yield* Ref.modify(perModel, (counts) => {
+          const next = counts.get(request.model) ?? 0
+          return [next, new Map(counts).set(request.model, next + 1)]
+        })
+        const pass = pickPass(options.script, index, modelIndex, request)
         if (pass === undefined) {
           yield* Ref.set(state, "failed")
           return Stream.fail(

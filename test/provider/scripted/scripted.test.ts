@@ -67,8 +67,19 @@ describe("Scripted provider", () => {
       assert.strictEqual(texts(yield* collect(request("q", { model: "small" }))), "small model")
     }).pipe(Effect.provide(Scripted.layer({ script: ({ request: r }) => S.reply(`${r.model} model`) }))))
 
+  it.effect("byModel: each model consumes its own passes in order, whatever the interleaving", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(texts(yield* collect(request("q", { model: "author" }))), "author 1")
+      assert.strictEqual(texts(yield* collect(request("q", { model: "reviewer" }))), "reviewer 1")
+      assert.strictEqual(texts(yield* collect(request("q", { model: "author" }))), "author 2")
+      const exhausted = yield* Effect.either(collect(request("q", { model: "reviewer" })))
+      assert.isTrue(exhausted._tag === "Left", "the reviewer's list has one pass")
+    }).pipe(Effect.provide(Scripted.layer({
+      script: S.byModel({ author: [S.reply("author 1"), S.reply("author 2")], reviewer: [S.reply("reviewer 1")] })
+    }))))
+
   it("the built-in echo replies with the last user message, word by word, with usage", () => {
-    const pass = echoPass({ index: 0, request: request("how are you") })
+    const pass = echoPass({ index: 0, modelIndex: 0, request: request("how are you") })
     const events = pass.flatMap((step) => (step._tag === "Emit" ? [step.event] : []))
     assert.strictEqual(texts(events), "You said: how are you")
     assert.isAbove(events.filter((event) => event._tag === "TextDelta").length, 1)
@@ -89,7 +100,7 @@ describe("LLM_SCRIPT (JSON scripts)", () => {
     assert.isTrue(Either.isRight(parsed))
     if (Either.isLeft(parsed) || typeof parsed.right !== "function") return
     const script = parsed.right
-    const pass = (index: number) => script({ index, request: request() })
+    const pass = (index: number) => script({ index, modelIndex: index, request: request() })
     assert.strictEqual(pass(0)?.length, 4)
     assert.deepStrictEqual(pass(1), S.reply("plain reply"))
     assert.strictEqual(pass(2)?.length, 5)
@@ -98,9 +109,9 @@ describe("LLM_SCRIPT (JSON scripts)", () => {
 
   it("a bare array is the pass list and fails after its end; `echo` falls back to the echo reply", () => {
     const bare = parseScript("[\"x\"]")
-    assert.isTrue(Either.isRight(bare) && typeof bare.right === "function" && bare.right({ index: 1, request: request() }) === undefined)
+    assert.isTrue(Either.isRight(bare) && typeof bare.right === "function" && bare.right({ index: 1, modelIndex: 1, request: request() }) === undefined)
     const echo = parseScript("{\"passes\":[],\"then\":\"echo\"}")
-    assert.isTrue(Either.isRight(echo) && typeof echo.right === "function" && echo.right({ index: 0, request: request() }) !== undefined)
+    assert.isTrue(Either.isRight(echo) && typeof echo.right === "function" && echo.right({ index: 0, modelIndex: 0, request: request() }) !== undefined)
   })
 
   it("bad scripts are one-line errors saying where", () => {
