@@ -19,8 +19,12 @@ const quick = process.env.BENCH_QUICK === "1"
 const STEPS = 5
 const TURNS = quick ? 20 : 100
 
-/** Measured with this bench's worker on the commit before issue 16 (9d0dbe0), for the before/after line. */
-const BEFORE = { commit: "9d0dbe0", bytesPerCallKiB: 657, minorGcPer1000Steps: 58, gcPauseMsPer1000Steps: 290 }
+/**
+ * The before figures of the before/after line, measured with this bench's worker (allocation)
+ * on main just before issue 16 merged (a214dbf), in the same sitting as the branch; GC pause
+ * time is the median of two noisy runs on the shared machine.
+ */
+const BEFORE = { commit: "a214dbf", bytesPerCallKiB: 726, minorGcPer1000Steps: 64, gcPauseMsPer1000Steps: 555 }
 
 const main = async () => {
   const load = loadLine()
