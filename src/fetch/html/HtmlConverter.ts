@@ -108,6 +108,8 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
     const exchange = (worker: PooledWorker, request: ConversionRequest) =>
       Effect.async<Conversion, HtmlConversionError>((resume) => {
         const detach = () => {
+          // Idle again: an idle worker never keeps the process alive.
+          worker.thread.unref()
           worker.thread.off("message", onMessage)
           worker.thread.off("error", onError)
           worker.thread.off("exit", onExit)
@@ -125,6 +127,8 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
           detach()
           resume(Effect.fail(new HtmlConversionError({ reason: "worker_failed", detail: `the HTML converter stopped (exit code ${code})` })))
         }
+        // Converting: the process stays up until the answer arrives.
+        worker.thread.ref()
         worker.thread.on("message", onMessage)
         worker.thread.once("error", onError)
         worker.thread.once("exit", onExit)
