@@ -5,6 +5,7 @@
  *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
  *                                                              └► ToolRegistry ─► built-ins, MCP
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type ConfigError, Effect, Layer } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
@@ -13,16 +14,23 @@ import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { DraftingConfig } from "./config/DraftingConfig"
 import { FetchConfig } from "./config/FetchConfig"
+import { ImageConfig } from "./config/ImageConfig"
 import { LoopConfig } from "./config/LoopConfig"
 import { McpConfig } from "./config/McpConfig"
 import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/ProviderConfig"
 import { SearchConfig } from "./config/SearchConfig"
+import { SpeechConfig } from "./config/SpeechConfig"
 import { StoreConfig } from "./config/StoreConfig"
+import { VisionConfig } from "./config/VisionConfig"
 import { AddressPolicy } from "./fetch/AddressPolicy"
 import { HtmlConverter } from "./fetch/html/HtmlConverter"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
+import { ImageLoader } from "./media/ImageLoader"
+import { MediaLibrary } from "./media/MediaLibrary"
+import { MessageImages } from "./media/MessageImages"
+import * as VisionGate from "./media/VisionGate"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
 import { lazyLayer } from "./lazyLayer"
@@ -32,6 +40,7 @@ import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolve
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
 import { makeUnblockUserTool } from "./tools/builtin/blocking/UnblockUserTool"
 import { fetchUrlTool } from "./tools/builtin/fetchUrl/FetchUrlTool"
+import { mediaTools } from "./tools/builtin/media/mediaTools"
 import { shortTermMemoryContext } from "./tools/builtin/memory/shortTermMemoryContext"
 import { makeUpdateShortTermMemoryTool } from "./tools/builtin/memory/UpdateShortTermMemoryTool"
 import { makeSelectStickerTool } from "./tools/builtin/stickers/SelectStickerTool"
@@ -56,6 +65,9 @@ export const checkSettings = (front: "terminal" | "discord") =>
     SearchConfig.layer,
     McpConfig.layer,
     DraftingConfig.layer,
+    ImageConfig.layer,
+    SpeechConfig.layer,
+    VisionConfig.layer,
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
@@ -78,16 +90,31 @@ export const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConn
 const fetchLive = Layer.merge(SafeHttp.Default, HtmlConverter.Default).pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
 
 /**
- * Services that differ by front: where hidden notices go, the sticker catalog, who can be
- * blocked, and guild tools (guild MCP: only the Discord front has guilds).
+ * Media (issue 13): the library of opaque media ids and the image loader (safe_http with the
+ * VISION_MAX_IMAGE_MB cap), one instance shared by the registry, the vision gate, the media tools
+ * and the fronts.
  */
-export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | GuildToolSource
+export const mediaLive = ImageLoader.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(MediaLibrary.Default, VisionConfig.layer)),
+  Layer.provide(fetchLive)
+)
 
-/** The terminal has no guild: notices are logged, no stickers, nobody to block, no guild MCP. */
+/** The model a turn talks to: the provider's, behind the vision gate (images only for LLM_VISION_MODELS). */
+const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
+  VisionGate.layer.pipe(Layer.provide(Layer.merge(model, mediaLive)))
+
+/**
+ * Services that differ by front: where hidden notices go, the sticker catalog, who can be
+ * blocked, message lookups, and guild tools (guild MCP: only the Discord front has guilds).
+ */
+export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages | GuildToolSource
+
+/** The terminal has no guild: notices are logged, no stickers, nobody to block, no messages to look up, no guild MCP. */
 export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
   ThoughtLog.logged,
   StickerCatalog.none,
   BlockTargetResolver.fromMembers({}),
+  MessageImages.none,
   GuildToolSource.none
 )
 
@@ -101,20 +128,30 @@ const builtinTools = Effect.all([
   makeUnblockUserTool
 ])
 
-const toolRegistryLive = Layer.effect(
-  ToolRegistry,
-  Effect.gen(function*() {
-    const registry = yield* makeToolRegistry
-    yield* Effect.orDie(registerAll(registry, yield* builtinTools))
-    return registry
-  })
-).pipe(
-  Layer.provide(Layer.mergeAll(
-    fetchLive,
-    SearchConfig.layer,
-    storesLive
-  ))
-)
+/** The registry with every built-in; media tools over the provider's own model (analyze_image), media ids resolved. */
+const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
+  Layer.scoped(
+    ToolRegistry,
+    Effect.gen(function*() {
+      const registry = yield* makeToolRegistry
+      yield* Effect.orDie(registerAll(registry, [...(yield* builtinTools), ...(yield* mediaTools)]))
+      return registry
+    })
+  ).pipe(
+    Layer.provide(Layer.mergeAll(
+      fetchLive,
+      SearchConfig.layer,
+      storesLive,
+      mediaLive,
+      MediaLibrary.opaqueIds.pipe(Layer.provide(mediaLive)),
+      model,
+      ImageConfig.layer,
+      SpeechConfig.layer,
+      ProviderConfig.layer,
+      // Media backends get their own client: a slow image job never holds a model socket.
+      NodeHttpClient.layerUndici
+    ))
+  )
 
 /**
  * Global MCP servers (MCP_SERVERS), built once their first connect attempts ended (decision 14):
@@ -128,17 +165,20 @@ const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> 
 )
 
 /** The registry with built-ins, plus the global MCP servers' tools. */
-const toolsLive = Layer.merge(
-  toolRegistryLive,
-  globalMcpServersLive.pipe(Layer.provide(Layer.merge(toolRegistryLive, McpConfig.layer)))
-)
+const toolsLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) => {
+  const registry = toolRegistryLive(model)
+  return Layer.merge(registry, globalMcpServersLive.pipe(Layer.provide(Layer.merge(registry, McpConfig.layer))))
+}
 
 /** Everything a turn needs besides what the front provides per turn (sink, signals, turn facts). */
-export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) =>
-  Layer.mergeAll(
-    providerLayer(kind),
-    toolsLive.pipe(Layer.provide(front)),
+export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) => {
+  // One provider layer: the turn's model and analyze_image share its connection pool.
+  const model = providerLayer(kind)
+  return Layer.mergeAll(
+    turnModel(model),
+    toolsLive(model).pipe(Layer.provide(front)),
     front,
+    mediaLive,
     LoopConfig.layer,
     DraftingConfig.layer,
     InMemoryToolAffordances.layer,
@@ -148,6 +188,7 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     routePlanLayer.pipe(Layer.provide(ProviderConfig.layer)),
     KeyPool.Default
   )
+}
 
 /** The ChannelQueue over the turn services (what every front submits messages to). */
 export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) =>

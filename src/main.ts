@@ -39,7 +39,7 @@ const program = Effect.gen(function*() {
   const discord = command._tag !== "Once" && (yield* discordTokenPresent)
   yield* checkSettings(discord ? "discord" : "terminal")
   if (command._tag === "Once") {
-    return yield* runOnce({ text: command.text, json: command.json, persona }).pipe(Effect.provide(terminalChat))
+    return yield* runOnce({ text: command.text, json: command.json, persona, images: command.images }).pipe(Effect.provide(terminalChat))
   }
   if (discord) {
     // Runs until the process is stopped (SIGINT/SIGTERM interrupt it and log the client out).

@@ -34,3 +34,26 @@ describe("the application layers", () => {
       assert.deepStrictEqual(inTerminal.map((tool) => tool.name).sort(), ["fetch_url", "update_short_term_memory", "web_search"])
     }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(env))))))
 })
+
+describe("the application layers: media tools (issue 13)", () => {
+  const mediaEnv = ConfigProvider.fromMap(new Map([
+    ["LLM_PROVIDER", "scripted"],
+    ["DATABASE_URL", "sqlite::memory:"],
+    ["IMAGE_BACKEND", "openai"],
+    ["IMAGE_BASE_URL", "http://127.0.0.1:9/v1"],
+    ["SPEECH_BASE_URL", "http://127.0.0.1:9/v1"],
+    ["LLM_VISION_MODELS", "scripted"]
+  ]))
+
+  it.scoped("a media tool exists exactly when its backend is configured", () =>
+    Effect.gen(function*() {
+      const names = (yield* (yield* ToolRegistry).all).map((tool) => tool.name)
+      for (const name of ["generate_image", "generate_voice_message", "analyze_image"]) assert.include(names, name)
+    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(mediaEnv))))))
+
+  it.scoped("without IMAGE_BACKEND, SPEECH_BASE_URL or a vision model there is none", () =>
+    Effect.gen(function*() {
+      const names = (yield* (yield* ToolRegistry).all).map((tool) => tool.name)
+      for (const name of ["generate_image", "generate_voice_message", "analyze_image"]) assert.notInclude(names, name)
+    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(env))))))
+})

@@ -4,10 +4,13 @@ import type { TurnResult } from "../domain/TurnResult"
 import type { DeliberateToolMode, Persona } from "../loop/CurrentTurn"
 import type { StopContext } from "../loop/TurnSignals"
 import type { ResponseSink } from "../loop/ResponseSink"
+import type { MediaOutlet } from "../tools/MediaOutlet"
 
 /** Where one turn's reply goes, opened when the turn starts and closed (its scope) when it ends. */
 export interface TurnSink {
   readonly sink: Context.Tag.Service<ResponseSink>
+  /** Where files made by tools go (an attachment, a saved file); absent: nowhere. */
+  readonly mediaOutlet?: MediaOutlet
   /** Runs after the turn, before the scope closes (drain pending edits, mark a stopped reply…). */
   readonly finish?: (result: TurnResult) => Effect.Effect<void>
 }

@@ -83,11 +83,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
     const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
       const opened = yield* untilKilled(options.signals, input.openSink)
       if (Option.isNone(opened)) return yield* endBeforeLoop(input, options, "opening the reply", undefined)
-      const { sink, finish } = opened.value
+      const { finish, mediaOutlet, sink } = opened.value
       const loaded = yield* untilKilled(options.signals, loadContext(input))
       if (Option.isNone(loaded)) return yield* endBeforeLoop(input, options, "loading the context", finish)
       const context = loaded.value
-      const state = yield* makeTurnState(context, { parentChannelId: input.parentChannelId })
+      const state = yield* makeTurnState(context, { parentChannelId: input.parentChannelId, mediaOutlet })
       const turn: TurnContextShape = {
         channelId: input.channelId,
         guildId: input.guildId,

@@ -8,6 +8,7 @@ import { GuildMcpAdmin } from "../mcp/GuildMcpAdmin"
 import { LanguageModel } from "../provider/LanguageModel"
 import { CredentialStore } from "../store/CredentialStore"
 import { EnabledChannelStore } from "../store/EnabledChannelStore"
+import { GuildImageTagsStore } from "../store/GuildImageTagsStore"
 import { GuildSettingsStore } from "../store/GuildSettingsStore"
 import { PersonaBlockStore } from "../store/PersonaBlockStore"
 import { ServerTurnAdmissionStore } from "../store/ServerTurnAdmissionStore"
@@ -16,6 +17,7 @@ import { DeliberateToolPlanner } from "../tools/deliberate/DeliberateToolPlanner
 import { ToolRegistry } from "../tools/ToolRegistry"
 import { capabilitiesCommand } from "./commands/capabilitiesCommand"
 import { channelCommand } from "./commands/channelCommand"
+import { imageTagsCommand } from "./commands/imageTagsCommand"
 import { replyPrivately } from "./commands/commandReply"
 import { commandDefinitions } from "./commands/definitions"
 import { keyCommand } from "./commands/keyCommand"
@@ -25,6 +27,7 @@ import { toolsCommand } from "./commands/toolsCommand"
 import { usageCommand } from "./commands/usageCommand"
 import { DiscordBlockTargetResolver } from "./DiscordBlockTargetResolver"
 import { DiscordClient } from "./DiscordClient"
+import { DiscordMessageImages } from "./DiscordMessageImages"
 import { DiscordThoughtLog } from "./DiscordThoughtLog"
 import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, discordTurnInput } from "./DiscordTurnInput"
 import { GuildStickerCatalog } from "./GuildStickerCatalog"
@@ -36,6 +39,7 @@ import { type TriggerFacts, triggerReason } from "./triggers"
 type CommandServices =
   | EnabledChannelStore
   | GuildSettingsStore
+  | GuildImageTagsStore
   | GuildMcpAdmin
   | ToolRegistry
   | CredentialStore
@@ -142,6 +146,8 @@ const make = (options: DiscordFrontOptions) =>
           return replyPrivately(interaction, channelCommand(interaction))
         case "capabilities":
           return replyPrivately(interaction, capabilitiesCommand(interaction))
+        case "image-tags":
+          return replyPrivately(interaction, imageTagsCommand(interaction))
         case "mcp":
           return replyPrivately(interaction, mcpCommand(interaction))
         case "tools":
@@ -199,6 +205,7 @@ export const DiscordServices = Layer.mergeAll(
   DiscordThoughtLog,
   GuildStickerCatalog,
   DiscordBlockTargetResolver,
+  DiscordMessageImages,
   PersonaWebhooks.Default,
   RateLimitGauge.Default
 ).pipe(Layer.provideMerge(DiscordClient.layer))

@@ -2,6 +2,7 @@ import { Client, Events, GatewayIntentBits, Partials } from "discord.js"
 import { Clock, Context, Data, Effect, Layer, Redacted } from "effect"
 import { DiscordConfig } from "../config/DiscordConfig"
 import { logGatewayEvents } from "./gatewayLog"
+import { makeRequestWithEncodedForms } from "./restMultipart"
 
 const DEVELOPER_PORTAL = "https://discord.com/developers/applications"
 
@@ -69,7 +70,7 @@ export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")
             // DM channels are not cached until their first message arrives.
             partials: [Partials.Channel],
             allowedMentions: NO_MENTIONS,
-            ...(config.apiBaseUrl === undefined ? {} : { rest: { api: config.apiBaseUrl } })
+            rest: { makeRequest: makeRequestWithEncodedForms, ...(config.apiBaseUrl === undefined ? {} : { api: config.apiBaseUrl }) }
           })
         ),
         (client) => Effect.promise(() => client.destroy())

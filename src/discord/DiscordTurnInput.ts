@@ -7,6 +7,7 @@ import type { DeliberateToolMode, Persona } from "../loop/CurrentTurn"
 import type { PersonaBlockStore } from "../store/PersonaBlockStore"
 import { applyBlockedUserNotices, blockedMessageIds } from "../tools/builtin/blocking/blockedUserContext"
 import { NO_MENTIONS } from "./DiscordClient"
+import { discordMediaOutlet } from "./DiscordMediaOutlet"
 import { type DiscordReplySink, makeDiscordReplySink } from "./DiscordReplySink"
 import { HISTORY_LIMIT, hasContent, type HistoryEntry, historyEntry, isFromSelf, type SelfIdentity, toChatMessage } from "./history"
 import type { PersonaWebhooks } from "./PersonaWebhooks"
@@ -88,7 +89,11 @@ export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels
       ...(deps.options.minEditInterval === undefined ? {} : { minEditInterval: deps.options.minEditInterval })
     })
     yield* Effect.forkScoped(keepTyping(Effect.tryPromise(() => channel.sendTyping()), reply.lastWriteAt, deps.options.typingRefresh ?? TYPING_REFRESH))
-    const sink: TurnSink = { sink: reply.sink, finish: (result) => finishReply(reply, channel, result) }
+    const sink: TurnSink = {
+      sink: reply.sink,
+      finish: (result) => finishReply(reply, channel, result),
+      mediaOutlet: discordMediaOutlet(channel, replyTo)
+    }
     return sink
   })
 

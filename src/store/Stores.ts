@@ -8,6 +8,7 @@ import { CredentialStore } from "./CredentialStore"
 import * as Database from "./Database"
 import type { DatabaseTarget } from "./DatabaseUrl"
 import { EnabledChannelStore } from "./EnabledChannelStore"
+import { GuildImageTagsStore } from "./GuildImageTagsStore"
 import * as GuildMcpRegistryStore from "./GuildMcpRegistryStore"
 import { GuildSettingsStore } from "./GuildSettingsStore"
 import { PersonaBlockStore } from "./PersonaBlockStore"
@@ -24,6 +25,7 @@ export type Stores =
   | PersonaBlockStore
   | EnabledChannelStore
   | GuildSettingsStore
+  | GuildImageTagsStore
   | GuildMcpRegistry
   | ToolUsageStore
   | ToolUsageStats
@@ -37,6 +39,7 @@ export const layerOnClient: Layer.Layer<Stores, never, SqlClient.SqlClient | Sec
   PersonaBlockStore.layer,
   EnabledChannelStore.layer,
   GuildSettingsStore.layer,
+  GuildImageTagsStore.layer,
   GuildMcpRegistryStore.layer(),
   ToolUsageStore.statsLayer.pipe(Layer.provideMerge(ToolUsageStore.layer)),
   CredentialStore.layer,

@@ -124,10 +124,23 @@ const credentials = Effect.gen(function* () {
   yield* sql`CREATE INDEX usage_ledger_by_user ON usage_ledger (user_id, day)`
 })
 
+/** Per-server default image tags for generate_image (`/image-tags`, issue 13). */
+const guildImageTags = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE guild_image_tags (
+    guild_id TEXT NOT NULL PRIMARY KEY,
+    positive_tags TEXT NOT NULL,
+    negative_tags TEXT NOT NULL,
+    set_by TEXT,
+    updated_at BIGINT NOT NULL
+  )`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_initial_schema": initialSchema,
   "2_channel_memory": channelMemory,
-  "4_credentials": credentials
+  "4_credentials": credentials,
+  "13_guild_image_tags": guildImageTags
 }
 
 /** Name of the table the Migrator keeps applied versions in. */

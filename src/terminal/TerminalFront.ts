@@ -3,17 +3,24 @@ import { Clock, Data, Effect, FiberSet, Queue, Ref, Runtime } from "effect"
 import { ChannelQueue, type TurnFailure } from "../chat/ChannelQueue"
 import { makeCollectingSink } from "../chat/CollectingSink"
 import type { TurnInput, TurnSink } from "../chat/TurnInput"
-import type { ChatMessage } from "../domain/ChatMessage"
+import { mediaDirSetting } from "../config/MediaDirConfig"
+import { VisionConfig } from "../config/VisionConfig"
+import type { ChatMessage, ImageRef } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
 import type { Persona } from "../loop/CurrentTurn"
+import { MediaLibrary } from "../media/MediaLibrary"
 import { dim, renderNotice } from "./render"
 import { turnReportLine } from "./report"
 import { TerminalOutput } from "./TerminalOutput"
+import { attachImageFile, fileMediaOutlet } from "./TerminalMedia"
 import { makeTerminalSink } from "./TerminalSink"
 
 /** The terminal is one conversation: one channel. */
 export const TERMINAL_CHANNEL = "terminal"
 const TERMINAL_USER = "terminal-user"
+
+/** Images `/attach` may queue for one message. */
+const MAX_PENDING_ATTACHMENTS = 8
 
 /** Two Ctrl-C within this window exit even while a killed turn is still winding down. */
 const DOUBLE_INTERRUPT_WINDOW_MS = 2_000
@@ -42,30 +49,42 @@ const failedTurn = (error: TurnFailure): TurnResult => ({
   toolResponseDelivered: false
 })
 
+/** A user message with the images attached to it (none: no `images` key). */
+const userMessage = (text: string, images: ReadonlyArray<ImageRef>): ChatMessage =>
+  images.length === 0 ? { role: "user", content: text } : { role: "user", content: text, images }
+
 /**
- * `--once TEXT [--json]`: exactly one turn. Without `--json` the reply streams to stdout and
- * status lines go to stderr; with `--json` stdout carries exactly one line, the turn report.
- * Returns the exit code: 0 iff the turn completed.
+ * `--once TEXT [--json] [--image FILE]…`: exactly one turn, the images attached to the message.
+ * Without `--json` the reply streams to stdout and status lines go to stderr; with `--json`
+ * stdout carries exactly one line, the turn report. Generated media are saved under MEDIA_DIR
+ * (./data/media) and their paths printed on stderr. Returns the exit code: 0 iff completed.
  */
 export const runOnce = Effect.fn("TerminalFront.runOnce")(function*(options: {
   readonly text: string
   readonly json: boolean
   readonly persona: Persona
+  readonly images?: ReadonlyArray<string>
 }) {
   const queue = yield* ChannelQueue
   const out = yield* TerminalOutput
-  const context = Effect.succeed<ReadonlyArray<ChatMessage>>([{ role: "user", content: options.text }])
+  const library = yield* MediaLibrary
+  const vision = yield* VisionConfig
+  const mediaOutlet = fileMediaOutlet(yield* mediaDirSetting, (line) => out.stderr(`${line}\n`))
+  // An unusable file fails the run with one line before any turn starts.
+  const attached = yield* Effect.forEach(options.images ?? [], (path) => attachImageFile(library, path, vision.maxImageBytes))
+  const context = Effect.succeed<ReadonlyArray<ChatMessage>>([userMessage(options.text, attached.map((file) => file.image))])
 
   const openSink: TurnInput["openSink"] = options.json
     ? Effect.map(makeCollectingSink(), (collected): TurnSink => ({
       sink: {
         ...collected.sink,
         notice: (notice) => Effect.zipRight(collected.sink.notice(notice), out.stderr(`${renderNotice(notice)}\n`))
-      }
+      },
+      mediaOutlet
     }))
     : Effect.map(
       makeTerminalSink({ text: out.stdout, status: out.stderr, shared: false, colour: false }),
-      (terminal): TurnSink => ({ sink: terminal.sink, finish: () => terminal.endLine })
+      (terminal): TurnSink => ({ sink: terminal.sink, finish: () => terminal.endLine, mediaOutlet })
     )
 
   const ticket = yield* queue.submit(baseInput(options.persona, context, openSink))
@@ -85,13 +104,19 @@ const TerminalEvent = Data.taggedEnum<TerminalEvent>()
  * The interactive chat (`npm start` without DISCORD_TOKEN): type a message, the reply streams
  * back; typing while a reply streams interrupts it and answers the new message next. Ctrl-C
  * kills the running turn (stream and tool); Ctrl-C with nothing running, or twice quickly,
- * exits; so do `/exit` and end of input (after the pending replies).
+ * exits; so do `/exit` and end of input (after the pending replies). `/attach FILE` attaches an
+ * image to the next message; generated media are saved under MEDIA_DIR and their paths shown.
  */
 export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function*(options: { readonly persona: Persona }) {
   const queue = yield* ChannelQueue
   const out = yield* TerminalOutput
   const events = yield* Queue.unbounded<TerminalEvent>()
   const history = yield* Ref.make<ReadonlyArray<ChatMessage>>([])
+  const library = yield* MediaLibrary
+  const vision = yield* VisionConfig
+  const mediaDir = yield* mediaDirSetting
+  // Images attached with /attach, sent with the next message (a handful: the vision budget is 8).
+  const attachments = yield* Ref.make<ReadonlyArray<ImageRef>>([])
   const pending = yield* Ref.make(0)
   const lastInterrupt = yield* Ref.make(Number.NEGATIVE_INFINITY)
   // One fiber per submitted message, waiting for its reply (closed with the chat).
@@ -118,11 +143,12 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
 
   const submit = (text: string) =>
     Effect.gen(function*() {
-      const user: ChatMessage = { role: "user", content: text }
+      const user = userMessage(text, yield* Ref.getAndSet(attachments, []))
       const openSink: TurnInput["openSink"] = Effect.map(
         makeTerminalSink({ text: out.stdout, status: out.stdout, shared: true, colour: out.colour }),
         (terminal): TurnSink => ({
           sink: terminal.sink,
+          mediaOutlet: fileMediaOutlet(mediaDir, status),
           // The reply joins the conversation before the next queued turn loads it.
           finish: () =>
             Effect.gen(function*() {
@@ -177,6 +203,24 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
       continue
     }
     if (text === "/exit" || text === "/quit") return 0
+    if (text === "/attach" || text.startsWith("/attach ")) {
+      const path = text.slice("/attach".length).trim()
+      if (path === "") {
+        yield* status("usage: /attach FILE (an image for your next message)")
+      } else if ((yield* Ref.get(attachments)).length >= MAX_PENDING_ATTACHMENTS) {
+        yield* status(`at most ${MAX_PENDING_ATTACHMENTS} images per message`)
+      } else {
+        yield* attachImageFile(library, path, vision.maxImageBytes).pipe(
+          Effect.tap((file) => Ref.update(attachments, (all) => [...all, file.image])),
+          Effect.matchEffect({
+            onFailure: (error) => status(`✗ ${error.message}`),
+            onSuccess: (file) => status(`📎 ${path} attached as ${file.id}; it goes with your next message`)
+          })
+        )
+      }
+      if ((yield* Ref.get(pending)) === 0) yield* prompt
+      continue
+    }
     if (text === "/kill") {
       const killed = yield* queue.kill(TERMINAL_CHANNEL, { requesterId: TERMINAL_USER })
       if (!killed.killed && killed.cancelled === 0) yield* status("nothing to stop")

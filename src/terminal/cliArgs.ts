@@ -3,18 +3,20 @@ import { Either } from "effect"
 /** What `npm start -- …` asked for (design §5.1). */
 export type CliCommand =
   | { readonly _tag: "Interactive" }
-  | { readonly _tag: "Once"; readonly text: string; readonly json: boolean }
+  | { readonly _tag: "Once"; readonly text: string; readonly json: boolean; readonly images: ReadonlyArray<string> }
   | { readonly _tag: "Help" }
 
-export const USAGE = "usage: npm start [--silent] -- [--once \"TEXT\" [--json]]"
+export const USAGE = "usage: npm start [--silent] -- [--once \"TEXT\" [--json] [--image FILE]...]"
 
 /**
- * Parses the command line: nothing ⇒ interactive chat; `--once TEXT [--json]` (or
- * `--once=TEXT`) ⇒ one turn; `--help`. Anything else is a usage error (one line).
+ * Parses the command line: nothing ⇒ interactive chat; `--once TEXT [--json] [--image FILE]…`
+ * (or `--once=TEXT`, `--image=FILE`) ⇒ one turn, with those images attached; `--help`.
+ * Anything else is a usage error (one line).
  */
 export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliCommand, string> => {
   let once: string | undefined
   let json = false
+  const images: Array<string> = []
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? ""
     if (arg === "--help" || arg === "-h") return Either.right({ _tag: "Help" })
@@ -27,13 +29,24 @@ export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliComm
       index++
     } else if (arg.startsWith("--once=")) {
       once = arg.slice("--once=".length)
+    } else if (arg === "--image") {
+      const file = argv[index + 1]
+      if (file === undefined || file.trim() === "") return Either.left(`--image needs a file. ${USAGE}`)
+      images.push(file)
+      index++
+    } else if (arg.startsWith("--image=")) {
+      const file = arg.slice("--image=".length)
+      if (file.trim() === "") return Either.left(`--image needs a file. ${USAGE}`)
+      images.push(file)
     } else {
       return Either.left(`unknown argument "${arg}". ${USAGE}`)
     }
   }
   if (once === undefined) {
-    return json ? Either.left(`--json only applies to --once. ${USAGE}`) : Either.right({ _tag: "Interactive" })
+    if (json) return Either.left(`--json only applies to --once. ${USAGE}`)
+    if (images.length > 0) return Either.left(`--image only applies to --once (use /attach FILE in the chat). ${USAGE}`)
+    return Either.right({ _tag: "Interactive" })
   }
   if (once.trim().length === 0) return Either.left(`--once needs a non-empty message. ${USAGE}`)
-  return Either.right({ _tag: "Once", text: once, json })
+  return Either.right({ _tag: "Once", text: once, json, images })
 }

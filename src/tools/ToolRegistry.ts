@@ -9,6 +9,7 @@ import type { AvailabilityContext, Tool } from "./Tool"
 import type { TurnState } from "./TurnState"
 import { ToolContext, type ToolContextShape } from "./ToolContext"
 import { ToolError } from "./ToolError"
+import { OpaqueIds, resolveOpaqueIds, unknownIdMessage } from "./OpaqueIds"
 import { invalidToolReason, TOOL_NAME_PATTERN } from "./toolValidation"
 
 /** A registration was refused: duplicate name, invalid definition, alias to nothing. */
@@ -82,6 +83,8 @@ const describeDefect = (defect: unknown): string =>
 /** The registry; dependencies (the guild tool source) are resolved here so methods have `R = never`. */
 export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Effect.gen(function*() {
   const guildSource = yield* GuildToolSource
+  // Optional: without a media library there are no opaque ids to resolve.
+  const opaqueIds = yield* Effect.serviceOption(OpaqueIds)
   const state = yield* Ref.make<Registered>({ tools: new Map(), aliases: new Map() })
   // Most recent first. A Chunk: prepending does not copy the up to 1000 records on every call.
   const history = yield* Ref.make(Chunk.empty<ToolExecutionRecord>())
@@ -241,6 +244,16 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
           Effect.annotateLogs(gate.checkFailure === undefined ? {} : { checkFailure: describeDefect(gate.checkFailure) })
         )
         return toolFailure(error)
+      }
+      // Opaque ids (spec §3 step 6) for built-ins: MCP tools get the arguments as written.
+      if (tool.source.kind === "builtin" && Option.isSome(opaqueIds)) {
+        const resolution = yield* resolveOpaqueIds(args, opaqueIds.value)
+        if (resolution._tag === "Unknown") {
+          const error = unknownIdMessage(resolution.unknown)
+          yield* Effect.logWarning(`Tool '${requested}': ${error}`)
+          return toolFailure(error)
+        }
+        return yield* runTool(tool, resolution.args)
       }
       return yield* runTool(tool, args)
     })

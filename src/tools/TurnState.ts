@@ -1,6 +1,7 @@
 import { Effect, Option, Ref } from "effect"
 import type { ChatMessage } from "../domain/ChatMessage"
 import type { GuildToolSet } from "./GuildToolSource"
+import type { MediaOutlet } from "./MediaOutlet"
 
 /**
  * Per-turn switches tools and the loop flip while a turn runs (spec §1.7 StreamingContext).
@@ -38,11 +39,13 @@ export interface TurnState {
    * state per channel (short-term memory): the ToolContext names only the thread itself.
    */
   readonly parentChannelId?: string
+  /** Where files made by tools go on this turn's front (absent: the front takes none). */
+  readonly mediaOutlet?: MediaOutlet
 }
 
 export const makeTurnState = (
   contextItems: ReadonlyArray<ChatMessage> = [],
-  where: { readonly parentChannelId?: string | undefined } = {}
+  where: { readonly parentChannelId?: string | undefined; readonly mediaOutlet?: MediaOutlet | undefined } = {}
 ): Effect.Effect<TurnState> =>
   Effect.map(
     Effect.all({
@@ -50,7 +53,11 @@ export const makeTurnState = (
       contextItems: Ref.make(contextItems),
       guildTools: Ref.make(Option.none<{ readonly guildId: string; readonly set: GuildToolSet }>())
     }),
-    (state): TurnState => (where.parentChannelId === undefined ? state : { ...state, parentChannelId: where.parentChannelId })
+    (state): TurnState => ({
+      ...state,
+      ...(where.parentChannelId === undefined ? {} : { parentChannelId: where.parentChannelId }),
+      ...(where.mediaOutlet === undefined ? {} : { mediaOutlet: where.mediaOutlet })
+    })
   )
 
 export const setFlag = (state: TurnState, flag: keyof TurnFlags, value = true): Effect.Effect<void> =>

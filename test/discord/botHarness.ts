@@ -15,6 +15,11 @@ import type { LanguageModel } from "../../src/provider/LanguageModel"
 import type { Script } from "../../src/provider/scripted/Script"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
+import type { VisionConfig } from "../../src/config/VisionConfig"
+import type { ImageLoader } from "../../src/media/ImageLoader"
+import type { MediaLibrary } from "../../src/media/MediaLibrary"
+import type { MessageImages } from "../../src/media/MessageImages"
+import * as VisionGate from "../../src/media/VisionGate"
 import type { DatabaseError } from "../../src/store/Database"
 import { ServerTurnAdmissionStore } from "../../src/store/ServerTurnAdmissionStore"
 import * as Stores from "../../src/store/Stores"
@@ -56,6 +61,13 @@ export interface BotHarnessOptions {
   readonly credentials?: Partial<CredentialSettings>
   /** Response Drafting on, with these settings (default: off, as `main` without RESPONSE_DRAFTING). */
   readonly drafting?: Partial<DraftingSettings>
+  /**
+   * Media (issue 13): the scripted model behind the vision gate, over these media services
+   * (their VisionConfig says which models see images).
+   */
+  readonly media?: Layer.Layer<ImageLoader | MediaLibrary | VisionConfig>
+  /** Tools that need the Discord front's services (analyze_image's message lookups), built with them. */
+  readonly frontTools?: Effect.Effect<ReadonlyArray<Tool>, never, MessageImages>
 }
 
 /**
@@ -84,15 +96,21 @@ export const botHarness = (options: BotHarnessOptions) =>
       ToolRegistry,
       Effect.gen(function*() {
         const made = yield* Effect.provide(ToolRegistry, ToolRegistry.layer)
-        yield* Effect.orDie(registerAll(made, [...(options.tools ?? []), ...(yield* memoryTools)]))
+        const fromFront = options.frontTools === undefined ? [] : yield* options.frontTools
+        yield* Effect.orDie(registerAll(made, [...(options.tools ?? []), ...(yield* memoryTools), ...fromFront]))
         return made
       })
-    ).pipe(Layer.provide(GuildToolSource.none), Layer.provide(stores))
+    ).pipe(Layer.provide(Layer.merge(GuildToolSource.none, discord)), Layer.provide(stores))
     const enricher = options.shortTermMemory === true ? shortTermMemoryContext.pipe(Layer.provide(stores)) : Layer.empty
+    const scripted = Scripted.layer({ script: options.script })
+    // With media, the turns talk to the vision gate over the scripted model (the probe is the same model's, memoized).
+    const gated = options.media === undefined
+      ? Layer.empty
+      : VisionGate.layer.pipe(Layer.provide(Layer.merge(scripted, options.media)))
     const core = Layer.mergeAll(
-      Scripted.layer({ script: options.script }),
+      scripted,
       // Provided after the scripted model, so it is the LanguageModel the turns use.
-      options.model ?? Layer.empty,
+      options.model ?? gated,
       registry,
       LoopConfig.make(options.loop),
       InMemoryToolAffordances.layer,

@@ -63,9 +63,9 @@ describe("what the Discord front writes", () => {
 
   it("slash commands: valid names and sizes for registration", () => {
     const names = commandDefinitions.map((command) => command.name)
-    assert.deepStrictEqual(names, ["kill", "channel", "mcp", "tools", "capabilities", "key", "usage"])
+    assert.deepStrictEqual(names, ["kill", "channel", "mcp", "tools", "capabilities", "key", "usage", "image-tags"])
     for (const command of commandDefinitions) {
-      assert.match(command.name, /^[a-z]{1,32}$/)
+      assert.match(command.name, /^[-_a-z0-9]{1,32}$/)
       assert.isAtMost(command.description.length, 100)
     }
   })

@@ -18,6 +18,7 @@ const TABLES = [
   "persona_user_blocks",
   "enabled_channels",
   "guild_capabilities",
+  "guild_image_tags",
   "guild_mcp_servers",
   "tool_usage",
   "credential_keys",

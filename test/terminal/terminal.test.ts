@@ -6,6 +6,8 @@ import { toolSuccess } from "../../src/domain/ToolResult"
 import type { TurnResult } from "../../src/domain/TurnResult"
 import * as S from "../../src/provider/scripted/Script"
 import { parseCliArgs } from "../../src/terminal/cliArgs"
+import { MediaLibrary } from "../../src/media/MediaLibrary"
+import { VisionConfig } from "../../src/config/VisionConfig"
 import { turnReportLine } from "../../src/terminal/report"
 import { runOnce } from "../../src/terminal/TerminalFront"
 import { TerminalOutput } from "../../src/terminal/TerminalOutput"
@@ -30,14 +32,18 @@ const captured = Effect.gen(function*() {
 describe("command line (design §5.1)", () => {
   it("parses the interactive, --once and --json forms", () => {
     assert.deepStrictEqual(parseCliArgs([]), Either.right({ _tag: "Interactive" }))
-    assert.deepStrictEqual(parseCliArgs(["--once", "hi there"]), Either.right({ _tag: "Once", text: "hi there", json: false }))
-    assert.deepStrictEqual(parseCliArgs(["--once", "hi", "--json"]), Either.right({ _tag: "Once", text: "hi", json: true }))
-    assert.deepStrictEqual(parseCliArgs(["--json", "--once=hi"]), Either.right({ _tag: "Once", text: "hi", json: true }))
+    assert.deepStrictEqual(parseCliArgs(["--once", "hi there"]), Either.right({ _tag: "Once", text: "hi there", json: false, images: [] }))
+    assert.deepStrictEqual(parseCliArgs(["--once", "hi", "--json"]), Either.right({ _tag: "Once", text: "hi", json: true, images: [] }))
+    assert.deepStrictEqual(parseCliArgs(["--json", "--once=hi"]), Either.right({ _tag: "Once", text: "hi", json: true, images: [] }))
+    assert.deepStrictEqual(
+      parseCliArgs(["--image", "a.png", "--once", "what is this?", "--image=b.jpg"]),
+      Either.right({ _tag: "Once", text: "what is this?", json: false, images: ["a.png", "b.jpg"] })
+    )
     assert.deepStrictEqual(parseCliArgs(["--help"]), Either.right({ _tag: "Help" }))
   })
 
   it("usage errors are one line", () => {
-    for (const argv of [["--once"], ["--json"], ["--once", "  "], ["--verbose"]]) {
+    for (const argv of [["--once"], ["--json"], ["--once", "  "], ["--verbose"], ["--image", "a.png"], ["--once", "hi", "--image"], ["--once", "hi", "--image="]]) {
       const parsed = parseCliArgs(argv)
       assert.isTrue(Either.isLeft(parsed))
       if (Either.isLeft(parsed)) assert.notInclude(parsed.left, "\n")
@@ -94,7 +100,7 @@ describe("--once in process", () => {
     Effect.gen(function*() {
       const output = yield* captured
       const code = yield* runOnce({ text: "echo hello", json: true, persona }).pipe(
-        Effect.provide(Layer.merge(
+        Effect.provide(Layer.mergeAll(MediaLibrary.Default, VisionConfig.make(), 
           queueLayer({ script: [S.callTool("echo_tool", { text: "hello" }, "Echoing. "), S.reply("I echoed: hello")], tools: [echoTool] }),
           output.layer
         ))
@@ -117,7 +123,7 @@ describe("--once in process", () => {
     Effect.gen(function*() {
       const output = yield* captured
       const code = yield* runOnce({ text: "x", json: true, persona }).pipe(
-        Effect.provide(Layer.merge(queueLayer({ script: [[S.fail("Auth", "401 bad key", { status: 401 })]] }), output.layer))
+        Effect.provide(Layer.mergeAll(MediaLibrary.Default, VisionConfig.make(), queueLayer({ script: [[S.fail("Auth", "401 bad key", { status: 401 })]] }), output.layer))
       )
       assert.strictEqual(code, 1)
       const report = JSON.parse(yield* output.stdout)
@@ -130,7 +136,7 @@ describe("--once in process", () => {
     Effect.gen(function*() {
       const output = yield* captured
       const code = yield* runOnce({ text: "x", json: false, persona }).pipe(
-        Effect.provide(Layer.merge(
+        Effect.provide(Layer.mergeAll(MediaLibrary.Default, VisionConfig.make(), 
           queueLayer({ script: [S.callTool("noop", {}, "Working. "), S.reply("Done.")], tools: [constantTool("noop", toolSuccess())] }),
           output.layer
         ))

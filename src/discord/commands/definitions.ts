@@ -90,6 +90,21 @@ const capabilities = new SlashCommandBuilder()
       .addBooleanOption((option) => option.setName("enabled").setDescription("On or off").setRequired(true))
   )
 
+const imageTags = new SlashCommandBuilder()
+  .setName("image-tags")
+  .setDescription("Show or set this server's default image tags (generate_image)")
+  .setContexts(InteractionContextType.Guild)
+  .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild)
+  .addSubcommand((sub) => sub.setName("show").setDescription("Show the image tags in use"))
+  .addSubcommand((sub) =>
+    sub
+      .setName("set")
+      .setDescription("Set this server's tags (replacing the bot's defaults)")
+      .addStringOption((option) => option.setName("positive").setDescription("Style tags added to every prompt, e.g. 'watercolor, soft light'").setMaxLength(500))
+      .addStringOption((option) => option.setName("negative").setDescription("What to avoid, e.g. 'blurry, text' (backends with a negative prompt)").setMaxLength(500))
+  )
+  .addSubcommand((sub) => sub.setName("clear").setDescription("Go back to the bot's default tags"))
+
 // Every member may set their own key; the server subcommands check Manage Server themselves.
 const key = new SlashCommandBuilder()
   .setName("key")
@@ -145,5 +160,6 @@ export const commandDefinitions: ReadonlyArray<RESTPostAPIChatInputApplicationCo
   tools.toJSON(),
   capabilities.toJSON(),
   key.toJSON(),
-  usage.toJSON()
+  usage.toJSON(),
+  imageTags.toJSON()
 ]

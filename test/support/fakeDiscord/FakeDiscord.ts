@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { randomBytes } from "node:crypto"
 import { WebSocketServer, type WebSocket } from "ws"
+import { sniffImage } from "../../../src/media/imageFormat"
+import { parseMultipart } from "../multipart"
 import {
   botPermissions,
   channelPayload,
@@ -48,12 +50,33 @@ export interface RecordedRequest {
   readonly path: string
   readonly query: URLSearchParams
   readonly body: JsonObject | undefined
+  /** File parts of a multipart upload (`files[n]`), as received. */
+  readonly files: ReadonlyArray<UploadedFile>
   readonly authorization: string | undefined
   readonly at: number
   status: number
   /** When the response was sent. */
   doneAt: number
 }
+
+/** One file part of a multipart message upload. */
+export interface UploadedFile {
+  /** The form field, `files[0]`, `files[1]` … */
+  readonly field: string
+  readonly filename: string | undefined
+  readonly contentType: string | undefined
+  readonly data: Buffer
+}
+
+/** A file given to `userSays`: served by the fake's CDN route like a real attachment. */
+export interface FakeAttachmentFile {
+  readonly data: Uint8Array
+  readonly filename: string
+  readonly contentType: string
+}
+
+/** Discord's message flag for voice messages. */
+export const IS_VOICE_MESSAGE = 1 << 13
 
 /**
  * A scripted answer for the next matching request(s) instead of the normal one. The world stays
@@ -131,6 +154,8 @@ export class FakeDiscord {
   private readonly users = new Map<string, FakeUser>()
   private readonly sessions = new Map<string, GatewaySession>()
   private readonly faults: Array<FaultRule> = []
+  /** Attachment bytes by CDN path (`/attachments/<channel>/<id>/<name>`). */
+  private readonly cdn = new Map<string, { readonly data: Buffer; readonly contentType: string }>()
   /** `channelId nonce` → the message created with it (enforce_nonce). */
   private readonly nonces = new Map<string, string>()
   private readonly buckets = new Map<string, { count: number; resetAt: number }>()
@@ -249,6 +274,8 @@ export class FakeDiscord {
         readonly size?: number
       }>
       readonly embeds?: ReadonlyArray<JsonObject>
+      /** Files uploaded with the message: served by the fake's CDN and media proxy like real attachments. */
+      readonly files?: ReadonlyArray<FakeAttachmentFile>
     } = {}
   ): StoredMessage {
     const author = options.author ?? this.user("alice")
@@ -260,7 +287,7 @@ export class FakeDiscord {
       mentions: options.mentionBot === true ? [this.bot] : [],
       replyTo: options.replyTo,
       ...(options.embeds === undefined ? {} : { embeds: options.embeds }),
-      attachments: (options.attachments ?? []).map((attachment) => {
+      attachments: (options.attachments ?? []).map((attachment): JsonObject => {
         const id = snowflake()
         const filename = attachment.filename ?? "image.png"
         return {
@@ -273,9 +300,18 @@ export class FakeDiscord {
           width: 64,
           height: 64
         }
-      })
+      }).concat((options.files ?? []).map((file) => this.storeAttachment(channel.id, {
+        filename: file.filename,
+        contentType: file.contentType,
+        data: Buffer.from(file.data)
+      }, {})))
     })
     return message
+  }
+
+  /** The bytes behind an attachment URL (or media proxy URL) of this fake. */
+  attachmentData(url: string): Buffer | undefined {
+    return this.cdn.get(cdnPath(new URL(url).pathname))?.data
   }
 
   /** Another integration's webhook (not the bot's) posts in `channel`. */
@@ -446,8 +482,10 @@ export class FakeDiscord {
     readonly attachments?: ReadonlyArray<JsonObject>
     readonly webhookId?: string
     readonly stickerIds?: ReadonlyArray<string>
+    readonly flags?: number
   }): StoredMessage {
     const message: StoredMessage = {
+      ...(spec.flags === undefined || spec.flags === 0 ? {} : { flags: spec.flags }),
       id: snowflake(),
       channelId: spec.channel.id,
       guildId: spec.channel.guildId,
@@ -478,6 +516,68 @@ export class FakeDiscord {
       ...messagePayload(message, referenced),
       ...(guild === undefined || message.webhookId !== undefined ? {} : { member: memberPayload(guild, message.author, false) })
     }
+  }
+
+  /** Stores an uploaded file on the fake CDN and returns its attachment object. */
+  private storeAttachment(
+    channelId: string,
+    file: { readonly filename: string; readonly contentType: string; readonly data: Buffer },
+    meta: JsonObject
+  ): JsonObject {
+    const id = snowflake()
+    const path = `/attachments/${channelId}/${id}/${encodeURIComponent(file.filename)}`
+    this.cdn.set(path, { data: file.data, contentType: file.contentType })
+    const url = `http://127.0.0.1:${this.port}${path}`
+    const proxyUrl = `${this.mediaProxyBase}${path}`
+    const image = sniffImage(file.data)
+    return {
+      id,
+      filename: file.filename,
+      size: file.data.length,
+      url,
+      proxy_url: proxyUrl,
+      content_type: file.contentType,
+      ...(image?.width === undefined ? {} : { width: image.width, height: image.height }),
+      ...(typeof meta["duration_secs"] === "number" ? { duration_secs: meta["duration_secs"] } : {}),
+      ...(typeof meta["waveform"] === "string" ? { waveform: meta["waveform"] } : {}),
+      ...(typeof meta["description"] === "string" ? { description: meta["description"] } : {})
+    }
+  }
+
+  /**
+   * The attachments of a create-message upload, checked as Discord does: every `files[n]` part
+   * is described by an `attachments` entry with id n; a voice message (IS_VOICE_MESSAGE) has no
+   * text, exactly one audio/ogg file, and its `duration_secs` and `waveform`.
+   */
+  private uploadedAttachments(request: RecordedRequest, channelId: string): { readonly attachments: ReadonlyArray<JsonObject> } | { status: number; body: unknown } {
+    const described = Array.isArray(request.body?.["attachments"]) ? request.body["attachments"] as ReadonlyArray<JsonObject> : []
+    const attachments: Array<JsonObject> = []
+    for (const file of request.files) {
+      const index = /^files\[(\d+)\]$/.exec(file.field)?.[1]
+      const meta = described.find((entry) => String(entry["id"]) === index)
+      if (index === undefined || meta === undefined || file.filename === undefined) {
+        return discordError(400, 50035, `Invalid Form Body (attachments: no entry for ${file.field})`)
+      }
+      attachments.push(this.storeAttachment(channelId, {
+        filename: typeof meta["filename"] === "string" ? meta["filename"] : file.filename,
+        contentType: file.contentType ?? "application/octet-stream",
+        data: file.data
+      }, meta))
+    }
+    if ((Number(request.body?.["flags"] ?? 0) & IS_VOICE_MESSAGE) !== 0) {
+      const content = request.body?.["content"]
+      if ((typeof content === "string" && content.length > 0) || (Array.isArray(request.body?.["embeds"]) && request.body["embeds"].length > 0)) {
+        return discordError(400, 50159, "Voice messages do not support additional content.")
+      }
+      const [voice, ...others] = attachments
+      if (voice === undefined || others.length > 0 || !String(voice["content_type"]).startsWith("audio/ogg")) {
+        return discordError(400, 50160, "Voice messages must have a single audio attachment.")
+      }
+      if (typeof voice["duration_secs"] !== "number" || typeof voice["waveform"] !== "string") {
+        return discordError(400, 50161, "Voice messages must have supporting metadata.")
+      }
+    }
+    return { attachments }
   }
 
   private async listen(): Promise<void> {
@@ -562,13 +662,20 @@ export class FakeDiscord {
 
   private async handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", `http://127.0.0.1:${this.port}`)
-    const body = await readBody(request)
+    if (request.method === "GET" && (url.pathname.startsWith("/attachments/") || url.pathname.startsWith("/media-proxy/attachments/"))) {
+      const file = this.cdn.get(cdnPath(url.pathname))
+      response.writeHead(file === undefined ? 404 : 200, { "content-type": file?.contentType ?? "text/plain" })
+      response.end(file?.data ?? "not found")
+      return
+    }
+    const { body, files } = await readBody(request)
     const path = decodeURIComponent(url.pathname.startsWith(API_PREFIX) ? url.pathname.slice(API_PREFIX.length) : url.pathname)
     const record: RecordedRequest = {
       method: request.method ?? "GET",
       path,
       query: url.searchParams,
       body,
+      files,
       authorization: request.headers.authorization,
       at: Date.now(),
       status: 0,
@@ -749,8 +856,10 @@ export class FakeDiscord {
       return { status: 429, body: { message: "You are being rate limited.", retry_after: Number(bucket.headers["retry-after"]), global: false }, headers: bucket.headers }
     }
     if (messageId === undefined && method === "POST") {
-      const invalid = validateMessageBody(request.body, true)
+      const invalid = validateMessageBody(request.body, true, request.files.length > 0)
       if (invalid !== undefined) return invalid
+      const uploaded = this.uploadedAttachments(request, channel.id)
+      if ("status" in uploaded) return uploaded
       // enforce_nonce: a post with the nonce of a message created already returns that message.
       const nonce = request.body?.["enforce_nonce"] === true && typeof request.body["nonce"] === "string" ? `${channel.id} ${request.body["nonce"]}` : undefined
       const earlier = nonce === undefined ? undefined : this.messagesById.get(this.nonces.get(nonce) ?? "")
@@ -766,7 +875,9 @@ export class FakeDiscord {
         content: String(request.body?.["content"] ?? ""),
         embeds: (request.body?.["embeds"] as ReadonlyArray<JsonObject> | undefined) ?? [],
         replyTo: replyTo !== undefined && this.messagesById.get(replyTo)?.deleted === false ? replyTo : undefined,
-        stickerIds: (request.body?.["sticker_ids"] as ReadonlyArray<string> | undefined) ?? []
+        stickerIds: (request.body?.["sticker_ids"] as ReadonlyArray<string> | undefined) ?? [],
+        attachments: uploaded.attachments,
+        flags: Number(request.body?.["flags"] ?? 0)
       })
       if (nonce !== undefined) this.nonces.set(nonce, message.id)
       return { status: 200, body: this.payloadOf(message), headers: bucket.headers }
@@ -831,8 +942,10 @@ export class FakeDiscord {
     if (target === undefined || target.deleted) return discordError(404, 10003, "Unknown Channel")
     if (threadId !== null && target.parentId !== webhook.channelId) return discordError(400, 220001, "Webhook can only be used with threads of its channel")
     if (resource === undefined && request.method === "POST") {
-      const invalid = validateMessageBody(request.body, true)
+      const invalid = validateMessageBody(request.body, true, request.files.length > 0)
       if (invalid !== undefined) return invalid
+      const uploaded = this.uploadedAttachments(request, target.id)
+      if ("status" in uploaded) return uploaded
       const username = String(request.body?.["username"] ?? webhook.name)
       if (/discord|clyde/i.test(username)) return discordError(400, 50035, "Invalid Form Body (username)")
       const message = this.storeMessage({
@@ -840,7 +953,9 @@ export class FakeDiscord {
         author: { id: webhook.id, username, bot: true },
         content: String(request.body?.["content"] ?? ""),
         embeds: (request.body?.["embeds"] as ReadonlyArray<JsonObject> | undefined) ?? [],
-        webhookId: webhook.id
+        webhookId: webhook.id,
+        attachments: uploaded.attachments,
+        flags: Number(request.body?.["flags"] ?? 0)
       })
       return request.query.get("wait") === "true" ? { status: 200, body: this.payloadOf(message) } : { status: 204 }
     }
@@ -933,10 +1048,13 @@ export class FakeDiscord {
   }
 }
 
+/** The CDN key of an attachment URL: the media proxy serves the same files under `/media-proxy`. */
+const cdnPath = (pathname: string): string => pathname.replace(/^\/media-proxy/, "")
+
 const bucketHash = (path: string) => `bucket-${path.replace(/\d{5,}/g, ":id")}`
 
 /** Discord's checks on a message body: content ≤ 2000, ≤ 10 embeds, descriptions ≤ 4096, not empty on create. */
-const validateMessageBody = (body: JsonObject | undefined, creating: boolean): { status: number; body: unknown } | undefined => {
+const validateMessageBody = (body: JsonObject | undefined, creating: boolean, hasFiles = false): { status: number; body: unknown } | undefined => {
   const content = body?.["content"]
   if (typeof content === "string" && content.length > 2000) {
     return { status: 400, body: { code: 50035, message: "Invalid Form Body", errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] } } } }
@@ -948,21 +1066,25 @@ const validateMessageBody = (body: JsonObject | undefined, creating: boolean): {
   }
   // Discord trims message text: whitespace alone is an empty message.
   const empty = (typeof content !== "string" || content.trim().length === 0) && (!Array.isArray(embeds) || embeds.length === 0) &&
-    !Array.isArray(body?.["sticker_ids"])
+    !Array.isArray(body?.["sticker_ids"]) && !hasFiles
   if (creating && empty) return { status: 400, body: { code: 50006, message: "Cannot send an empty message" } }
   return undefined
 }
 
-/** Reads a JSON body, or the `payload_json` part of a multipart body. */
-const readBody = async (request: IncomingMessage): Promise<JsonObject | undefined> => {
+/** Reads a JSON body, or a multipart body: its `payload_json` part and its file parts. */
+const readBody = async (request: IncomingMessage): Promise<{ readonly body: JsonObject | undefined; readonly files: ReadonlyArray<UploadedFile> }> => {
   const parts: Array<Buffer> = []
   for await (const part of request) parts.push(part as Buffer)
-  const raw = Buffer.concat(parts).toString("utf8")
-  if (raw.length === 0) return undefined
+  const raw = Buffer.concat(parts)
+  if (raw.length === 0) return { body: undefined, files: [] }
   const type = request.headers["content-type"] ?? ""
   if (type.startsWith("multipart/form-data")) {
-    const match = /name="payload_json"\r\n(?:Content-Type: [^\r]*\r\n)?\r\n([\s\S]*?)\r\n--/.exec(raw)
-    return match?.[1] === undefined ? undefined : (JSON.parse(match[1]) as JsonObject)
+    const form = parseMultipart(type, raw)
+    const payload = form.find((part) => part.name === "payload_json")
+    return {
+      body: payload === undefined ? undefined : (JSON.parse(payload.data.toString("utf8")) as JsonObject),
+      files: form.filter((part) => part.name !== "payload_json").map((part) => ({ field: part.name, filename: part.filename, contentType: part.contentType, data: part.data }))
+    }
   }
-  return JSON.parse(raw) as JsonObject
+  return { body: JSON.parse(raw.toString("utf8")) as JsonObject, files: [] }
 }

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { FakeDiscord, type FakeDiscordOptions } from "./FakeDiscord"
 
-export { FakeDiscord } from "./FakeDiscord"
-export type { FakeDiscordOptions, FakeInteraction, FaultRule, RecordedRequest } from "./FakeDiscord"
+export { FakeDiscord, IS_VOICE_MESSAGE } from "./FakeDiscord"
+export type { FakeAttachmentFile, FakeDiscordOptions, FakeInteraction, FaultRule, RecordedRequest, UploadedFile } from "./FakeDiscord"
 export { botPermissions, Permission } from "./payloads"
 export type { FakeChannel, FakeUser, StoredMessage } from "./payloads"
 

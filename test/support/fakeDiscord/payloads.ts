@@ -173,6 +173,8 @@ export interface StoredMessage {
   readonly replyTo: string | undefined
   readonly webhookId: string | undefined
   readonly stickerIds: ReadonlyArray<string>
+  /** Message flags as created (IS_VOICE_MESSAGE = 1 << 13). */
+  readonly flags?: number
   readonly createdAt: string
   editedAt: string | undefined
   /** Every content the message had, in order (first = as created). */
@@ -196,7 +198,7 @@ export const messagePayload = (message: StoredMessage, referenced?: StoredMessag
   embeds: message.embeds,
   pinned: false,
   type: message.replyTo === undefined ? 0 : 19,
-  flags: 0,
+  flags: message.flags ?? 0,
   ...(message.webhookId === undefined ? {} : { webhook_id: message.webhookId }),
   ...(message.stickerIds.length === 0 ? {} : { sticker_items: message.stickerIds.map((id) => ({ id, name: "sticker", format_type: 1 })) }),
   ...(message.replyTo === undefined

@@ -11,7 +11,7 @@
  * ToolUsageStats (recording) and PendingContextStash. `h.run(effect)` provides the layer and
  * captures logs into `h.logs`. Build the harness inside the test so nothing is shared.
  */
-import { Effect, Layer, Option } from "effect"
+import { type Context, Effect, Layer, Option } from "effect"
 import { LoopConfig, type LoopSettings } from "../../../src/config/LoopConfig"
 import type { ChatMessage } from "../../../src/domain/ChatMessage"
 import { FunctionCall } from "../../../src/domain/FunctionCall"
@@ -23,6 +23,7 @@ import type { ExecuteToolCallServices, FunctionCallPass } from "../../../src/loo
 import { PendingContextStash } from "../../../src/loop/PendingContextStash"
 import { makeTurnSignals, TurnSignals, type TurnSignalsShape } from "../../../src/loop/TurnSignals"
 import { emptyGuildToolSet, GuildToolSource, type GuildToolSet } from "../../../src/tools/GuildToolSource"
+import { OpaqueIds } from "../../../src/tools/OpaqueIds"
 import * as InMemoryToolAffordances from "../../../src/tools/InMemoryToolAffordances"
 import { StickerCatalog } from "../../../src/tools/StickerCatalog"
 import type { Tool } from "../../../src/tools/Tool"
@@ -74,6 +75,8 @@ export interface ToolCallHarnessOptions {
   readonly stickers?: ReadonlyArray<Sticker>
   /** Wraps the real TurnSignals (e.g. a kill without a stop). */
   readonly signals?: (real: TurnSignalsShape) => TurnSignalsShape
+  /** Opaque-id resolution for the registry (default: none, ids pass unresolved). */
+  readonly opaqueIds?: Context.Tag.Service<OpaqueIds>
 }
 
 /** What executeToolCall needs, plus the guild tool source behind the registry. */
@@ -100,7 +103,10 @@ export const makeToolCallHarness = (options: ToolCallHarnessOptions = {}): Effec
     const guildSource = GuildToolSource.of({
       forGuild: (guildId) => Effect.succeed(options.guildTools?.(guildId) ?? emptyGuildToolSet)
     })
-    const registry = yield* Effect.provideService(makeRegistry, GuildToolSource, guildSource)
+    const registry = yield* makeRegistry.pipe(
+      Effect.provideService(GuildToolSource, guildSource),
+      (made) => options.opaqueIds === undefined ? made : Effect.provideService(made, OpaqueIds, options.opaqueIds)
+    )
     yield* Effect.orDie(registerAll(registry, options.tools ?? [], options.aliases ?? []))
     const state = yield* makeTurnState(options.contextItems ?? [])
     const turn = testTurn(state, options.turn)

@@ -1,0 +1,157 @@
+import { Duration, Effect, Either, Option, type Redacted, Ref, Schema, Stream } from "effect"
+import { VisionConfig } from "../../../config/VisionConfig"
+import type { ChatMessage, ImageRef } from "../../../domain/ChatMessage"
+import type { ToolDeclaration } from "../../../domain/ToolDeclaration"
+import { toolFailure, toolSuccess, type ToolResult } from "../../../domain/ToolResult"
+import { dataUrl } from "../../../media/imageFormat"
+import { ImageLoader, type LoadedImage } from "../../../media/ImageLoader"
+import { entryOf, locatorOf, MediaLibrary } from "../../../media/MediaLibrary"
+import { MessageImages } from "../../../media/MessageImages"
+import { LanguageModel } from "../../../provider/LanguageModel"
+import { makeTool, type Tool } from "../../Tool"
+import { ToolContext } from "../../ToolContext"
+
+export const ANALYZE_IMAGE = "analyze_image"
+
+/** Images looked at per call, at most (the first ones of the message). */
+export const MAX_IMAGES_PER_ANALYSIS = 4
+/** Characters of the vision model's answer kept. */
+const MAX_ANSWER_CHARS = 8000
+
+const AnalyzeArgs = Schema.Struct({
+  question: Schema.optional(Schema.String.annotations({ description: "What to look for or answer about the image (default: describe it in detail)." })),
+  media_id: Schema.optional(Schema.String.annotations({ description: "The media_id of one image, as shown in an image line of the conversation." })),
+  message_id: Schema.optional(Schema.String.annotations({ description: "A message whose images to look at (default: the message being answered; a reply without images falls back to the message it replies to)." })),
+  url: Schema.optional(Schema.String.annotations({ description: "The http(s) URL of an image someone wrote in the conversation (for images attached to messages use media_id)." })),
+  __original_media_id: Schema.optional(Schema.String)
+})
+type AnalyzeArgs = typeof AnalyzeArgs.Type
+
+const SYSTEM = "You describe images for another assistant that cannot see them. Be concrete and complete: " +
+  "subjects, text in the image (verbatim), setting, colours, style, anything unusual. Answer the question if one is given. " +
+  "Never invent what is not visible."
+
+/** Which model answers and with which key: `VISION_MODEL`, else the primary chat model. */
+export interface VisionRoute {
+  readonly model: string
+  readonly apiKey: Redacted.Redacted<string> | undefined
+}
+
+const findInContext = (items: ReadonlyArray<ChatMessage>, messageId: string): ChatMessage | undefined =>
+  items.find((item) => item.messageId === messageId)
+
+/**
+ * `analyze_image` (seed 002): looks at the images of the requested message — or, when that one
+ * has none, of the message it replies to (one level) — or at one image by media_id. Images come
+ * through safe_http (address policy, `VISION_MAX_IMAGE_MB`); the answer comes from the vision
+ * model through the LanguageModel with image parts. One `VISION_ANALYSIS_TIMEOUT_MS` deadline
+ * covers downloads and inference: past it, a failed result, before the tool timeout.
+ */
+export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never, LanguageModel | ImageLoader | MediaLibrary | VisionConfig | MessageImages> =>
+  Effect.gen(function*() {
+    const model = yield* LanguageModel
+    const loader = yield* ImageLoader
+    const library = yield* MediaLibrary
+    const vision = yield* VisionConfig
+    const front = yield* MessageImages
+
+    /** The images of a message: from the turn's context, else from the front; plus its reply target. */
+    const imagesOfMessage = (items: ReadonlyArray<ChatMessage>, channelId: string, messageId: string) =>
+      Effect.gen(function*() {
+        const local = findInContext(items, messageId)
+        if (local !== undefined && (local.images ?? []).length > 0) return { images: local.images ?? [], replyTo: undefined }
+        const remote = yield* front.lookup(channelId, messageId)
+        return Option.getOrElse(remote, () => ({ images: [] as ReadonlyArray<ImageRef>, replyTo: undefined }))
+      })
+
+    /** Where the images come from (spec: the message, else its reply target, one level). */
+    const sources = (args: AnalyzeArgs) =>
+      Effect.gen(function*(): Effect.fn.Return<Either.Either<ReadonlyArray<{ readonly id: string; readonly locator: string }>, string>, never, ToolContext> {
+        const context = yield* ToolContext
+        if (args.media_id !== undefined && args.media_id.trim() !== "") {
+          const id = args.__original_media_id ?? args.media_id
+          return Either.right([{ id, locator: args.media_id }])
+        }
+        const url = args.url?.trim() ?? ""
+        if (url !== "") {
+          if (!/^https?:\/\//i.test(url)) return Either.left("url must be an http(s) URL of an image")
+          const entry = yield* library.register({ _tag: "Remote", url })
+          return Either.right([{ id: entry.id, locator: url }])
+        }
+        const items = yield* Ref.get(context.turnState.contextItems)
+        const requested = args.message_id?.trim() || context.messageId
+        let images: ReadonlyArray<ImageRef> = []
+        if (requested === undefined) {
+          // No front message ids (the terminal): the latest user message with images.
+          images = [...items].reverse().find((item) => item.role === "user" && (item.images ?? []).length > 0)?.images ?? []
+        } else {
+          const found = yield* imagesOfMessage(items, context.channelId, requested)
+          images = found.images
+          if (images.length === 0 && found.replyTo !== undefined) images = (yield* imagesOfMessage(items, context.channelId, found.replyTo)).images
+        }
+        if (images.length === 0) {
+          return Either.left(requested === undefined
+            ? "There is no image in the conversation to analyze."
+            : `Message ${requested} has no image${args.message_id === undefined ? " (nor does the message it replies to)" : ""}; pass the media_id of the image instead.`)
+        }
+        const entries = yield* Effect.forEach(images.slice(0, MAX_IMAGES_PER_ANALYSIS), (image) => entryOf(library, image))
+        return Either.right(entries.map((entry) => ({ id: entry.id, locator: locatorOf(entry) })))
+      })
+
+    const ask = (question: string, images: ReadonlyArray<LoadedImage>) =>
+      model.stream({
+        model: route.model,
+        apiKey: route.apiKey,
+        system: SYSTEM,
+        messages: [{ role: "user", content: question, images: images.map((image) => ({ url: dataUrl(image.format.mimeType, image.bytes), mimeType: image.format.mimeType })) }],
+        tools: [] as ReadonlyArray<ToolDeclaration>,
+        functionHistory: []
+      }).pipe(
+        Stream.filterMap((event) => (event._tag === "TextDelta" ? Option.some(event.text) : Option.none())),
+        Stream.runFoldWhile("", (text) => text.length < MAX_ANSWER_CHARS, (text, delta) => text + delta),
+        Effect.map((text) => text.slice(0, MAX_ANSWER_CHARS).trim())
+      )
+
+    const analyze = (args: AnalyzeArgs) =>
+      Effect.gen(function*(): Effect.fn.Return<ToolResult, never, ToolContext> {
+        const context = yield* ToolContext
+        const found = yield* sources(args)
+        if (Either.isLeft(found)) return toolFailure(found.left)
+        if (!context.suppressProgressNotices) yield* context.progress(`Looking at ${found.right.length === 1 ? "the image" : `${found.right.length} images`}…`)
+        const loaded = yield* Effect.forEach(found.right, (source) =>
+          Effect.either(loader.load(source.locator, { signal: context.abortSignal })).pipe(Effect.map((image) => ({ source, image }))))
+        const usable = loaded.flatMap(({ image, source }) => (Either.isRight(image) ? [{ id: source.id, image: image.right }] : []))
+        const problems = loaded.flatMap(({ image, source }) => (Either.isLeft(image) ? [`${source.id}: ${image.left.message}`] : []))
+        if (usable.length === 0) return toolFailure(`Could not load the image: ${problems.join("; ")}`)
+        const question = args.question?.trim() || "Describe this image in detail."
+        const answer = yield* Effect.either(ask(question, usable.map((entry) => entry.image)))
+        if (Either.isLeft(answer)) return toolFailure(`The vision model (${route.model}) failed: ${answer.left.message}`)
+        if (answer.right === "") return toolFailure(`The vision model (${route.model}) gave no answer`)
+        return toolSuccess({
+          status: "analyzed",
+          media_ids: usable.map((entry) => entry.id),
+          analysis: answer.right,
+          ...(problems.length === 0 ? {} : { skipped: problems })
+        })
+      })
+
+    const timeoutMs = Duration.toMillis(vision.analysisTimeout)
+    return makeTool({
+      name: ANALYZE_IMAGE,
+      description: "Look at images and get a detailed description or an answer about them: the images of a message (default: the one " +
+        "being answered, or the message it replies to), one image by its media_id, or an image URL written in the conversation. " +
+        "Use it whenever an image matters and you cannot see it.",
+      category: "utility",
+      parameters: AnalyzeArgs,
+      requiresFollowUp: true,
+      execute: (args) =>
+        analyze(args).pipe(
+          Effect.timeoutTo({
+            duration: vision.analysisTimeout,
+            onSuccess: (result) => result,
+            onTimeout: () => toolFailure(`Image analysis timed out after ${timeoutMs / 1000}s (VISION_ANALYSIS_TIMEOUT_MS); tell the user the image could not be analyzed in time.`)
+          })
+        )
+    })
+  })
+
