@@ -5,7 +5,6 @@
  *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
  *                                                              └► ToolRegistry ─► built-ins, MCP
  */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type ConfigError, Effect, Layer, Option } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
@@ -23,11 +22,8 @@ import { SearchConfig } from "./config/SearchConfig"
 import { SpeechConfig } from "./config/SpeechConfig"
 import { StoreConfig } from "./config/StoreConfig"
 import { VisionConfig } from "./config/VisionConfig"
-import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
-import type { DiscordClient } from "./discord/DiscordClient"
-import { DiscordCredentialRoutes } from "./discord/DiscordCredentials"
 import { AddressPolicy } from "./fetch/AddressPolicy"
-import { DnsResolver } from "./fetch/DnsResolver"
+import { HtmlConverter } from "./fetch/html/HtmlConverter"
 import { SafeHttp } from "./fetch/SafeHttp"
 import { SocketConnector } from "./fetch/SocketConnector"
 import { KeyPool } from "./loop/KeyPool"
@@ -38,21 +34,13 @@ import { MessageImages } from "./media/MessageImages"
 import * as VisionGate from "./media/VisionGate"
 import { PendingContextStash } from "./loop/PendingContextStash"
 import { ThoughtLog } from "./loop/ThoughtLog"
-import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
-import { GlobalMcpConnections, GlobalMcpServersLive, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
-import { markStarted } from "./ops/botReadiness"
-import { discordOpsFoundation, discordOpsLayer } from "./ops/DiscordOps"
+import { lazyLayer } from "./lazyLayer"
 import { instrumentedModelLayer } from "./ops/instrumentedModel"
 import { instrumentToolRegistry } from "./ops/instrumentedTools"
-import { layerConfigFor } from "./provider/httpProviders"
 import type { LanguageModel } from "./provider/LanguageModel"
-import { providerHttpClient } from "./provider/providerHttpClient"
-import * as Scripted from "./provider/scripted/ScriptedModel"
 import * as Database from "./store/Database"
 import * as KeyCooldownStore from "./store/KeyCooldownStore"
-import { ServerTurnAdmissionStore } from "./store/ServerTurnAdmissionStore"
 import * as Stores from "./store/Stores"
-import { UsageLedgerStore } from "./store/UsageLedgerStore"
 import { BlockTargetResolver } from "./tools/builtin/blocking/BlockTargetResolver"
 import { makeBlockUserTool } from "./tools/builtin/blocking/BlockUserTool"
 import { makeUnblockUserTool } from "./tools/builtin/blocking/UnblockUserTool"
@@ -62,7 +50,7 @@ import { shortTermMemoryContext } from "./tools/builtin/memory/shortTermMemoryCo
 import { makeUpdateShortTermMemoryTool } from "./tools/builtin/memory/UpdateShortTermMemoryTool"
 import { makeSelectStickerTool } from "./tools/builtin/stickers/SelectStickerTool"
 import { webSearchTool } from "./tools/builtin/webSearch/WebSearchTool"
-import { DeliberateToolPlanner } from "./tools/deliberate/DeliberateToolPlanner"
+import { GuildToolSource } from "./tools/GuildToolSource"
 import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
 import { StickerCatalog } from "./tools/StickerCatalog"
 import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
@@ -90,20 +78,21 @@ export const checkSettings = (front: "terminal" | "discord") =>
 
 /**
  * The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin.
- * Passes get spans and provider errors get counted when telemetry is on (ops/instrumentedModel).
+ * Only the chosen provider's modules are loaded. Passes get spans and provider errors get
+ * counted when telemetry is on (ops/instrumentedModel).
  */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
   instrumentedModelLayer(
     kind === "scripted"
-      ? Scripted.layerConfig.pipe(Layer.provide(NodeFileSystem.layer))
-      : layerConfigFor(kind).pipe(Layer.provide(providerHttpClient()))
+      ? lazyLayer(() => import("./provider/scriptedLive"), (module) => module.scriptedLive)
+      : lazyLayer(() => import("./provider/httpProviderLive"), (module) => module.httpProviderLive(kind))
   )
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(StoreConfig.layer, CredentialConfig.layer)))
 
 /** The database the stores use (the same instance: layers are shared within one build), for health checks and leases. */
-const databaseLive = Database.layerConfig.pipe(Layer.provide(StoreConfig.layer))
+export const databaseLive = Database.layerConfig.pipe(Layer.provide(StoreConfig.layer))
 
 /** API-key rests shared through the database when it is PostgreSQL (several hosts of one bot); else in memory. */
 const sharedKeyCooldownsLive = Layer.unwrapEffect(
@@ -114,13 +103,10 @@ const sharedKeyCooldownsLive = Layer.unwrapEffect(
 ).pipe(Layer.provide(StoreConfig.layer))
 
 /** fetch_url's URL policy and the pinned connector (guild MCP uses the connector too). */
-const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
+export const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConnector.system)
 
-/** Guild MCP's own URL policy (design decision 13): GUILD_MCP_ALLOW_PRIVATE_NETWORK only. */
-const guildMcpAddressPolicy = GuildMcpAddressPolicy.layer.pipe(Layer.provide(Layer.merge(McpConfig.layer, DnsResolver.system)))
-
-/** safe_http and what fetch_url reads besides it. */
-const fetchLive = SafeHttp.Default.pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
+/** safe_http, the HTML converter (worker threads) and what fetch_url reads besides them. */
+const fetchLive = Layer.merge(SafeHttp.Default, HtmlConverter.Default).pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
 
 /**
  * Media (issue 13): the library of opaque media ids and the image loader (safe_http with the
@@ -136,23 +122,19 @@ export const mediaLive = ImageLoader.Default.pipe(
 const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
   VisionGate.layer.pipe(Layer.provide(Layer.merge(model, mediaLive)))
 
-/** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
-export const guildMcpLive = GuildMcpLive.pipe(
-  Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, guildMcpAddressPolicy, storesLive))
-)
+/**
+ * Services that differ by front: where hidden notices go, the sticker catalog, who can be
+ * blocked, message lookups, and guild tools (guild MCP: only the Discord front has guilds).
+ */
+export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages | GuildToolSource
 
-/** Guild MCP tools for the registry (per turn, after the exposure rules). */
-const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
-
-/** Services that differ by front: where hidden notices go, the sticker catalog, who can be blocked, message lookups. */
-export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages
-
-/** The terminal has no guild: notices are logged, no stickers, nobody to block, no messages to look up. */
+/** The terminal has no guild: notices are logged, no stickers, nobody to block, no messages to look up, no guild MCP. */
 export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
   ThoughtLog.logged,
   StickerCatalog.none,
   BlockTargetResolver.fromMembers({}),
-  MessageImages.none
+  MessageImages.none,
+  GuildToolSource.none
 )
 
 /** Every built-in tool, registered at start-up; guild MCP tools come per turn from the guild source. */
@@ -177,7 +159,6 @@ const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigEr
     })
   ).pipe(
     Layer.provide(Layer.mergeAll(
-      guildToolSourceLive,
       fetchLive,
       SearchConfig.layer,
       storesLive,
@@ -192,10 +173,21 @@ const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigEr
     ))
   )
 
-/** The registry with built-ins, plus global MCP servers (built once their first connect attempts ended, decision 14). */
+/**
+ * Global MCP servers (MCP_SERVERS), built once their first connect attempts ended (decision 14):
+ * the MCP SDK is loaded only when at least one is configured.
+ */
+const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.unwrapEffect(
+  Effect.map(McpConfig, (settings) =>
+    settings.globalServers.length === 0
+      ? Layer.empty
+      : lazyLayer(() => import("./mcp/GlobalMcpServers"), (module) => module.GlobalMcpServersLive))
+)
+
+/** The registry with built-ins, plus the global MCP servers' tools. */
 const toolsLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) => {
   const registry = toolRegistryLive(model)
-  return Layer.merge(registry, GlobalMcpServersLive.pipe(Layer.provide(Layer.merge(registry, McpConfig.layer))))
+  return Layer.merge(registry, globalMcpServersLive.pipe(Layer.provide(Layer.merge(registry, McpConfig.layer))))
 }
 
 /** Everything a turn needs besides what the front provides per turn (sink, signals, turn facts). */
@@ -226,33 +218,9 @@ export const chatLayer = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServ
   )
 
 /**
- * Who pays for a Discord turn (issue 17): personal and server keys from the stores (problems told
- * by DM), admission of server-paid turns, the usage ledger. The terminal keeps the operator's pool.
+ * The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped.
+ * Its wiring (discord.js, guild MCP, credentials) is loaded only here: see discordLayers.ts;
+ * the terminal front never imports it.
  */
-const discordCredentialsLive = <E, R>(discord: Layer.Layer<DiscordClient, E, R>) =>
-  Layer.mergeAll(
-    DiscordCredentialRoutes,
-    ServerTurnAdmissionStore.admissionLayer,
-    UsageLedgerStore.ledgerLayer
-  ).pipe(Layer.provide(Layer.mergeAll(storesLive, CredentialConfig.layer, discord)))
-
-/**
- * The Discord bot (DISCORD_TOKEN set): logs in, registers commands, answers until stopped. Its
- * operations (src/ops/DiscordOps): the health server starts first; readiness checks and the
- * graceful drain (SIGTERM lets running replies finish) sit beside the bot.
- */
-export const discordBotLayer = (kind: ProviderKind) => {
-  // The bot logs in once the global MCP servers had their start-up wait (decision 14): the
-  // first message is answered with their tools, and none arrives while nobody listens yet.
-  const discord = DiscordServices.pipe(Layer.provide(Layer.merge(DiscordConfig.layer, GlobalMcpConnections.layer.pipe(Layer.provide(McpConfig.layer)))))
-  const chat = chatLayer(kind, Layer.merge(discord, discordCredentialsLive(discord)))
-  const planner = DeliberateToolPlanner.layer.pipe(
-    Layer.provide(Layer.merge(chat, guildToolSourceLive))
-  )
-  return DiscordBot.layer.pipe(
-    Layer.merge(discordOpsLayer),
-    Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, CredentialConfig.layer, planner, databaseLive)),
-    Layer.tap(() => markStarted),
-    Layer.provide(discordOpsFoundation)
-  )
-}
+export const discordBotLayer = (kind: ProviderKind) =>
+  lazyLayer(() => import("./discordLayers"), (module) => module.discordBotLayer(kind))

@@ -1,6 +1,7 @@
 /**
  * `npm run start:sharded`: the Discord bot across several processes with discord.js's
- * ShardingManager; every shard runs `src/main.ts` (the normal entry) for its own shards.
+ * ShardingManager; every shard runs the normal entry for its own shards: `dist/main.js` when
+ * this runs compiled (`npm run start:sharded`), `src/main.ts` under tsx.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -12,7 +13,7 @@ import { loggingLayer } from "./config/LoggingConfig"
 import { describeFailure } from "./config/startupError"
 import { runShards } from "./discord/Sharding"
 
-const entry = fileURLToPath(new URL("./main.ts", import.meta.url))
+const entry = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "./main.ts" : "./main.js", import.meta.url))
 
 const program = runShards({ entry }).pipe(
   Effect.zipRight(Effect.never),

@@ -7,7 +7,8 @@ import { fakeDiscord, waitUntil } from "./support/fakeDiscord"
 const startBot = (env: Record<string, string>) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      // What `npm start` runs (the test setup builds dist/).
+      const child = spawn(process.execPath, ["dist/main.js"], {
         env: { ...process.env, ...env },
         stdio: ["ignore", "pipe", "pipe"]
       })
@@ -26,7 +27,7 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
-describe("src/main.ts with DISCORD_TOKEN (the whole app wired as shipped)", () => {
+describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as shipped)", () => {
   it.scopedLive("logs into Discord, registers the commands, answers a mention with the configured model and stops on SIGTERM", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()

@@ -120,7 +120,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         Effect.annotateLogs({ channelId: input.channelId }),
         Effect.exit
       )
-      if (Exit.isSuccess(exit)) yield* logTurnSummary(exit.value).pipe(Effect.annotateLogs({ channelId: input.channelId }))
+      if (Exit.isSuccess(exit)) yield* logTurnSummary(exit.value, { channelId: input.channelId })
       // Deliberate mode's retention windows count finished turns of the channel.
       yield* affordances.turnEnded(input.channelId)
       // The front finishes its reply on success and on a typed failure (not on interruption).

@@ -1,14 +1,16 @@
-import { Effect } from "effect"
+import type { Effect } from "effect"
+import { logInfoWith } from "../config/LoggingConfig"
 import type { TurnResult } from "../domain/TurnResult"
 
 /**
  * One info line per finished turn: its status, passes and usage summed over every pass of every
  * attempt (input, output, cached, cache-write and reasoning tokens), as the `--once --json`
- * report shows it. Logs carry no text of the conversation.
+ * report shows it. Logs carry no text of the conversation. The annotations are built only when
+ * info is logged.
  */
-export const logTurnSummary = (result: TurnResult): Effect.Effect<void> =>
-  Effect.logInfo("turn finished").pipe(
-    Effect.annotateLogs({
+export const logTurnSummary = (result: TurnResult, context: Readonly<Record<string, unknown>> = {}): Effect.Effect<void> =>
+  logInfoWith("turn finished", () => ({
+      ...context,
       status: result.status,
       iterations: result.iterations,
       attempts: result.attempts.length,
@@ -20,5 +22,4 @@ export const logTurnSummary = (result: TurnResult): Effect.Effect<void> =>
         cacheWriteTokens: result.usage.cacheWriteTokens ?? 0,
         reasoningTokens: result.usage.reasoningTokens ?? 0
       })
-    })
-  )
+  }))

@@ -4,7 +4,7 @@ import { DiscordConfig } from "../config/DiscordConfig"
 import { DiscordStartupError } from "./DiscordClient"
 
 export interface ShardingOptions {
-  /** The entry every shard process runs (`src/main.ts`): it logs a client into its shards. */
+  /** The entry every shard process runs (`dist/main.js`, or `src/main.ts` under tsx): it logs a client into its shards. */
   readonly entry: string
   /** Shards to run; default: what Discord recommends for the bot (`GET /gateway/bot`). */
   readonly totalShards?: number
@@ -13,7 +13,7 @@ export interface ShardingOptions {
    * bucket, which is discord.js's default (5.5 s).
    */
   readonly spawnDelay?: Duration.DurationInput
-  /** Node flags of the shard processes (TypeScript through tsx by default). */
+  /** Node flags of the shard processes; default: tsx for a `.ts` entry, none for compiled JavaScript. */
   readonly execArgv?: ReadonlyArray<string>
   /** How long a shard process may take to become ready (60 s). */
   readonly readyTimeout?: Duration.DurationInput
@@ -23,6 +23,9 @@ export interface ShardingOptions {
    */
   readonly respawnBackoff?: { readonly initial?: Duration.DurationInput; readonly max?: Duration.DurationInput }
 }
+
+/** Shard processes of a TypeScript entry load it through tsx; compiled JavaScript needs no flags. */
+export const shardExecArgv = (entry: string): ReadonlyArray<string> => (/\.[cm]?ts$/.test(entry) ? ["--import", "tsx"] : [])
 
 /** How many shards Discord recommends, asked at `DISCORD_API_BASE_URL` (discord.js's own helper always asks discord.com). */
 export const recommendedShards = Effect.gen(function*() {
@@ -66,7 +69,7 @@ export const runShards = (options: ShardingOptions) =>
       ...(config.shards === undefined ? {} : { shardList: [...config.shards.ids] }),
       mode: "process",
       respawn: false,
-      execArgv: [...(options.execArgv ?? ["--import", "tsx"])]
+      execArgv: [...(options.execArgv ?? shardExecArgv(options.entry))]
     })
     const stopping = yield* Ref.make(false)
     const run = yield* FiberSet.makeRuntime<never>()

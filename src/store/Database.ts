@@ -3,8 +3,6 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Context, Data, Effect, Layer, Schedule } from "effect"
 import { dirname } from "node:path"
 import { StoreConfig } from "../config/StoreConfig"
@@ -27,8 +25,11 @@ const causeText = (cause: unknown): string => {
   return inner instanceof Error ? inner.message : String(inner)
 }
 
+// Each driver is imported only for a URL that names it: pg never loads for SQLite, and
+// better-sqlite3 (a native module) never loads for PostgreSQL.
 const sqliteClient = (filename: string) =>
-  SqliteClient.make({ filename }).pipe(
+  Effect.promise(() => import("@effect/sql-sqlite-node/SqliteClient")).pipe(
+    Effect.flatMap((SqliteClient) => SqliteClient.make({ filename })),
     Effect.map((client) => Context.make(SqlClient.SqlClient, client)),
     // better-sqlite3 throws while opening (missing directory, not a database file...).
     Effect.catchAllDefect((defect) => Effect.fail(defect))
@@ -45,7 +46,8 @@ const clientContext = (target: DatabaseTarget) =>
     SqliteMemory: () => sqliteClient(":memory:"),
     SqliteFile: ({ path }) => Effect.zipRight(prepareSqliteDirectory(path), sqliteClient(path)),
     Postgres: ({ url }) =>
-      PgClient.make({ url, applicationName: "loopcord" }).pipe(
+      Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
+        Effect.flatMap((PgClient) => PgClient.make({ url, applicationName: "loopcord" })),
         Effect.map((client) => Context.make(SqlClient.SqlClient, client))
       )
   })

@@ -4,7 +4,7 @@
  * sections to test/bench/RESULTS.md. Pass names to run a subset: `npm run bench -- stream`; a
  * subset replaces only its own sections in RESULTS.md (each section sits between markers and
  * says when it was written), the others stay as they were.
- * The whole run has a time budget (`BENCH_BUDGET_SECONDS`, default 570): a bench still running
+ * The whole run has a time budget (`BENCH_BUDGET_SECONDS`, default 900): a bench still running
  * when it is spent is stopped and reported as FAILED, and later benches are not started.
  */
 import { spawnSync } from "node:child_process"
@@ -20,7 +20,7 @@ const benches = readdirSync(here)
   .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
   .sort()
 
-const budgetMs = Number(process.env.BENCH_BUDGET_SECONDS ?? 570) * 1000
+const budgetMs = Number(process.env.BENCH_BUDGET_SECONDS ?? 900) * 1000
 const startedAt = Date.now()
 /** Finished sections by bench file, in run order. */
 const sections = new Map<string, string>()

@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
+import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
-import { recommendedShards, runShards } from "../../src/discord/Sharding"
+import { recommendedShards, runShards, shardExecArgv } from "../../src/discord/Sharding"
 import { fakeDiscord, waitUntil } from "../support/fakeDiscord"
 import { makeLogCapture } from "../support/tools/logCapture"
 
@@ -71,4 +72,55 @@ describe("Sharding (npm run start:sharded)", () => {
       const exit = yield* Effect.exit(Effect.provide(recommendedShards, DiscordConfig.make({ token: "wrong", apiBaseUrl: fake.apiBase })))
       assert.isTrue(exit._tag === "Failure" && String(exit.cause).includes("DISCORD_TOKEN"))
     }))
+
+  it.scopedLive("npm run start:sharded runs compiled: dist/sharded.js starts dist/main.js per shard, every shard logs in and answers; SIGTERM stops them all", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeDiscord({ shards: 2 })
+      const output: Array<string> = []
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const process_ = spawn(process.execPath, ["dist/sharded.js"], {
+            env: {
+              ...process.env,
+              DISCORD_TOKEN: fake.token,
+              DISCORD_API_BASE_URL: fake.apiBase,
+              LLM_PROVIDER: "scripted",
+              LLM_SCRIPT: JSON.stringify({ passes: ["Hello from a compiled shard."], then: "repeat" }),
+              DATABASE_URL: "sqlite::memory:",
+              LOG_LEVEL: "info"
+            },
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+          process_.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()))
+          process_.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()))
+          return process_
+        }),
+        (started) => Effect.sync(() => started.kill("SIGKILL"))
+      )
+      // discord.js waits 5.5 s between shard starts.
+      yield* waitUntil(fake, "both shards identified", () => fake.identifies.length >= 2, 40_000).pipe(
+        Effect.tapErrorCause(() => Effect.sync(() => console.error(output.join(""))))
+      )
+      assert.sameDeepMembers(fake.identifies.map((identify) => identify["shard"]) as Array<unknown>, [[0, 2], [1, 2]])
+      yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000)
+      // Every shard ready (the guild's owner may be the last one to start).
+      yield* waitUntil(fake, "all shards running", () => output.join("").includes("2 shard(s) running"), 40_000)
+      fake.userSays(fake.channel, "hi shards", { mentionBot: true })
+      yield* waitUntil(fake, "the reply", () =>
+        fake.botMessages(fake.channel.id).some((message) => message.content === "Hello from a compiled shard."), 20_000).pipe(
+        Effect.tapErrorCause(() => Effect.sync(() => console.error(output.join(""))))
+      )
+      const code = yield* Effect.async<number | null>((resume) => {
+        child.once("exit", (exitCode) => resume(Effect.succeed(exitCode)))
+        child.kill("SIGTERM")
+      })
+      assert.notStrictEqual(code, 1, output.join(""))
+      // The shard processes went with it: their gateway connections closed.
+      yield* waitUntil(fake, "every shard's gateway connection closed", () => fake.gatewayConnections === 0, 20_000)
+    }), 90_000)
+
+  it("shard processes load a TypeScript entry through tsx and compiled JavaScript bare", () => {
+    assert.deepStrictEqual(shardExecArgv("/app/src/main.ts"), ["--import", "tsx"])
+    assert.deepStrictEqual(shardExecArgv("/app/dist/main.js"), [])
+  })
 })

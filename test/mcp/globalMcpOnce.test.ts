@@ -17,11 +17,11 @@ interface Run {
   readonly elapsedMs: number
 }
 
-/** `npx tsx src/main.ts --once … --json` as a user runs it, with only the given variables. */
+/** `node dist/main.js --once … --json` (what `npm start` runs) as a user runs it, with only the given variables. */
 const once = (text: string, env: Record<string, string>): Promise<Run> =>
   new Promise((resolve) => {
     const started = performance.now()
-    execFile("npx", ["tsx", "src/main.ts", "--once", text, "--json"], {
+    execFile(process.execPath, ["dist/main.js", "--once", text, "--json"], {
       cwd: root,
       timeout: 90_000,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? root, NO_COLOR: "1", DATABASE_URL: "sqlite::memory:", ...env }

@@ -17,12 +17,13 @@ interface Run {
 }
 
 /**
- * The public contract, exercised as a user would: `npx tsx src/main.ts …` as a real child
- * process with only the variables given (no DISCORD_TOKEN, no provider keys from the host).
+ * The public contract, exercised as a user would: `node dist/main.js …` (what `npm start` runs;
+ * the test setup builds dist/) as a real child process with only the variables given (no
+ * DISCORD_TOKEN, no provider keys from the host).
  */
 const start = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Run> =>
   new Promise((resolve) => {
-    execFile("npx", ["tsx", "src/main.ts", ...args], {
+    execFile(process.execPath, ["dist/main.js", ...args], {
       cwd: root,
       timeout: 60_000,
       // An in-memory database: a test run leaves no ./data behind.
@@ -104,9 +105,11 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
   }, 180_000)
 
   it("[4][5.1] an OpenAI-compatible server configured only through env: a fetch_url round trip over loopback, keys and model on the wire", async () => {
+    // Above the inline threshold, so the compiled HTML worker thread (dist/htmlToMarkdownWorker.js) converts it.
+    const filler = Array.from({ length: 1200 }, (_, index) => `<p>Filler paragraph ${index} pads the page past the worker threshold.</p>`).join("")
     const page = createServer((_request, response) => {
       response.writeHead(200, { "content-type": "text/html" })
-      response.end("<html><body><main><h1>Loopback page</h1><p>The secret word is pelican.</p></main></body></html>")
+      response.end(`<html><body><main><h1>Loopback page</h1><p>The secret word is pelican.</p>${filler}</main></body></html>`)
     })
     await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve))
     const pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/article`

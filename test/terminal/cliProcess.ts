@@ -11,12 +11,13 @@ export interface CliRun {
 }
 
 /**
- * `npx tsx src/main.ts …` as a real child process with only the variables given (no
- * DISCORD_TOKEN, no keys from the host, an in-memory database).
+ * `node dist/main.js …` (what `npm start` runs; the test setup builds dist/) as a real child
+ * process with only the variables given (no DISCORD_TOKEN, no keys from the host, an in-memory
+ * database).
  */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>, cwd = repoRoot): Promise<CliRun> =>
   new Promise((resolve) => {
-    execFile("npx", ["tsx", join(repoRoot, "src/main.ts"), ...args], {
+    execFile(process.execPath, [join(repoRoot, "dist/main.js"), ...args], {
       cwd,
       timeout: 90_000,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? repoRoot, NO_COLOR: "1", DATABASE_URL: "sqlite::memory:", ...env }

@@ -19,10 +19,10 @@ interface Run {
   readonly stderr: string
 }
 
-/** `npx tsx src/main.ts …` as a real child process with only the variables given (as in cli.test.ts). */
+/** `node dist/main.js …` (what `npm start` runs) as a real child process with only the variables given (as in cli.test.ts). */
 const start = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Run> =>
   new Promise((resolve) => {
-    execFile("npx", ["tsx", "src/main.ts", ...args], {
+    execFile(process.execPath, ["dist/main.js", ...args], {
       cwd: root,
       timeout: 90_000,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? root, NO_COLOR: "1", DATABASE_URL: "sqlite::memory:", ...env }

@@ -1,4 +1,4 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -7,55 +7,9 @@ import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
 import { finalizeArguments } from "../toolArguments"
+import { type ChatCompletionChunk, readChatCompletionChunk, type ToolCallDelta } from "./chatCompletionChunk"
 
-const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
-const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
-
-const ToolCallDelta = Schema.Struct({
-  index: OptionalNumber,
-  id: OptionalString,
-  function: Schema.optional(Schema.NullOr(Schema.Struct({ name: OptionalString, arguments: OptionalString })))
-})
-
-/** A streamed `delta`, or a whole `message` from a server that ignored `stream: true`. */
-const Delta = Schema.Struct({
-  content: OptionalString,
-  /** DeepSeek (and vLLM before 0.9) thinking text: replayed with the call. */
-  reasoning_content: OptionalString,
-  /** OpenRouter / vLLM plain reasoning text: shown in the thought log only. */
-  reasoning: OptionalString,
-  /** OpenRouter structured reasoning blocks: replayed with the call. */
-  reasoning_details: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
-  tool_calls: Schema.optional(Schema.NullOr(Schema.Array(ToolCallDelta)))
-})
-
-const Choice = Schema.Struct({
-  index: OptionalNumber,
-  delta: Schema.optional(Schema.NullOr(Delta)),
-  message: Schema.optional(Schema.NullOr(Delta)),
-  finish_reason: OptionalString
-})
-
-const Usage = Schema.Struct({
-  prompt_tokens: OptionalNumber,
-  completion_tokens: OptionalNumber,
-  total_tokens: OptionalNumber,
-  /** OpenAI (and DeepSeek-compatible servers): prompt tokens served from the prompt cache. */
-  prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: OptionalNumber }))),
-  /** DeepSeek's name for the same count. */
-  prompt_cache_hit_tokens: OptionalNumber,
-  /** Reasoning models: the part of the completion spent on hidden reasoning. */
-  completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: OptionalNumber })))
-})
-
-export const ChatCompletionChunk = Schema.Struct({
-  choices: Schema.optional(Schema.NullOr(Schema.Array(Choice))),
-  usage: Schema.optional(Schema.NullOr(Usage)),
-  error: Schema.optional(Schema.Unknown)
-})
-export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
-
-const decodeChunk = Schema.decodeUnknownEither(ChatCompletionChunk)
+export type { ChatCompletionChunk } from "./chatCompletionChunk"
 
 export const finishReasonOf = (raw: string): FinishReason => {
   switch (raw) {
@@ -204,7 +158,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
     held = []
   }
 
-  const absorbToolCalls = (deltas: ReadonlyArray<typeof ToolCallDelta.Type>) => {
+  const absorbToolCalls = (deltas: ReadonlyArray<ToolCallDelta>) => {
     for (const delta of deltas) {
       const index = delta.index ?? 0
       let slot = byIndex.get(index)
@@ -298,13 +252,13 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
         done = true
         break
       }
-      const decoded = decodeChunk(frame.event === "error" ? { error: parsed.value } : parsed.value)
-      if (Either.isLeft(decoded)) {
+      const decoded = readChatCompletionChunk(frame.event === "error" ? { error: parsed.value } : parsed.value)
+      if (decoded === undefined) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event of unexpected shape: ${data.slice(0, 200)}`)))
         done = true
         break
       }
-      const after = applyChunk(decoded.right, out)
+      const after = applyChunk(decoded, out)
       if (after) effects.push(after)
       if (done) break
     }
@@ -345,15 +299,15 @@ export const completionEvents = (
   value: unknown,
   options: ChatCompletionsDecoderOptions
 ): DecodeStep<ProviderEvent, ProviderError> => {
-  const decoded = decodeChunk(value)
-  if (Either.isLeft(decoded)) {
+  const decoded = readChatCompletionChunk(value)
+  if (decoded === undefined) {
     return { out: [], then: Effect.fail(invalidResponse(options.provider, "a JSON response of unexpected shape")) }
   }
   const decoder = makeChatCompletionsDecoder(options)
   // The message is applied as one delta, then the end marker.
   const first = decoder.pushChunk({
-    ...decoded.right,
-    choices: (decoded.right.choices ?? []).map((choice) => ({ ...choice, delta: choice.message ?? choice.delta }))
+    ...decoded,
+    choices: (decoded.choices ?? []).map((choice) => ({ ...choice, delta: choice.message ?? choice.delta }))
   })
   const last = decoder.push([{ _tag: "Event", event: "message", id: undefined, data: "[DONE]" }])
   const effects = [first.then, last.then].filter((effect) => effect !== undefined)

@@ -10,6 +10,9 @@
  * - `loop:<n>`     requests 0..n-1 ask for `echo {text:"<id>#k"}`; request n streams the final
  *                  text `finalText(id, echoes)` built from the `{"echoed":…}` tool messages it
  *                  received, so a framework that lost or garbled a tool result fails the text check.
+ * - `unknown:<n>`  requests 0..n-1 ask for `no_such_tool {step:k}` (a tool no contender has:
+ *                  every step is an unknown-tool error sent back to the model); request n streams
+ *                  `unknownToolText(id, n)` (cold start-up steps, startup.bench.ts).
  * - `ttft`         the first text delta goes out alone at once, the rest 5 ms later.
  * - `park`         request 0 asks for `echo`; request 1 sends one delta and holds the stream
  *                  open until `POST /__release` (memory of in-flight turns).
@@ -67,6 +70,8 @@ export const finalText = (id: string, echoes: ReadonlyArray<string>): string =>
 
 export const expectedLoopText = (id: string, steps: number): string =>
   finalText(id, Array.from({ length: steps }, (_, k) => `${id}#${k}`))
+
+export const unknownToolText = (id: string, steps: number): string => `Turn ${id} finished after ${steps} unknown-tool steps.`
 
 export const TTFT_TEXT = "Hello there, this is the first token and then the rest."
 export const CONTINUED_TEXT = "continued after the tool gave up."
@@ -235,6 +240,11 @@ export const startLoopServer = async (): Promise<LoopServer> => {
         const n = Number(arg)
         if (index < n) return whole("echo", toolCallBody("echo", { text: `${turn.id}#${index}` }))
         return whole("text", textBody(deltas(finalText(turn.id, turn.echoes), 4)))
+      }
+      case "unknown": {
+        const n = Number(arg)
+        if (index < n) return whole("unknown", toolCallBody("no_such_tool", { step: index }))
+        return whole("text", textBody(deltas(unknownToolText(turn.id, n), 4)))
       }
       case "ttft":
         return streamed("text", deltas(TTFT_TEXT, 4), { gapMs: 0 })

@@ -476,6 +476,34 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.include(result.error!.detail, "{not json")
     }))
 
+  it.scopedLive("JSON of the wrong shape (a field of the wrong type) ⇒ InvalidResponse; unknown fields are ignored", () =>
+    Effect.gen(function*() {
+      const { model, server } = yield* setup()
+      const wrong: ReadonlyArray<unknown> = [
+        { choices: [{ index: 0, delta: { content: 42 } }] },
+        { choices: { 0: { delta: { content: "x" } } } },
+        { choices: [{ delta: { tool_calls: [{ index: "0", function: { name: "f" } }] } }] },
+        { choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: {} } }] } }] },
+        { choices: [{ finish_reason: 1 }] },
+        { usage: { prompt_tokens: "10" } },
+        ["not", "an", "object"]
+      ]
+      for (const body of wrong) {
+        server.enqueue(openAiStream([textChunk("a"), { data: JSON.stringify(body) }, textChunk("b")]))
+        const result = yield* collect(model, request())
+        assert.strictEqual(result.text, "a", JSON.stringify(body))
+        assert.strictEqual(result.error?.reason, "InvalidResponse", JSON.stringify(body))
+        assert.include(result.error!.detail, "unexpected shape")
+      }
+      server.enqueue(openAiStream([
+        { ...textChunk("kept"), system_fingerprint: "fp", choices: [{ index: 0, delta: { content: "kept", refusal: null, extra: { nested: true } }, logprobs: null, finish_reason: null }] },
+        { choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null }
+      ]))
+      const lenient = yield* collect(model, request())
+      assert.strictEqual(lenient.text, "kept")
+      assert.strictEqual(lenient.error, undefined)
+    }))
+
   it.scopedLive("garbage that is not SSE at all ⇒ InvalidResponse; a body closed mid-answer ⇒ Network", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()

@@ -182,6 +182,11 @@ export class FakeDiscord {
     return fake
   }
 
+  /** Gateway WebSockets open now (every logged-in shard holds one). */
+  get gatewayConnections(): number {
+    return this.sockets.size
+  }
+
   get apiBase(): string {
     return `http://127.0.0.1:${this.port}/api`
   }

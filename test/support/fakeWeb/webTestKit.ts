@@ -3,6 +3,7 @@ import { FetchConfig, type FetchSettings } from "../../../src/config/FetchConfig
 import type { ToolArgs } from "../../../src/domain/FunctionCall"
 import type { ToolResult } from "../../../src/domain/ToolResult"
 import { AddressPolicy, DnsResolver, type DnsResolverShape } from "../../../src/fetch/AddressPolicy"
+import { HtmlConverter } from "../../../src/fetch/html/HtmlConverter"
 import { SafeHttp } from "../../../src/fetch/SafeHttp"
 import { fetchUrlTool } from "../../../src/tools/builtin/fetchUrl/FetchUrlTool"
 import type { Tool } from "../../../src/tools/Tool"
@@ -24,7 +25,7 @@ export interface WebKitOptions {
 }
 
 /**
- * The real fetch stack (FetchConfig, AddressPolicy, SafeHttp) over simulated DNS and the
+ * The real fetch stack (FetchConfig, AddressPolicy, SafeHttp, HtmlConverter) over simulated DNS and the
  * loopback-only test connector: nothing can leave 127.0.0.0/8 or ::1.
  */
 export const webStack = (options: WebKitOptions) => {
@@ -39,7 +40,7 @@ export const webStack = (options: WebKitOptions) => {
     AddressPolicy.make({ allowPrivateNetwork: options.allowPrivateNetwork ?? !options.production }).pipe(Layer.provide(resolver)),
     connector.layer
   )
-  return { layer: SafeHttp.Default.pipe(Layer.provideMerge(base)), connector }
+  return { layer: Layer.merge(SafeHttp.Default, HtmlConverter.Default).pipe(Layer.provideMerge(base)), connector }
 }
 
 /** fetch_url built on `webStack`, with a helper that runs one call under a fresh ToolContext. */

@@ -2,6 +2,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { FetchConfig } from "../../../config/FetchConfig"
 import type { ToolResult } from "../../../domain/ToolResult"
 import { AddressPolicy, PRIVATE_NETWORK_OPT_IN, type UrlPolicyError } from "../../../fetch/AddressPolicy"
+import { HtmlConverter } from "../../../fetch/html/HtmlConverter"
 import { SafeHttp } from "../../../fetch/SafeHttp"
 import { makeTool, type Tool } from "../../Tool"
 import { ToolContext } from "../../ToolContext"
@@ -65,10 +66,11 @@ const policyFailure = (error: UrlPolicyError): ToolResult =>
  * engine chain (Crawl4AI where admitted, safe_http always last), Markdown conversion and
  * slicing. Dependencies are resolved here, so `execute` only needs the ToolContext.
  */
-export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolicy | SafeHttp> = Effect.gen(function* () {
+export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolicy | SafeHttp | HtmlConverter> = Effect.gen(function* () {
   const config = yield* FetchConfig
   const policy = yield* AddressPolicy
   const http = yield* SafeHttp
+  const converter = yield* HtmlConverter
   const engines = resolveEngineOrder(config.engineOrder, { allowPrivateNetwork: config.allowPrivateNetwork })
   for (const { name, reason } of engines.dropped) {
     yield* Effect.logWarning(`FETCH_URL_ENGINE_ORDER: ignoring "${name}" (${reason})`)
@@ -94,15 +96,16 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
         if (!isTextual(contentType)) {
           return Effect.fail({ message: `Unsupported content type ${contentType ?? ""}: fetch_url reads text and HTML pages` })
         }
-        const text = pageText(response.body, contentType, { raw, url: response.url })
-        return Effect.succeed({
-          url: response.url.href,
-          statusCode: response.status,
-          content: text.text,
-          source: "http",
-          serverName: "safe-http",
-          conversion: text.mode
-        })
+        return pageText(converter, response.body, contentType, { raw, url: response.url }).pipe(
+          Effect.map((text): FetchedPage => ({
+            url: response.url.href,
+            statusCode: response.status,
+            content: text.text,
+            source: "http",
+            serverName: "safe-http",
+            conversion: text.mode
+          }))
+        )
       })
     )
 

@@ -1,7 +1,6 @@
 import { Effect } from "effect"
-import { parseHTML } from "linkedom"
 import type { SearchSettings } from "../../../config/SearchConfig"
-import { CONVERTER_LIMITS } from "../../../fetch/html/htmlToMarkdown"
+import { CONVERTER_LIMITS, type ParseHtml } from "../../../fetch/html/convertHtml"
 import { scanHtml } from "../../../fetch/html/scanHtml"
 import { searchHttp } from "./searchHttp"
 import { compactHits, hit, type SearchCategory, type SearchEngine, SearchEngineError, type SearchHit } from "./searchTypes"
@@ -30,7 +29,7 @@ export const unwrapDuckDuckGoLink = (href: string | null): string | undefined =>
 }
 
 /** Results of the HTML endpoint's page (`div.result` blocks, ads skipped). */
-export const parseDuckDuckGoHtml = (html: string): ReadonlyArray<SearchHit | undefined> | "challenge" | "unreadable" => {
+export const parseDuckDuckGoHtml = (parseHTML: ParseHtml, html: string): ReadonlyArray<SearchHit | undefined> | "challenge" | "unreadable" => {
   const shape = scanHtml(html)
   if (shape.maxDepth > CONVERTER_LIMITS.maxDepth || shape.elements + shape.references > CONVERTER_LIMITS.maxNodes) {
     return "unreadable"
@@ -64,7 +63,9 @@ export const duckduckgoEngine = (settings: SearchSettings): SearchEngine => ({
         signal: request.signal
       })
       if (response.status !== 200) return yield* new SearchEngineError({ engine: NAME, reason: `HTTP ${response.status}` })
-      const parsed = parseDuckDuckGoHtml(response.text)
+      // linkedom loads only when DuckDuckGo is actually asked (it is the last resort).
+      const { parseHTML } = yield* Effect.promise(() => import("linkedom"))
+      const parsed = parseDuckDuckGoHtml(parseHTML, response.text)
       if (parsed === "challenge") return yield* new SearchEngineError({ engine: NAME, reason: "asked for a CAPTCHA (bot check)" })
       if (parsed === "unreadable") return yield* new SearchEngineError({ engine: NAME, reason: "the result page could not be read" })
       return compactHits(parsed, request.count)
