@@ -1,4 +1,21 @@
-import { Cause, Config, ConfigError, Effect, Either, FiberId, Inspectable, Layer, List, Logger, LogLevel, Option } from "effect"
+import {
+  Cause,
+  Config,
+  ConfigError,
+  Context,
+  Effect,
+  Either,
+  FiberId,
+  FiberRef,
+  FiberRefs,
+  Inspectable,
+  Layer,
+  List,
+  Logger,
+  LogLevel,
+  Option,
+  Tracer
+} from "effect"
 import { runEnvSetting } from "./RunEnv"
 
 export type LogFormat = "pretty" | "json"
@@ -98,8 +115,17 @@ export const prettyLineLogger = (options: { readonly colours: boolean }) =>
     write(`${line}\n`)
   })
 
-/** `json`: one compact JSON object per line, the fields of Effect's `jsonLogger`. */
-export const jsonLineLogger = Logger.make<unknown, void>(({ annotations, cause, date, fiberId, logLevel, message, spans }) => {
+/**
+ * The trace a record belongs to, when it was logged inside a span (telemetry on): a JSON line
+ * then carries `traceId` / `spanId`, so the logs on stderr join the traces in the collector.
+ */
+const traceOf = (context: FiberRefs.FiberRefs): { readonly traceId: string; readonly spanId: string } | undefined => {
+  const span = Context.getOption(FiberRefs.getOrDefault(context, FiberRef.currentContext), Tracer.ParentSpan)
+  return Option.isSome(span) ? { traceId: span.value.traceId, spanId: span.value.spanId } : undefined
+}
+
+/** `json`: one compact JSON object per line, the fields of Effect's `jsonLogger` (plus the trace, in a span). */
+export const jsonLineLogger = Logger.make<unknown, void>(({ annotations, cause, context, date, fiberId, logLevel, message, spans }) => {
   const fields: Record<string, unknown> = {}
   for (const [key, value] of annotations) fields[key] = typeof value === "string" ? oneLine(value) : value
   const spanFields: Record<string, number> = {}
@@ -114,7 +140,8 @@ export const jsonLineLogger = Logger.make<unknown, void>(({ annotations, cause, 
     ...(Cause.isEmpty(cause) ? {} : { cause: Cause.pretty(cause, { renderErrorCause: true }) }),
     annotations: fields,
     spans: spanFields,
-    fiberId: FiberId.threadName(fiberId)
+    fiberId: FiberId.threadName(fiberId),
+    ...traceOf(context)
   }
   let line: string
   try {

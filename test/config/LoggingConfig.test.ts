@@ -70,6 +70,16 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       assert.isNumber((record["spans"] as Record<string, unknown>)["turn"])
     }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "json" }))))
 
+  it.effect("json: a record logged inside a span carries its trace and span ids; outside a span, none", () =>
+    Effect.gen(function*() {
+      const span = yield* Effect.logInfo("in a span").pipe(Effect.zipRight(Effect.currentSpan), Effect.withSpan("loopcord.turn"))
+      yield* Effect.logInfo("outside")
+      const inside = JSON.parse(writes[0]!) as Record<string, unknown>
+      assert.deepStrictEqual([inside["traceId"], inside["spanId"]], [span.traceId, span.spanId])
+      const outside = JSON.parse(writes[1]!) as Record<string, unknown>
+      assert.isFalse("traceId" in outside)
+    }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "json" }))))
+
   it.effect("json: an annotation that cannot be serialised (a cycle) still gives one parseable line", () =>
     Effect.gen(function*() {
       const cyclic: Record<string, unknown> = { name: "loop" }
