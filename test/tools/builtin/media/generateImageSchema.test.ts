@@ -23,7 +23,7 @@ describe("generate_image schema pruning (spec §6.4, a pure function of the back
     })
   }
 
-  it("the reference property sets: text-only exactly prompt+aspect_ratio; img2img adds media_id, target_identity, denoise; inpaint/outpaint add their four", () => {
+  it("[80] the reference property sets: text-only exactly prompt+aspect_ratio; img2img adds media_id, target_identity, denoise; inpaint/outpaint add their four", () => {
     const keys = (capabilities: Partial<ImageCapabilities>) =>
       Object.keys(generateImageSurface({ textToImage: false, imageToImage: false, inpaint: false, outpaint: false, negativePrompt: false, ...capabilities }, noTags)?.parameters.properties ?? {})
     assert.deepStrictEqual(keys({ textToImage: true }), ["prompt", "aspect_ratio"])
@@ -35,7 +35,7 @@ describe("generate_image schema pruning (spec §6.4, a pure function of the back
     assert.isNull(generateImageSurface(combinations[0] as ImageCapabilities, noTags), "no mode: the tool is hidden")
   })
 
-  it("descriptions name only the modes that exist; a text-only backend sees no edit wording", () => {
+  it("[80] descriptions name only the modes that exist; a text-only backend sees no edit wording", () => {
     const textOnly = JSON.stringify(generateImageSurface({ ...(combinations[1] as ImageCapabilities) }, noTags))
     for (const word of ["inpaint", "outpaint", "mask", "media_id of the image", "denoise", "image-to-image"]) assert.notInclude(textOnly, word)
     const img2img = generateImageSurface({ ...(combinations[3] as ImageCapabilities) }, noTags)
