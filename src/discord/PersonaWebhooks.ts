@@ -4,6 +4,7 @@ import type { Persona } from "../loop/CurrentTurn"
 import { type BoundedCache, cacheDelete, cacheGet, cacheKeys, cacheSet, emptyCache } from "./boundedCache"
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
 import { classifyWriteError, discordErrorCode, DiscordErrorCode, ReplyWriteError } from "./discordErrors"
+import { recoverLostWebhookPost, type UnansweredPost } from "./lostWebhookPosts"
 import { messagePayload, type OutgoingMessage, type ReplyTarget, type SendOptions } from "./ReplyTarget"
 
 /** The webhook name the bot creates (one per channel, reused by every persona). */
@@ -26,6 +27,19 @@ const deniedBounds = bounds(DENIED_RETRY_AFTER, MAX_CACHED_CHANNELS)
 const ownIdBounds = bounds(OWN_ID_TTL, MAX_OWN_IDS)
 
 type ChannelWebhook = Webhook<WebhookType.Incoming>
+
+/** Unanswered posts remembered per reply (a reply has at most DISCORD_MAX_MESSAGES_PER_TURN messages plus reposts). */
+const MAX_UNANSWERED_POSTS = 32
+
+const mapWithout = <V>(map: ReadonlyMap<string, V>, key: string): Map<string, V> => {
+  const next = new Map(map)
+  next.delete(key)
+  return next
+}
+
+/** Drops the oldest entries beyond MAX_UNANSWERED_POSTS (a Map iterates in insertion order). */
+const boundedSet = <V>(map: Map<string, V>): Map<string, V> =>
+  map.size <= MAX_UNANSWERED_POSTS ? map : new Map([...map].slice(map.size - MAX_UNANSWERED_POSTS))
 
 /** A channel that can own webhooks (threads use their parent's). */
 type WebhookHost = Pick<TextChannel, "id" | "createWebhook" | "fetchWebhooks" | "permissionsFor">
@@ -117,10 +131,12 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         // that posted them (only that one may). Per turn: as many as the reply has messages.
         const viaFallback = yield* Ref.make(new Set<string>())
         const postedBy = yield* Ref.make(new Map<string, ChannelWebhook>())
-        const lastWebhookId = yield* Ref.make<string | undefined>(undefined)
+        const lastWebhook = yield* Ref.make<ChannelWebhook | undefined>(undefined)
+        // Posts (by nonce) whose answer was lost to a transient failure: the retry looks for the copy first.
+        const unanswered = yield* Ref.make(new Map<string, UnansweredPost>())
 
         const execute = (webhook: ChannelWebhook, message: OutgoingMessage) =>
-          Effect.zipRight(Ref.set(lastWebhookId, webhook.id), Effect.tryPromise({
+          Effect.zipRight(Ref.set(lastWebhook, webhook), Effect.tryPromise({
             try: (): Promise<{ readonly id: string }> =>
               webhook.send({
                 ...messagePayload(message),
@@ -154,12 +170,43 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             return Option.none()
           })
 
-        const send = (message: OutgoingMessage, options?: SendOptions): Effect.Effect<string, ReplyWriteError> =>
+        const postOnce = (message: OutgoingMessage, options?: SendOptions): Effect.Effect<string, ReplyWriteError> =>
           Effect.flatMap(sendViaWebhook(message), Option.match({
             onSome: Effect.succeed,
             onNone: () =>
               fallback.send(message, options).pipe(Effect.tap((id) => Ref.update(viaFallback, (ids) => new Set(ids).add(id))))
           }))
+
+        /** A lost copy of an earlier try of this post, adopted as the reply's message. */
+        const recovered = (nonce: string, message: OutgoingMessage): Effect.Effect<Option.Option<string>> =>
+          Effect.gen(function*() {
+            const post = (yield* Ref.get(unanswered)).get(nonce)
+            if (post === undefined) return Option.none()
+            const known = new Set([...(yield* Ref.get(postedBy)).keys(), ...(yield* Ref.get(viaFallback))])
+            const found = yield* recoverLostWebhookPost(channel, threadId, post, message, known)
+            if (Option.isSome(found)) yield* Ref.update(postedBy, (map) => new Map(map).set(found.value, post.webhook))
+            return found
+          })
+
+        const send = (message: OutgoingMessage, options?: SendOptions): Effect.Effect<string, ReplyWriteError> => {
+          const nonce = options?.nonce
+          if (nonce === undefined) return postOnce(message, options)
+          return Effect.gen(function*() {
+            const copy = yield* recovered(nonce, message)
+            if (Option.isSome(copy)) {
+              yield* Ref.update(unanswered, (map) => mapWithout(map, nonce))
+              return copy.value
+            }
+            const since = yield* Clock.currentTimeMillis
+            const result = yield* Effect.either(postOnce(message, options))
+            const webhook = yield* Ref.get(lastWebhook)
+            yield* Ref.update(unanswered, (map) =>
+              result._tag === "Left" && result.left.kind === "transient" && webhook !== undefined
+                ? boundedSet(map.has(nonce) ? map : new Map(map).set(nonce, { webhook, since }))
+                : mapWithout(map, nonce))
+            return yield* result
+          })
+        }
 
         const edit = (messageId: string, content: string): Effect.Effect<void, ReplyWriteError> =>
           Effect.gen(function*() {
@@ -187,7 +234,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             )
           })
 
-        const rateLimitKeys = Effect.map(Ref.get(lastWebhookId), (webhookId) => (webhookId === undefined ? [channel.id] : [channel.id, webhookId]))
+        const rateLimitKeys = Effect.map(Ref.get(lastWebhook), (webhook) => (webhook === undefined ? [channel.id] : [channel.id, webhook.id]))
         return { channelId: channel.id, rateLimitKeys, send, edit }
       })
 

@@ -292,6 +292,35 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(run.contents.join(""), sentenceText)
     }))
 
+  it.scopedLive("[issue 11] webhook path: a post whose answer was lost (5xx after Discord created it, discord.js's retries too) — the first copy is kept and brought up to date, the others deleted, no second copy", () =>
+    Effect.gen(function*() {
+      // Webhooks take no nonce: each of discord.js's 4 tries creates a message and answers 503.
+      const run = yield* streamWithFault("webhook", { method: "POST", path: postRoute.webhook, status: 503, applied: true, times: 4 })
+      assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+      assert.strictEqual(run.fake.requests.filter((request) => request.status === 503).length, 4)
+      assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
+      assert.strictEqual(run.contents.join(""), sentenceText)
+      // The kept copy is the first one created; the three later copies were deleted, not left behind.
+      const created = run.fake.requests.filter((request) => request.method === "POST" && postRoute.webhook.test(request.path))
+      assert.isAtLeast(created.length, 4)
+      assert.strictEqual(run.fake.requests.filter((request) => request.method === "DELETE" && /\/messages\/\d+$/.test(request.path)).length, 3)
+    }))
+
+  it.scopedLive("[issue 11] webhook path: a lost post's copy is brought up to the text written while the post was retried", () =>
+    Effect.gen(function*() {
+      const { client, fake, webhooks } = yield* liveDiscord()
+      const channel = yield* sendableChannel(client, fake, fake.channel.id)
+      const target = yield* webhooks.target(channel, persona, yield* channelReplyTarget(channel, undefined))
+      const reply = yield* makeDiscordReplySink(target, { minEditInterval: "20 millis", transientBaseDelay: "300 millis", transientRetries: 2 })
+      fake.failNext({ method: "POST", path: postRoute.webhook, status: 503, applied: true, times: 4 })
+      yield* reply.sink.write("Hello ")
+      yield* waitUntil(fake, "discord.js's four tries of the first post", () => fake.requests.filter((request) => request.status === 503).length === 4)
+      // Written during the sink's backoff; the retry is the last write of the pass.
+      yield* reply.sink.write("world.")
+      assert.deepStrictEqual(yield* Effect.either(reply.sink.endPass("flush")), Either.right("Hello world."))
+      assert.deepStrictEqual(fake.botMessages(fake.channel.id).map((message) => message.content), ["Hello world."])
+    }))
+
   it.scopedLive("[issue 11] the chosen sticker goes out only with a completed reply (not after /kill, an interrupt, an error or a timeout)", () =>
     Effect.gen(function*() {
       const stickerId = "123456789012345678"
