@@ -125,6 +125,54 @@ describe("limits on untrusted MCP servers (design decision 19)", () => {
     })
   )
 
+  it.scoped("a guild schema nested 32 levels is kept and one nested 33 levels is skipped (the default depth bound)", () =>
+    Effect.gen(function* () {
+      // Each wrapper `{ type, properties: { x } }` is two levels; the leaves add one (string) or two (array).
+      const nest = (wrappers: number, leaf: Record<string, unknown>): Record<string, unknown> =>
+        wrappers === 0 ? leaf : { type: "object", properties: { x: nest(wrappers - 1, leaf) } }
+      const atBound = nest(15, { type: "array", items: { type: "string" } })
+      const overBound = nest(16, { type: "string" })
+      assert.deepStrictEqual(
+        [measureJson(atBound, { maxChars: 1e9, maxDepth: 32 }).ok, measureJson(overBound, { maxChars: 1e9, maxDepth: 32 }).ok],
+        [true, false],
+        "the fixtures sit on either side of 32 levels"
+      )
+      const server = yield* serve(() =>
+        startStreamableServer({
+          tools: [
+            { name: "at_bound", inputSchema: atBound, run: async () => text("ok") },
+            { name: "over_bound", inputSchema: overBound, run: async () => text("ok") }
+          ]
+        })
+      )
+      const declared = yield* Effect.flatMap(ToolRegistry, (registry) => registry.toolsForTurn(guildTurn)).pipe(
+        Effect.provide(registryWithGuildMcp({ registrations: [guildServer({ url: server.url })] }).layer)
+      )
+      assert.deepStrictEqual(declared.map((tool) => tool.name), ["at_bound"])
+    })
+  )
+
+  it.scoped("a turn declares guild tools up to 128 KiB in total: the tool that would cross it is left out with a warning", () =>
+    Effect.gen(function* () {
+      // Ten tools of about 14 000 characters each (each under the 16 KiB schema bound): nine fit in 131 072.
+      const fat: ReadonlyArray<TestTool> = Array.from({ length: 10 }, (_, index) => ({
+        name: `fat${index}`,
+        inputSchema: { type: "object", properties: { blob: { type: "string", description: "d".repeat(14_000) } } },
+        run: async () => text("ok")
+      }))
+      const server = yield* serve(() => startStreamableServer({ tools: fat }))
+      const logs = yield* makeLogCapture
+      const declared = yield* logs.capture(
+        Effect.flatMap(ToolRegistry, (registry) => registry.toolsForTurn(guildTurn)).pipe(
+          Effect.provide(registryWithGuildMcp({ registrations: [guildServer({ url: server.url })] }).layer)
+        )
+      )
+      assert.deepStrictEqual(declared.map((tool) => tool.name), fat.slice(0, 9).map((tool) => tool.name))
+      const warned = yield* logs.matching("guild's declarations would exceed 131072 characters (fat9)")
+      assert.strictEqual(warned[0]?.level, "WARN")
+    })
+  )
+
   it.scoped("a global server's results are cut too (MCP_RESULT_MAX_CHARS)", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer({ tools: [{ name: "long", run: async () => text("g".repeat(80_000)) }] }))
