@@ -291,19 +291,21 @@ const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: Atte
     // the background once it lost, so a loser's slow or uninterruptible cleanup never delays
     // the winner (its finalizers still run); the ensuring below reaches every loser on every path.
     const decided = yield* Deferred.make<ToolResult>()
-    const contenders = [
-      registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)),
-      Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut),
-      Effect.as(signals.awaitKill, killed)
-    ]
-    const fibers = yield* Effect.forEach(contenders, (contender) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result))))
+    const race = (contender: Effect.Effect<ToolResult>) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result)))
+    const tool = yield* race(registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)))
+    const timer = yield* race(Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut))
+    const kill = yield* race(Effect.as(signals.awaitKill, killed))
     const self = yield* Effect.fiberId
     const result = yield* Deferred.await(decided).pipe(
       Effect.onExit((exit) =>
         Effect.sync(() => {
           // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
           if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
-        }).pipe(Effect.zipRight(Effect.forEach(fibers, (fiber) => Fiber.interruptAsFork(fiber, self), { discard: true })))
+        }).pipe(
+          Effect.zipRight(Fiber.interruptAsFork(tool, self)),
+          Effect.zipRight(Fiber.interruptAsFork(timer, self)),
+          Effect.zipRight(Fiber.interruptAsFork(kill, self))
+        )
       )
     )
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt
