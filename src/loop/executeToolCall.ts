@@ -50,9 +50,6 @@ export const SHORT_TERM_MEMORY_TOOL = "update_short_term_memory"
 /** The tool whose result picks the sticker sent with the reply (spec §3 step 11). */
 export const STICKER_TOOL = "select_sticker_for_response"
 
-/** Stats are fire-and-forget; a store that hangs must not keep a fiber forever. */
-const STATS_RECORD_TIMEOUT = Duration.seconds(30)
-
 /** What the dispatch phase produced, before the shared post-processing (steps 7–14). */
 interface Dispatched {
   readonly result: ToolResult
@@ -207,12 +204,11 @@ export const executeToolCall = Effect.fnUntraced(function*(
     const stats = yield* ToolUsageStats
     // Detached so a slow or broken stats store never delays or fails the call. A daemon rather
     // than a child fiber: the caller may run this call in a short-lived fiber, which would
-    // interrupt a child before the write lands; the timeout bounds the daemon's life instead.
+    // interrupt a child before the write lands. The store bounds the daemon's life itself
+    // (ToolUsageStats contract; STORE_TIMEOUT_MS): a timeout here would fork two more fibers
+    // per call for a bound the store already keeps.
     yield* Effect.forkDaemon(
-      stats.record(canonicalName, turn.guildId).pipe(
-        Effect.timeout(STATS_RECORD_TIMEOUT),
-        Effect.catchAllCause((cause) => Effect.logWarning("Recording tool usage failed", cause))
-      )
+      Effect.catchAllCause(stats.record(canonicalName, turn.guildId), (cause) => Effect.logWarning("Recording tool usage failed", cause))
     )
   }
   const trigger = turn.deliberate.triggerMatchByToolName.get(name) ?? turn.deliberate.triggerMatchByToolName.get(canonicalName)
@@ -295,20 +291,20 @@ const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: Atte
     // the background once it lost, so a loser's slow or uninterruptible cleanup never delays
     // the winner (its finalizers still run); the ensuring below reaches every loser on every path.
     const decided = yield* Deferred.make<ToolResult>()
-    const contenders = [
-      registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)),
-      Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut),
-      Effect.as(signals.awaitKill, killed)
-    ]
-    const fibers = yield* Effect.forEach(contenders, (contender) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result))))
+    const race = (contender: Effect.Effect<ToolResult>) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result)))
+    const tool = yield* race(registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)))
+    const timer = yield* race(Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut))
+    const kill = yield* race(Effect.as(signals.awaitKill, killed))
+    const self = yield* Effect.fiberId
     const result = yield* Deferred.await(decided).pipe(
       Effect.onExit((exit) =>
-        Effect.zipRight(
+        Effect.sync(() => {
           // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
-          Effect.sync(() => {
-            if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
-          }),
-          Effect.forEach(fibers, Fiber.interruptFork, { discard: true })
+          if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
+        }).pipe(
+          Effect.zipRight(Fiber.interruptAsFork(tool, self)),
+          Effect.zipRight(Fiber.interruptAsFork(timer, self)),
+          Effect.zipRight(Fiber.interruptAsFork(kill, self))
         )
       )
     )

@@ -5,7 +5,7 @@ import { LoopConfig } from "../config/LoopConfig"
 import type { FunctionCall } from "../domain/FunctionCall"
 import { PassResult, type StopReason } from "../domain/PassResult"
 import { ProviderError } from "../domain/ProviderError"
-import { type FinishReason, isContent, type ProviderEvent } from "../domain/ProviderEvent"
+import { type FinishReason, type ProviderEvent } from "../domain/ProviderEvent"
 import type { TokenUsage } from "../domain/TokenUsage"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
@@ -122,9 +122,13 @@ export const streamOnce = Effect.fnUntraced(function*(
   }
 
   const deliveredBefore = (yield* sink.delivered).length
-  const state = yield* Ref.make(initialState)
-  const echo = yield* Ref.make(startEcho(input.continuing ?? input.request.assistantPrefill))
+  // Written only by the consumer fiber, one event at a time; read by this fiber once the
+  // consumer has ended or was stopped. Plain fields: a Ref per event cost an op (and an
+  // allocation) for state no other fiber writes.
+  const state: { -readonly [K in keyof PassState]: PassState[K] } & { details: Array<string> } = { ...initialState, details: [] }
+  let echo = startEcho(input.continuing ?? input.request.assistantPrefill)
   const startedAt = yield* Clock.currentTimeMillis
+  const inactivityMs = Duration.toMillis(config.streamInactivityTimeout)
   const deadline = yield* Ref.make<Deadline>({
     at: startedAt + Duration.toMillis(config.firstTokenTimeout),
     phase: "first_token"
@@ -136,41 +140,55 @@ export const streamOnce = Effect.fnUntraced(function*(
 
   // First content ends the first-token budget; every later one re-arms the inactivity budget.
   const rearm = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Ref.set(deadline, { at: now + Duration.toMillis(config.streamInactivityTimeout), phase: "idle" } satisfies Deadline))
+    Ref.set(deadline, { at: now + inactivityMs, phase: "idle" } satisfies Deadline))
 
-  const onEvent = (event: ProviderEvent): Effect.Effect<void, DeliveryError> =>
-    Effect.gen(function*() {
-      if (isContent(event)) yield* rearm
-      switch (event._tag) {
-        case "TextDelta": {
-          const deliverable = yield* Ref.modify(echo, (current) => feedEcho(current, event.text))
-          if (deliverable.length === 0) return
-          // The watchdog times the provider only: the budget starts again once the write is done.
-          yield* Ref.set(deadline, PAUSED)
-          yield* sink.write(deliverable)
-          return yield* rearm
-        }
-        case "ReasoningDelta":
-          return yield* Ref.update(state, (s) => ({ ...s, reasoning: s.reasoning + event.text }))
-        case "ToolCall":
-          return yield* Ref.update(state, (s) => ({ ...s, call: event.call, calling: true }))
-        case "Usage":
-          return yield* Ref.update(state, (s) => ({ ...s, usage: event.usage }))
-        case "Finish":
-          return yield* Ref.update(state, (s) => ({ ...s, finishReason: event.reason }))
-        case "KeepAlive":
-          return
-        // NovelAI (issue 14): never shown, only carried on the PassResult.
-        case "SceneDetails":
-          return yield* Ref.update(state, (s) => ({ ...s, details: [...s.details, event.text] }))
-        case "ContinuationFragment":
-          return yield* Ref.update(state, (s) => ({ ...s, fragment: event.text }))
-      }
-    })
+  /** Applies an event that shows nothing; true when it was content (it re-arms the budget). */
+  const absorb = (event: ProviderEvent): boolean => {
+    switch (event._tag) {
+      case "ReasoningDelta":
+        state.reasoning += event.text
+        return true
+      case "ToolCall":
+        state.call = event.call
+        state.calling = true
+        return true
+      case "Usage":
+        state.usage = event.usage
+        return true
+      case "Finish":
+        state.finishReason = event.reason
+        return true
+      // NovelAI (issue 14): never shown, only carried on the PassResult.
+      case "SceneDetails":
+        state.details.push(event.text)
+        return true
+      case "ContinuationFragment":
+        state.fragment = event.text
+        return true
+      case "TextDelta":
+        return true
+      case "KeepAlive":
+        return false
+    }
+  }
+
+  /**
+   * Delivers one text delta (after the prefill echo guard). The watchdog times the provider
+   * only: the budget is paused during the write and starts again once it is done. False when a
+   * timeout stopped the pass meanwhile.
+   */
+  const deliver = (text: string): Effect.Effect<boolean, DeliveryError> =>
+    Effect.flatMap(beginDelivery, (open) =>
+      !open ? Effect.succeed(false) : Effect.zipRight(
+        Effect.zipRight(Ref.set(deadline, PAUSED), sink.write(text)),
+        Effect.zipLeft(endDelivery, rearm)
+      ))
 
   // One fiber pulls the provider stream chunk by chunk and delivers each event; it stops after
   // the first tool call (later events are never pulled). The stream's scope is closed on every
   // path: as an interruption on a kill, as a normal end when a timeout stopped the pass.
+  // Events that show nothing are applied synchronously: the consumer only suspends to pull and
+  // to write, so a timeout can only land there (and is seen right after).
   const streamScope = yield* Scope.make()
   const closeStream = (exit: Exit.Exit<void, ProviderError | DeliveryError>) =>
     Effect.flatMap(Ref.get(consumerPhase), (phase) => Scope.close(streamScope, phase === "stop" ? Exit.void : exit))
@@ -179,11 +197,23 @@ export const streamOnce = Effect.fnUntraced(function*(
     while (true) {
       const chunk = yield* Effect.catchAll(pull, endOfStream)
       if (chunk === undefined) return
+      if ((yield* Ref.get(consumerPhase)) === "stop") return
+      let content = false
       for (const event of chunk) {
-        if (!(yield* beginDelivery)) return
-        yield* onEvent(event)
-        if (!(yield* endDelivery) || event._tag === "ToolCall") return
+        if (event._tag === "TextDelta") {
+          const [deliverable, next] = feedEcho(echo, event.text)
+          echo = next
+          if (deliverable.length > 0) {
+            if (!(yield* deliver(deliverable))) return
+            content = false
+            continue
+          }
+        }
+        if (absorb(event)) content = true
+        if (event._tag === "ToolCall") break
       }
+      if (content) yield* rearm
+      if (state.calling) return
     }
   })
 
@@ -195,7 +225,7 @@ export const streamOnce = Effect.fnUntraced(function*(
     Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), decide({ _tag: "Ended", exit })))
   )
   const watcher = yield* Effect.fork(
-    Effect.flatMap(watchdog(deadline, Duration.toMillis(config.streamInactivityTimeout)), (phase) => decide({ _tag: "TimedOut", phase }))
+    Effect.flatMap(watchdog(deadline, inactivityMs), (phase) => decide({ _tag: "TimedOut", phase }))
   )
   const listener = yield* Effect.fork(Effect.flatMap(signals.awaitRequest, (request) => decide({ _tag: "Requested", request })))
   const ending = yield* Effect.ensuring(Deferred.await(decided), Effect.zipRight(Fiber.interrupt(watcher), Fiber.interrupt(listener)))
@@ -215,11 +245,11 @@ export const streamOnce = Effect.fnUntraced(function*(
       )
     )
 
-  const common = Effect.map(Ref.get(state), (s) => ({
-    ...(s.usage === undefined ? {} : { usage: s.usage }),
-    ...(s.reasoning.length === 0 ? {} : { thoughtLog: { raw: s.reasoning } }),
-    ...(s.details.length === 0 ? {} : { detailsContent: s.details.join("\n\n") }),
-    ...(s.fragment === undefined ? {} : { naiContinuationPrefill: s.fragment })
+  const common = Effect.sync(() => ({
+    ...(state.usage === undefined ? {} : { usage: state.usage }),
+    ...(state.reasoning.length === 0 ? {} : { thoughtLog: { raw: state.reasoning } }),
+    ...(state.details.length === 0 ? {} : { detailsContent: state.details.join("\n\n") }),
+    ...(state.fragment === undefined ? {} : { naiContinuationPrefill: state.fragment })
   }))
 
   /** The destination refused the reply for good: never reported as an answer (decision 18). */
@@ -288,7 +318,7 @@ export const streamOnce = Effect.fnUntraced(function*(
         return yield* settle("flush", (accumulatedText) =>
           Effect.map(common, (shared) => PassResult.Error({ ...shared, accumulatedText, error: reason })))
       }
-      const s = yield* Ref.get(state)
+      const s = state
       return yield* settle("flush", (accumulatedText) =>
         Effect.map(common, (shared) => {
           // A call without a payload is still a call: executeToolCall refuses it (`error`, spec [13]).
