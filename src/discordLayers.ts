@@ -12,6 +12,7 @@ import type { ProviderKind } from "./config/ProviderConfig"
 import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
 import type { DiscordClient } from "./discord/DiscordClient"
 import { DiscordCredentialRoutes } from "./discord/DiscordCredentials"
+import { secretKeyNotice } from "./discord/secretKeyNotice"
 import { DnsResolver } from "./fetch/DnsResolver"
 import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
 import { GlobalMcpConnections, GuildMcpLive, GuildToolSourceLive } from "./mcp/McpLive"
@@ -58,6 +59,7 @@ export const discordBotLayer = (kind: ProviderKind) => {
   )
   return DiscordBot.layer.pipe(
     Layer.merge(discordOpsLayer),
+    Layer.merge(secretKeyNotice.pipe(Layer.provide(CredentialConfig.layer))),
     Layer.provide(Layer.mergeAll(chat, guildMcpLive, discord, DiscordConfig.layer, CredentialConfig.layer, planner, databaseLive)),
     Layer.tap(() => markStarted),
     Layer.provide(discordOpsFoundation)

@@ -58,7 +58,29 @@ describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as sh
       const usage = fake.slash("usage")
       yield* waitUntil(fake, "/usage", () => usage.original !== undefined, 10_000)
       assert.include(usage.original?.content ?? "", "own key 1")
+      assert.notInclude(output.join(""), "LOOPCORD_SECRET_KEY is not set")
       const code = yield* stop(child)
       assert.notStrictEqual(code, 1, output.join(""))
+    }), { timeout: 60_000 })
+
+  it.scopedLive("without LOOPCORD_SECRET_KEY: one start-up line says secrets will be refused, and /key personal is refused", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeDiscord()
+      const { output } = yield* startBot({
+        DISCORD_TOKEN: fake.token,
+        DISCORD_API_BASE_URL: fake.apiBase,
+        LLM_PROVIDER: "scripted",
+        DATABASE_URL: "sqlite::memory:",
+        LOOPCORD_SECRET_KEY: "",
+        LOG_LEVEL: "info"
+      })
+      yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000)
+      const lines = output.join("").split("\n").filter((line) => line.includes("LOOPCORD_SECRET_KEY is not set"))
+      assert.strictEqual(lines.length, 1, output.join(""))
+      assert.include(lines[0], "/key and guild MCP headers will be refused")
+      const setKey = fake.slash("key", { subcommand: "personal", options: { value: "sk-unsealable-0123456789" } })
+      yield* waitUntil(fake, "/key personal", () => setKey.original !== undefined, 10_000)
+      assert.include(setKey.original?.content ?? "", "has not set LOOPCORD_SECRET_KEY")
+      assert.notInclude(setKey.original?.content ?? "", "sk-unsealable")
     }), { timeout: 60_000 })
 })
