@@ -265,6 +265,34 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
         assert.strictEqual(run.fake.requests.filter((request) => request.method === "PATCH" && request.status === 403).length, 1)
       }))
 
+    for (const [code, status, reason] of [[10003, 404, "channel_deleted"], [50001, 403, "missing_access"]] as const) {
+      it.scopedLive(`[issue 11] ${path} path: ${code} mid-stream is final — the sink fails with DeliveryError ${reason}, nothing tried again`, () =>
+        Effect.gen(function*() {
+          const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status, code, skip: 2 })
+          assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === reason, JSON.stringify(run.ended))
+          assert.strictEqual(run.fake.requests.filter((request) => request.status === status).length, 1)
+          // The text before the refusal stays; nothing after it was posted elsewhere.
+          assert.strictEqual(run.fake.requests.filter((request) => request.method === "POST" && postRoute[path].test(request.path)).length, 1)
+        }))
+    }
+
+    it.scopedLive(`[issue 11] ${path} path: a connection cut mid-stream (no answer at all) is transient — tried again and delivered in full`, () =>
+      Effect.gen(function*() {
+        const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 0, cutConnection: true, skip: 2, times: 2 })
+        assert.strictEqual(run.fake.pendingFaults, 0, "both cuts happened")
+        assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+        assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
+        assert.strictEqual(run.contents.join(""), sentenceText)
+      }))
+
+    it.scopedLive(`[issue 11] ${path} path: connections cut for good end in DeliveryError failed once the retries are used up`, () =>
+      Effect.gen(function*() {
+        const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 0, cutConnection: true, skip: 2, times: 1000 })
+        assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
+        // 1 + 2 tries of the sink (a final failure would be tried once).
+        assert.strictEqual(run.fake.requests.filter((request) => request.method === "PATCH" && request.status === 0).length, 3)
+      }))
+
     it.scopedLive(`[issue 11] ${path} path: 5xx mid-stream beyond discord.js's own retries is tried again with backoff and delivered`, () =>
       Effect.gen(function*() {
         // discord.js tries 4 times at once; the 5th 503 reaches the sink's own retry, which gets through.

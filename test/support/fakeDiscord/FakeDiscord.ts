@@ -98,6 +98,8 @@ export interface FaultRule {
   readonly applied?: boolean
   /** How many matching requests get this answer (default 1). */
   times?: number
+  /** No answer at all: the connection is cut once the request is read (a network failure; `status` is ignored). */
+  readonly cutConnection?: boolean
 }
 
 export interface FakeWebhook {
@@ -698,7 +700,13 @@ export class FakeDiscord {
       doneAt: 0
     }
     this.requests.push(record)
-    const { status, body: responseBody, headers } = this.route(record)
+    const { status, body: responseBody, headers, cut } = this.route(record)
+    if (cut === true) {
+      record.doneAt = Date.now()
+      response.socket?.destroy()
+      this.changed()
+      return
+    }
     record.status = status
     record.doneAt = Date.now()
     response.writeHead(status, status === 204 ? { ...headers } : { "content-type": "application/json", ...headers })
@@ -706,10 +714,11 @@ export class FakeDiscord {
     this.changed()
   }
 
-  private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string> } {
+  private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string>; cut?: boolean } {
     const fault = this.matchFault(request)
     if (fault !== undefined) {
       if (fault.applied === true) this.routeNormally(request)
+      if (fault.cutConnection === true) return { status: 0, cut: true }
       return this.faultResponse(fault, request)
     }
     return this.routeNormally(request)
