@@ -11,7 +11,7 @@
  * 3. Cold steps: 40 tool steps (each an unknown-tool error sent back to the model) in one fresh
  *    `--once` process versus the AI SDK script in a fresh process, against one loopback server;
  *    per-step gap = the server's last byte of step k → arrival of request k+1 (server stamps).
- *    loopcord at its default logging (info, pretty, stderr drained) and at LOG_LEVEL=none, so
+ *    loopcord at its default logging (info, json lines as RUN_ENV=production gives, stderr drained) and at LOG_LEVEL=none, so
  *    the logging cost per step shows.
  *
  * dist/ is built first when stale (the same check as prestart).
@@ -218,7 +218,7 @@ const main = async () => {
   }
   const coldEnv = { ...loopbackEnv, BOT_MAX_CONSECUTIVE_TOOL_ERRORS: "100" }
   const coldContenders: ReadonlyArray<ColdContender> = [
-    { name: "loopcord (default logging: info, pretty)", run: (id) => runProcess(process.execPath, ["dist/main.js", "--once", `turn:${id}:unknown:${COLD_STEPS}`, "--json"], coldEnv) },
+    { name: "loopcord (default logging: info, json)", run: (id) => runProcess(process.execPath, ["dist/main.js", "--once", `turn:${id}:unknown:${COLD_STEPS}`, "--json"], coldEnv) },
     { name: "loopcord (LOG_LEVEL=none)", run: (id) => runProcess(process.execPath, ["dist/main.js", "--once", `turn:${id}:unknown:${COLD_STEPS}`, "--json"], { ...coldEnv, LOG_LEVEL: "none" }) },
     { name: "AI SDK", run: (id) => runProcess(process.execPath, [aiSdkScript, server.baseUrl, `turn:${id}:unknown:${COLD_STEPS}`], {}) }
   ]
