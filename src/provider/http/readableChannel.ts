@@ -1,0 +1,64 @@
+import { Channel, Chunk, Effect } from "effect"
+import type { Readable } from "node:stream"
+
+/**
+ * A Node Readable as a Channel of its chunks: each pull takes what is buffered and waits for
+ * `readable` only when nothing is, so nothing is read ahead of the consumer (back-pressure).
+ * The readable is destroyed when the channel ends before the readable did (an interrupt, a
+ * consumer that stopped early); for an undici body that aborts the request and closes the socket.
+ *
+ * One channel with one finalizer: the platform's body stream layers a latch, listeners and two
+ * `ensuring` stages over each response, which a short model call pays for in allocation.
+ */
+export const readableChannel = <E>(
+  readable: Readable,
+  onError: (cause: unknown) => E
+): Channel.Channel<Chunk.Chunk<Uint8Array>, unknown, E, unknown, void, unknown> =>
+  Channel.suspend(() => {
+    let wake: (() => void) | undefined
+    let failure: { readonly cause: unknown } | undefined
+    let ended = false
+    const onReadable = () => wake?.()
+    const onEnd = () => {
+      ended = true
+      wake?.()
+    }
+    const onFailure = (cause: unknown) => {
+      failure ??= { cause }
+      wake?.()
+    }
+    // Closed without `end` or an error of its own: someone destroyed it under us.
+    const onClose = () => (ended ? undefined : onFailure(new Error("the response body closed before it ended")))
+    readable.on("readable", onReadable)
+    readable.on("end", onEnd)
+    readable.on("error", onFailure)
+    readable.on("close", onClose)
+
+    const changed = Effect.async<void>((resume) => {
+      wake = () => {
+        wake = undefined
+        resume(Effect.void)
+      }
+    })
+    const read = (): Channel.Channel<Chunk.Chunk<Uint8Array>, unknown, E, unknown, void, unknown> => {
+      if (failure !== undefined) return Channel.fail(onError(failure.cause))
+      let item = readable.read() as Uint8Array | null
+      if (item !== null) {
+        const items = [item]
+        while ((item = readable.read() as Uint8Array | null) !== null) items.push(item)
+        return Channel.zipRight(Channel.write(Chunk.unsafeFromArray(items)), Channel.suspend(read))
+      }
+      if (ended) return Channel.void
+      return Channel.zipRight(Channel.fromEffect(changed), Channel.suspend(read))
+    }
+    return Channel.ensuring(
+      Channel.suspend(read),
+      Effect.sync(() => {
+        readable.off("readable", onReadable)
+        readable.off("end", onEnd)
+        readable.off("close", onClose)
+        // The error listener stays: a late error of a destroyed body must not become unhandled.
+        if (!ended) readable.destroy()
+      })
+    )
+  })
