@@ -59,8 +59,8 @@ const send = (
  * sends trace headers (what `vendorClient` asks of any client), so a request costs no span,
  * no fiber-ref lookups and no extra stream stages.
  */
-export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
-  HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+export const make = (dispatcher: Dispatcher): HttpClient.HttpClient => {
+  const client = HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
     (requestEffect) =>
       Effect.flatMap(requestEffect, (request) => {
         const url = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
@@ -69,6 +69,14 @@ export const make = (dispatcher: Dispatcher): HttpClient.HttpClient =>
       }),
     Effect.succeed
   )
+  spanFreeClients.add(client)
+  return client
+}
+
+const spanFreeClients = new WeakSet<HttpClient.HttpClient>()
+
+/** A client made by `make` itself: it never makes spans nor sends trace headers, so it needs no wrapping to ensure that. */
+export const isSpanFree = (client: HttpClient.HttpClient): boolean => spanFreeClients.has(client)
 
 /** The client over the `NodeHttpClient.Dispatcher` in context. */
 export const layerWithoutDispatcher: Layer.Layer<HttpClient.HttpClient, never, NodeHttpClient.Dispatcher> = Layer.effect(
