@@ -6,7 +6,8 @@ import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
 import type { Decoder } from "./decodeWith"
 import * as UndiciHttpClient from "./http/UndiciHttpClient"
-import { decodeSseBytes, type SseFrame } from "./sse/Sse"
+import { sseBytesDecoder, type SseFrame } from "./sse/Sse"
+import { decodeBody } from "./http/DecodableBody"
 
 /** What a 2xx answer to a streaming request turned out to be. */
 export type ProviderBody =
@@ -68,10 +69,14 @@ export const sendStreaming = Effect.fnUntraced(function*(
   }
   const contentType = (response.headers["content-type"] ?? "").toLowerCase()
   if (contentType.length === 0 || contentType.includes("text/event-stream")) {
-    const bytes = Stream.mapError(response.stream, (error) => fromHttpClientError(provider, error))
     const sse: ProviderBody = {
       _tag: "Sse",
-      decode: (make) => decodeSseBytes(make, (error) => Effect.fail(invalidResponse(provider, error.message)))(bytes)
+      decode: (make) =>
+        decodeBody(
+          response,
+          sseBytesDecoder(make, (error) => Effect.fail(invalidResponse(provider, error.message))),
+          (error) => fromHttpClientError(provider, error)
+        )
     }
     return sse
   }

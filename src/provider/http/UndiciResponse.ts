@@ -7,7 +7,12 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as UrlParams from "@effect/platform/UrlParams"
 import { Effect, Inspectable, Option, Stream } from "effect"
 import type { Dispatcher } from "undici"
+import { type Decoder, noOutput } from "../decodeWith"
+import { type DecodableBody, DecodableBodyId } from "./DecodableBody"
 import { readableChannel } from "./readableChannel"
+
+/** The body as it comes: every chunk read, as is. */
+const asIs = (): Decoder<Uint8Array, Uint8Array, never> => ({ push: (input) => ({ out: Array.from(input) }), end: () => noOutput })
 
 /**
  * Aborts the request of a response dropped unread (an interrupt between the answer and its
@@ -16,7 +21,7 @@ import { readableChannel } from "./readableChannel"
 const unreadResponses = new FinalizationRegistry<Dispatcher.ResponseData["body"]>((body) => body.destroy())
 
 /** An undici answer as the platform's HttpClientResponse; the body is read at most once. */
-export class UndiciResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
+export class UndiciResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse, DecodableBody {
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
   private cachedHeaders: Headers.Headers | undefined
@@ -50,7 +55,14 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
   }
 
   get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
-    return Stream.fromChannel(readableChannel(this.claimBody(), (cause) => this.decodeError(cause)))
+    return Stream.fromChannel(readableChannel(this.claimBody(), (cause) => this.decodeError(cause), asIs))
+  }
+
+  [DecodableBodyId]<O, E, E2>(
+    make: () => Decoder<Uint8Array, O, E>,
+    onError: (error: HttpClientError.ResponseError) => E2
+  ): Stream.Stream<O, E | E2> {
+    return Stream.fromChannel(readableChannel(this.claimBody(), (cause) => onError(this.decodeError(cause)), make))
   }
 
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {

@@ -1,20 +1,25 @@
-import { Channel, Chunk, Effect } from "effect"
+import { Channel, type Chunk, Effect } from "effect"
 import type { Readable } from "node:stream"
+import { type Decoder, stepChannel } from "../decodeWith"
 
 /**
- * A Node Readable as a Channel of its chunks: each pull takes what is buffered and waits for
- * `readable` only when nothing is, so nothing is read ahead of the consumer (back-pressure).
- * The readable is destroyed when the channel ends before the readable did (an interrupt, a
- * consumer that stopped early); for an undici body that aborts the request and closes the socket.
+ * A Node Readable as a Channel of what `make()`'s decoder (a fresh one per run) makes of its chunks: each pull decodes what is
+ * buffered and waits for `readable` only when nothing is, so nothing is read ahead of the
+ * consumer (back-pressure). A decoder step that is `done` stops the reading. The readable is
+ * destroyed when the channel ends before the readable did (an interrupt, a decoder or consumer
+ * that stopped early); for an undici body that aborts the request and closes the socket.
  *
  * One channel with one finalizer: the platform's body stream layers a latch, listeners and two
- * `ensuring` stages over each response, which a short model call pays for in allocation.
+ * `ensuring` stages over each response, and a decoding stage after it is a pipe of its own, each
+ * of which a short model call pays for in allocation.
  */
-export const readableChannel = <E>(
+export const readableChannel = <O, E, E2>(
   readable: Readable,
-  onError: (cause: unknown) => E
-): Channel.Channel<Chunk.Chunk<Uint8Array>, unknown, E, unknown, void, unknown> =>
+  onError: (cause: unknown) => E,
+  make: () => Decoder<Uint8Array, O, E2>
+): Channel.Channel<Chunk.Chunk<O>, unknown, E | E2, unknown, unknown, unknown> =>
   Channel.suspend(() => {
+    const decoder = make()
     let wake: (() => void) | undefined
     let failure: { readonly cause: unknown } | undefined
     let ended = false
@@ -40,20 +45,22 @@ export const readableChannel = <E>(
         resume(Effect.void)
       }
     })
-    const read = (): Channel.Channel<Chunk.Chunk<Uint8Array>, unknown, E, unknown, void, unknown> => {
+    type Read = Channel.Channel<Chunk.Chunk<O>, unknown, E | E2, unknown, unknown, unknown>
+    const read = (): Read => {
       if (failure !== undefined) return Channel.fail(onError(failure.cause))
       let item = readable.read() as Uint8Array | null
       if (item !== null) {
         const items = [item]
         while ((item = readable.read() as Uint8Array | null) !== null) items.push(item)
-        return Channel.zipRight(Channel.write(Chunk.unsafeFromArray(items)), Channel.suspend(read))
+        return stepChannel<O, E | E2, unknown, unknown, unknown>(decoder.push(items), Channel.suspend(read))
       }
-      if (ended) return Channel.void
+      if (ended) return stepChannel<O, E | E2, unknown, unknown, unknown>(decoder.end(), undefined)
       return Channel.zipRight(Channel.fromEffect(changed), Channel.suspend(read))
     }
     return Channel.ensuring(
       Channel.suspend(read),
       Effect.sync(() => {
+        wake = undefined
         readable.off("readable", onReadable)
         readable.off("end", onEnd)
         readable.off("close", onClose)
