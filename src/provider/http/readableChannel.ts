@@ -3,6 +3,13 @@ import type { Readable } from "node:stream"
 import { type Decoder, stepChannel } from "../decodeWith"
 
 /**
+ * Whether the source pushed its last chunk (Node's stream state; `readableEnded` only turns true
+ * once `end` was emitted, after the buffer was read out). Unknown counts as not: destroyed.
+ */
+const fullyReceived = (readable: Readable): boolean =>
+  (readable as { readonly _readableState?: { readonly ended?: unknown } })._readableState?.ended === true
+
+/**
  * A Node Readable as a Channel of what `make()`'s decoder (a fresh one per run) makes of its chunks: each pull decodes what is
  * buffered and waits for `readable` only when nothing is, so nothing is read ahead of the
  * consumer (back-pressure). A decoder step that is `done` stops the reading. The readable is
@@ -65,7 +72,15 @@ export const readableChannel = <O, E, E2>(
         readable.off("end", onEnd)
         readable.off("close", onClose)
         // The error listener stays: a late error of a destroyed body must not become unhandled.
-        if (!ended) readable.destroy()
+        if (ended) return
+        if (fullyReceived(readable)) {
+          // Nothing left to abort (the usual end of a model call: the consumer stops at the tool
+          // call or `[DONE]`): reading out the rest ends the body cleanly, where `destroy` costs
+          // an abort error with a formatted stack trace every call.
+          while (readable.read() !== null) { /* not wanted */ }
+        } else {
+          readable.destroy()
+        }
       })
     )
   })

@@ -129,6 +129,23 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       for (const socket of srv.sockets) assert.isUndefined(socket.closedAt)
     }))
 
+  it.scopedLive("a consumer that stops after the whole body arrived keeps the socket for the next request", () =>
+    Effect.gen(function*() {
+      const srv = yield* server((_, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.end("data: first\n\ndata: [DONE]\n\n")
+      })
+      const http = yield* client
+      for (let round = 0; round < 5; round += 1) {
+        const response = yield* http.execute(post(srv.url))
+        // Give the whole answer time to arrive before the consumer stops reading it.
+        yield* Effect.sleep(Duration.millis(5))
+        yield* Stream.runDrain(Stream.take(response.stream, 1))
+      }
+      assert.isAtMost(srv.sockets.length, 2)
+      for (const socket of srv.sockets) assert.isUndefined(socket.closedAt)
+    }))
+
   it.scopedLive("an error body larger than the bound is read only up to it, and its socket closes", () =>
     Effect.gen(function*() {
       let timer: NodeJS.Timeout | undefined
