@@ -1,5 +1,6 @@
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Channel, Clock, Effect, Stream } from "effect"
 import { ProviderError } from "../domain/ProviderError"
@@ -55,21 +56,23 @@ const parseJson = (text: string): { readonly ok: true; readonly value: unknown }
  * else (an HTML error page behind a proxy) ⇒ `InvalidResponse`. Interrupting the returned
  * effect or the frame stream aborts the request and closes the socket.
  */
-export const sendStreaming = Effect.fnUntraced(function*(
+export const sendStreaming = (
   client: HttpClient.HttpClient,
   request: HttpClientRequest.HttpClientRequest,
   provider: string
-) {
+): Effect.Effect<ProviderBody, ProviderError> =>
   // No span is made (vendorClient), so no header is ever recorded that would need redacting.
-  const response = yield* Effect.mapError(client.execute(request), (error) => fromHttpClientError(provider, error))
-  if (response.status < 200 || response.status >= 300) {
-    const body = yield* readText(response, maxErrorBodyChars)
-    const nowMillis = yield* Clock.currentTimeMillis
-    return yield* fromStatus({ provider, status: response.status, headers: response.headers, body, nowMillis })
-  }
+  Effect.matchEffect(client.execute(request), {
+    onFailure: (error) => Effect.fail(fromHttpClientError(provider, error)),
+    onSuccess: (response) => classify(response, provider)
+  })
+
+/** The usual answer, an event stream, costs no further effect; the rest read their body first. */
+const classify = (response: HttpClientResponse.HttpClientResponse, provider: string): Effect.Effect<ProviderBody, ProviderError> => {
+  if (response.status < 200 || response.status >= 300) return failedStatus(response, provider)
   const contentType = (response.headers["content-type"] ?? "").toLowerCase()
   if (contentType.length === 0 || contentType.includes("text/event-stream")) {
-    const sse: ProviderBody = {
+    return Effect.succeed({
       _tag: "Sse",
       decode: (make) =>
         decodeBody(
@@ -77,9 +80,22 @@ export const sendStreaming = Effect.fnUntraced(function*(
           sseBytesDecoder(make, (error) => Effect.fail(invalidResponse(provider, error.message))),
           (error) => fromHttpClientError(provider, error)
         )
-    }
-    return sse
+    })
   }
+  return notAnEventStream(response, provider, contentType)
+}
+
+const failedStatus = Effect.fnUntraced(function*(response: HttpClientResponse.HttpClientResponse, provider: string) {
+  const body = yield* readText(response, maxErrorBodyChars)
+  const nowMillis = yield* Clock.currentTimeMillis
+  return yield* fromStatus({ provider, status: response.status, headers: response.headers, body, nowMillis })
+})
+
+const notAnEventStream = Effect.fnUntraced(function*(
+  response: HttpClientResponse.HttpClientResponse,
+  provider: string,
+  contentType: string
+) {
   const text = yield* readText(response, contentType.includes("json") ? maxJsonChars : 600)
   if (contentType.includes("json")) {
     const parsed = parseJson(text)
@@ -112,15 +128,18 @@ export const jsonPost = (options: {
   readonly headers: Readonly<Record<string, string>>
   readonly body: unknown
 }): Effect.Effect<HttpClientRequest.HttpClientRequest, ProviderError> =>
-  HttpClientRequest.post(options.url).pipe(
-    HttpClientRequest.setHeaders({ accept: "text/event-stream", ...options.headers }),
-    HttpClientRequest.bodyJson(options.body),
-    Effect.mapError((error) =>
+  // One effect: the request built and its body encoded at once.
+  Effect.try({
+    try: () =>
+      HttpClientRequest.post(options.url, {
+        headers: { accept: "text/event-stream", ...options.headers },
+        body: HttpBody.unsafeJson(options.body)
+      }),
+    catch: (error) =>
       new ProviderError({
         reason: "BadRequest",
         provider: options.provider,
-        detail: `the request body could not be encoded as JSON: ${String(error.reason._tag)}`,
+        detail: "the request body could not be encoded as JSON: JsonError",
         cause: error
       })
-    )
-  )
+  })
