@@ -57,7 +57,8 @@ const send = (
  * request is one `dispatcher.request`, a response body one Channel over the Node Readable
  * (readableChannel). Unlike `NodeHttpClient.layerUndici` it makes no client spans and never
  * sends trace headers (what `vendorClient` asks of any client), so a request costs no span,
- * no fiber-ref lookups and no extra stream stages.
+ * no fiber-ref lookups and no extra stream stages. Per-request undici options from the fiber's
+ * context (the platform client's escape hatch) are not read: nothing here sets them.
  */
 export const make = (dispatcher: Dispatcher): HttpClient.HttpClient => {
   const client = HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(

@@ -10,11 +10,12 @@ const fullyReceived = (readable: Readable): boolean =>
   (readable as { readonly _readableState?: { readonly ended?: unknown } })._readableState?.ended === true
 
 /**
- * A Node Readable as a Channel of what `make()`'s decoder (a fresh one per run) makes of its chunks: each pull decodes what is
- * buffered and waits for `readable` only when nothing is, so nothing is read ahead of the
- * consumer (back-pressure). A decoder step that is `done` stops the reading. The readable is
- * destroyed when the channel ends before the readable did (an interrupt, a decoder or consumer
- * that stopped early); for an undici body that aborts the request and closes the socket.
+ * A Node Readable as a Channel of what `make()`'s decoder (a fresh one per run) makes of its
+ * chunks: each pull decodes what is buffered and waits for `readable` only when nothing is, so
+ * nothing is read ahead of the consumer (back-pressure). A decoder step that is `done` stops the reading. The readable is
+ * destroyed when the channel ends before the readable was received in full (an interrupt, a
+ * decoder or consumer that stopped early); for an undici body that aborts the request and
+ * closes the socket.
  *
  * One channel with one finalizer: the platform's body stream layers a latch, listeners and two
  * `ensuring` stages over each response, and a decoding stage after it is a pipe of its own, each
