@@ -28,52 +28,44 @@ export const readableChannel = <O, E, E2>(
 ): Channel.Channel<Chunk.Chunk<O>, unknown, E | E2, unknown, unknown, unknown> =>
   Channel.suspend(() => {
     const decoder = make()
-    let wake: (() => void) | undefined
-    let failure: { readonly cause: unknown } | undefined
-    let ended = false
-    const onReadable = () => wake?.()
-    const onEnd = () => {
-      ended = true
-      wake?.()
+    // One listener for every event: what happened is read off the stream when the pull wakes.
+    let wake: ((effect: Effect.Effect<void>) => void) | undefined
+    const changed = () => {
+      const resume = wake
+      wake = undefined
+      resume?.(Effect.void)
     }
-    const onFailure = (cause: unknown) => {
-      failure ??= { cause }
-      wake?.()
-    }
-    // Closed without `end` or an error of its own: someone destroyed it under us.
-    const onClose = () => (ended ? undefined : onFailure(new Error("the response body closed before it ended")))
-    readable.on("readable", onReadable)
-    readable.on("end", onEnd)
-    readable.on("error", onFailure)
-    readable.on("close", onClose)
-
-    const changed = Effect.async<void>((resume) => {
-      wake = () => {
-        wake = undefined
-        resume(Effect.void)
-      }
+    readable.on("readable", changed)
+    readable.on("end", changed)
+    readable.on("close", changed)
+    // Stays after the channel ends: a late error of a destroyed body must not become unhandled.
+    readable.on("error", changed)
+    const waitForChange = Effect.async<void>((resume) => {
+      wake = resume
     })
     type Read = Channel.Channel<Chunk.Chunk<O>, unknown, E | E2, unknown, unknown, unknown>
     const read = (): Read => {
-      if (failure !== undefined) return Channel.fail(onError(failure.cause))
+      const errored = readable.errored
+      if (errored !== null) return Channel.fail(onError(errored))
       let item = readable.read() as Uint8Array | null
       if (item !== null) {
         const items = [item]
         while ((item = readable.read() as Uint8Array | null) !== null) items.push(item)
         return stepChannel<O, E | E2, unknown, unknown, unknown>(decoder.push(items), Channel.suspend(read))
       }
-      if (ended) return stepChannel<O, E | E2, unknown, unknown, unknown>(decoder.end(), undefined)
-      return Channel.zipRight(Channel.fromEffect(changed), Channel.suspend(read))
+      if (readable.readableEnded) return stepChannel<O, E | E2, unknown, unknown, unknown>(decoder.end(), undefined)
+      // Closed without `end` or an error of its own: someone destroyed it under us.
+      if (readable.destroyed) return Channel.fail(onError(new Error("the response body closed before it ended")))
+      return Channel.zipRight(Channel.fromEffect(waitForChange), Channel.suspend(read))
     }
     return Channel.ensuring(
       Channel.suspend(read),
       Effect.sync(() => {
         wake = undefined
-        readable.off("readable", onReadable)
-        readable.off("end", onEnd)
-        readable.off("close", onClose)
-        // The error listener stays: a late error of a destroyed body must not become unhandled.
-        if (ended) return
+        readable.off("readable", changed)
+        readable.off("end", changed)
+        readable.off("close", changed)
+        if (readable.readableEnded) return
         if (fullyReceived(readable)) {
           // Nothing left to abort (the usual end of a model call: the consumer stops at the tool
           // call or `[DONE]`): reading out the rest ends the body cleanly, where `destroy` costs
