@@ -20,6 +20,17 @@ const asIs = (): Decoder<Uint8Array, Uint8Array, never> => ({ push: (input) => (
  */
 const unreadResponses = new FinalizationRegistry<Dispatcher.ResponseData["body"]>((body) => body.destroy())
 
+/**
+ * undici's response headers as platform Headers: its names are lower-cased already, so only
+ * repeated headers (arrays) need `Headers.fromInput`'s joining; the rest is one object copy.
+ */
+const asHeaders = (source: Dispatcher.ResponseData["headers"]): Headers.Headers => {
+  for (const name in source) {
+    if (typeof source[name] !== "string") return Headers.fromInput(source as Headers.Input)
+  }
+  return Headers.unsafeFromRecord({ ...source } as Record<string, string>)
+}
+
 /** An undici answer as the platform's HttpClientResponse; the body is read at most once. */
 export class UndiciResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse, DecodableBody {
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
@@ -41,7 +52,7 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
   }
 
   get headers(): Headers.Headers {
-    return (this.cachedHeaders ??= Headers.fromInput(this.source.headers as Headers.Input))
+    return (this.cachedHeaders ??= asHeaders(this.source.headers))
   }
 
   get cookies(): Cookies.Cookies {

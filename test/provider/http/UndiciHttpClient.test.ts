@@ -166,13 +166,14 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
   it.scopedLive("a non-2xx answer reaches the caller with its status and headers (429 + Retry-After ⇒ RateLimit)", () =>
     Effect.gen(function*() {
       const srv = yield* server((_, res) => {
-        res.writeHead(429, { "content-type": "application/json", "retry-after": "7" })
+        res.writeHead(429, { "content-type": "application/json", "Retry-After": "7", "x-repeated": ["a", "b"] })
         res.end(JSON.stringify({ error: { message: "slow down" } }))
       })
       const http = yield* client
       const response = yield* http.execute(post(srv.url))
       assert.strictEqual(response.status, 429)
       assert.strictEqual(response.headers["retry-after"], "7")
+      assert.strictEqual(response.headers["x-repeated"], "a, b", "a repeated header is joined, as the platform's Headers are")
       assert.deepStrictEqual(yield* response.json, { error: { message: "slow down" } })
       const error = yield* Effect.flip(sendStreaming(http, post(srv.url), "test"))
       assert.strictEqual(error.reason, "RateLimit")
