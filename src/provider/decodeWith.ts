@@ -26,6 +26,24 @@ export interface Decoder<I, O, E> {
 export const noOutput: DecodeStep<never, never> = { out: [] }
 
 /**
+ * The channel that emits one step: its elements, then its `then`, then its `next` step, then
+ * `next` (the read of further input) unless the step is `done` or there is none. Shared by
+ * `decodeWith` and by sources that decode what they read in their own channel.
+ */
+export const stepChannel = <O, E, InElem, InErr, InDone>(
+  step: DecodeStep<O, E>,
+  next: Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> | undefined
+): Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> => {
+  let channel: Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> = step.out.length > 0
+    ? Channel.write(Chunk.unsafeFromArray(step.out as Array<O>))
+    : Channel.void
+  if (step.then !== undefined) channel = Channel.zipRight(channel, Channel.fromEffect(step.then))
+  const further = step.next
+  if (further !== undefined) return Channel.zipRight(channel, Channel.suspend(() => stepChannel(further(), next)))
+  return step.done === true || next === undefined ? channel : Channel.zipRight(channel, next)
+}
+
+/**
  * Turns a chunk-at-a-time decoder into a Stream transformer. Work is per upstream chunk (one
  * TCP read carries many SSE frames), never per element, which keeps the hot path cheap.
  */
@@ -35,22 +53,10 @@ export const decodeWith = <I, O, E2>(make: () => Decoder<I, O, E2>) =>
     self,
     Channel.suspend(() => {
       const decoder = make()
-      const emit = (
-        step: DecodeStep<O, E2>,
-        next: Channel.Channel<Chunk.Chunk<O>, Chunk.Chunk<I>, E | E2, E, unknown, unknown> | undefined
-      ): Channel.Channel<Chunk.Chunk<O>, Chunk.Chunk<I>, E | E2, E, unknown, unknown> => {
-        let channel: Channel.Channel<Chunk.Chunk<O>, Chunk.Chunk<I>, E | E2, E, unknown, unknown> = step.out.length > 0
-          ? Channel.write(Chunk.unsafeFromArray(step.out as Array<O>))
-          : Channel.void
-        if (step.then !== undefined) channel = Channel.zipRight(channel, Channel.fromEffect(step.then))
-        const further = step.next
-        if (further !== undefined) return Channel.zipRight(channel, Channel.suspend(() => emit(further(), next)))
-        return step.done === true || next === undefined ? channel : Channel.zipRight(channel, next)
-      }
       const loop: Channel.Channel<Chunk.Chunk<O>, Chunk.Chunk<I>, E | E2, E, unknown, unknown> = Channel.readWithCause({
-        onInput: (input: Chunk.Chunk<I>) => emit(decoder.push(input), loop),
+        onInput: (input: Chunk.Chunk<I>) => stepChannel(decoder.push(input), loop),
         onFailure: (cause) => Channel.failCause(cause),
-        onDone: () => emit(decoder.end(), undefined)
+        onDone: () => stepChannel(decoder.end(), undefined)
       })
       return loop
     })

@@ -1,12 +1,14 @@
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Channel, Clock, Effect, Stream } from "effect"
 import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
 import type { Decoder } from "./decodeWith"
-import { decodeSseBytes, type SseFrame } from "./sse/Sse"
+import * as UndiciHttpClient from "./http/UndiciHttpClient"
+import { sseBytesDecoder, type SseFrame } from "./sse/Sse"
+import { decodeBody } from "./http/DecodableBody"
 
 /** What a 2xx answer to a streaming request turned out to be. */
 export type ProviderBody =
@@ -25,13 +27,13 @@ const maxJsonChars = 8 * 1024 * 1024
 /**
  * The platform client as providers use it: no client span per request (nothing reads them, and
  * each costs a span with a dozen attributes) and never a `traceparent` / `b3` header, so our
- * trace ids never reach a vendor.
+ * trace ids never reach a vendor. The client main gives providers is like that already; wrapping
+ * it would only cost two fiber-ref changes (each a copy of the fiber's refs) per request.
  */
 export const vendorClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  client.pipe(HttpClient.withTracerPropagation(false), HttpClient.withTracerDisabledWhen(() => true))
-
-/** Header names kept out of spans and logs, beyond the platform's defaults. */
-const redactedHeaderNames = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key"]
+  UndiciHttpClient.isSpanFree(client)
+    ? client
+    : client.pipe(HttpClient.withTracerPropagation(false), HttpClient.withTracerDisabledWhen(() => true))
 
 const readText = (response: HttpClientResponse.HttpClientResponse, maxChars: number): Effect.Effect<string> =>
   response.stream.pipe(
@@ -54,29 +56,46 @@ const parseJson = (text: string): { readonly ok: true; readonly value: unknown }
  * else (an HTML error page behind a proxy) ⇒ `InvalidResponse`. Interrupting the returned
  * effect or the frame stream aborts the request and closes the socket.
  */
-export const sendStreaming = Effect.fnUntraced(function*(
+export const sendStreaming = (
   client: HttpClient.HttpClient,
   request: HttpClientRequest.HttpClientRequest,
   provider: string
-) {
-  const response = yield* client.execute(request).pipe(
-    Effect.locally(Headers.currentRedactedNames, redactedHeaderNames),
-    Effect.mapError((error) => fromHttpClientError(provider, error))
-  )
-  if (response.status < 200 || response.status >= 300) {
-    const body = yield* readText(response, maxErrorBodyChars)
-    const nowMillis = yield* Clock.currentTimeMillis
-    return yield* fromStatus({ provider, status: response.status, headers: response.headers, body, nowMillis })
-  }
+): Effect.Effect<ProviderBody, ProviderError> =>
+  // No span is made (vendorClient), so no header is ever recorded that would need redacting.
+  Effect.matchEffect(client.execute(request), {
+    onFailure: (error) => Effect.fail(fromHttpClientError(provider, error)),
+    onSuccess: (response) => classify(response, provider)
+  })
+
+/** The usual answer, an event stream, costs no further effect; the rest read their body first. */
+const classify = (response: HttpClientResponse.HttpClientResponse, provider: string): Effect.Effect<ProviderBody, ProviderError> => {
+  if (response.status < 200 || response.status >= 300) return failedStatus(response, provider)
   const contentType = (response.headers["content-type"] ?? "").toLowerCase()
   if (contentType.length === 0 || contentType.includes("text/event-stream")) {
-    const bytes = Stream.mapError(response.stream, (error) => fromHttpClientError(provider, error))
-    const sse: ProviderBody = {
+    return Effect.succeed({
       _tag: "Sse",
-      decode: (make) => decodeSseBytes(make, (error) => Effect.fail(invalidResponse(provider, error.message)))(bytes)
-    }
-    return sse
+      decode: (make) =>
+        decodeBody(
+          response,
+          sseBytesDecoder(make, (error) => Effect.fail(invalidResponse(provider, error.message))),
+          (error) => fromHttpClientError(provider, error)
+        )
+    })
   }
+  return notAnEventStream(response, provider, contentType)
+}
+
+const failedStatus = Effect.fnUntraced(function*(response: HttpClientResponse.HttpClientResponse, provider: string) {
+  const body = yield* readText(response, maxErrorBodyChars)
+  const nowMillis = yield* Clock.currentTimeMillis
+  return yield* fromStatus({ provider, status: response.status, headers: response.headers, body, nowMillis })
+})
+
+const notAnEventStream = Effect.fnUntraced(function*(
+  response: HttpClientResponse.HttpClientResponse,
+  provider: string,
+  contentType: string
+) {
   const text = yield* readText(response, contentType.includes("json") ? maxJsonChars : 600)
   if (contentType.includes("json")) {
     const parsed = parseJson(text)
@@ -109,15 +128,18 @@ export const jsonPost = (options: {
   readonly headers: Readonly<Record<string, string>>
   readonly body: unknown
 }): Effect.Effect<HttpClientRequest.HttpClientRequest, ProviderError> =>
-  HttpClientRequest.post(options.url).pipe(
-    HttpClientRequest.setHeaders({ accept: "text/event-stream", ...options.headers }),
-    HttpClientRequest.bodyJson(options.body),
-    Effect.mapError((error) =>
+  // One effect: the request built and its body encoded at once.
+  Effect.try({
+    try: () =>
+      HttpClientRequest.post(options.url, {
+        headers: { accept: "text/event-stream", ...options.headers },
+        body: HttpBody.unsafeJson(options.body)
+      }),
+    catch: (error) =>
       new ProviderError({
         reason: "BadRequest",
         provider: options.provider,
-        detail: `the request body could not be encoded as JSON: ${String(error.reason._tag)}`,
+        detail: "the request body could not be encoded as JSON: JsonError",
         cause: error
       })
-    )
-  )
+  })

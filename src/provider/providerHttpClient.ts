@@ -1,6 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Effect, Layer } from "effect"
 import { Agent } from "undici"
+import * as UndiciHttpClient from "./http/UndiciHttpClient"
 
 export interface ProviderHttpClientOptions {
   /** Sockets per origin at most; requests beyond wait for a free one. */
@@ -37,6 +38,6 @@ export const providerDispatcher = (options: ProviderHttpClientOptions = {}): Lay
     )
   )
 
-/** The platform's undici HttpClient over `providerDispatcher`: what the HTTP providers are given. */
+/** The lean undici HttpClient (UndiciHttpClient) over `providerDispatcher`: what the HTTP providers are given. */
 export const providerHttpClient = (options: ProviderHttpClientOptions = {}) =>
-  NodeHttpClient.layerUndiciWithoutDispatcher.pipe(Layer.provide(providerDispatcher(options)))
+  UndiciHttpClient.layerWithoutDispatcher.pipe(Layer.provide(providerDispatcher(options)))

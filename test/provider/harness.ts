@@ -7,9 +7,10 @@ import type { ProviderEvent } from "../../src/domain/ProviderEvent"
 import type { ToolDeclaration } from "../../src/domain/ToolDeclaration"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import { LanguageModel } from "../../src/provider/LanguageModel"
+import { providerHttpClient } from "../../src/provider/providerHttpClient"
 
-/** The real Node HTTP client, as main uses it. */
-export const HttpLive = NodeHttpClient.layerUndici
+/** The real Node HTTP client the providers get in main (the lean undici client over the capped Agent). */
+export const HttpLive: Layer.Layer<HttpClient.HttpClient> = providerHttpClient()
 
 export const userMessage = (content: string, name?: string): ChatMessage => ({
   role: "user",
@@ -62,8 +63,12 @@ export const buildModel = <E>(
   http: Layer.Layer<HttpClient.HttpClient> = HttpLive
 ) => Effect.map(Layer.build(Layer.provide(layer, http)), (context) => Context.get(context, LanguageModel))
 
-/** Both Node clients main may pick: undici (the default) and node:http. */
-export const httpClients = [["undici", NodeHttpClient.layerUndici], ["node:http", NodeHttpClient.layer]] as const
+/** The providers' client (main's) and the platform's Node clients, undici and node:http, which providers also accept. */
+export const httpClients = [
+  ["loopcord undici", providerHttpClient()],
+  ["platform undici", NodeHttpClient.layerUndici],
+  ["node:http", NodeHttpClient.layer]
+] as const
 
 export const eventTags = (events: ReadonlyArray<ProviderEvent>) => events.map((event) => event._tag)
 

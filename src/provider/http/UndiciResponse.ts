@@ -1,0 +1,130 @@
+import * as Cookies from "@effect/platform/Cookies"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as UrlParams from "@effect/platform/UrlParams"
+import { Effect, Inspectable, Option, Stream } from "effect"
+import type { Dispatcher } from "undici"
+import { type Decoder, noOutput } from "../decodeWith"
+import { type DecodableBody, DecodableBodyId } from "./DecodableBody"
+import { readableChannel } from "./readableChannel"
+
+/** The body as it comes: every chunk read, as is. */
+const asIs = (): Decoder<Uint8Array, Uint8Array, never> => ({ push: (input) => ({ out: Array.from(input) }), end: () => noOutput })
+
+/**
+ * Aborts the request of a response dropped unread (an interrupt between the answer and its
+ * body being read): an unread undici body holds its socket, and nothing else would free it.
+ */
+const unreadResponses = new FinalizationRegistry<Dispatcher.ResponseData["body"]>((body) => body.destroy())
+
+/**
+ * undici's response headers as platform Headers: its names are lower-cased already, so only
+ * repeated headers (arrays) need `Headers.fromInput`'s joining; the rest is one object copy.
+ */
+const asHeaders = (source: Dispatcher.ResponseData["headers"]): Headers.Headers => {
+  for (const name in source) {
+    if (typeof source[name] !== "string") return Headers.fromInput(source as Headers.Input)
+  }
+  return Headers.unsafeFromRecord({ ...source } as Record<string, string>)
+}
+
+/** An undici answer as the platform's HttpClientResponse; the body is read at most once. */
+export class UndiciResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse, DecodableBody {
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
+  private cachedHeaders: Headers.Headers | undefined
+  private cachedCookies: Cookies.Cookies | undefined
+  private cachedText: Effect.Effect<string, HttpClientError.ResponseError> | undefined
+
+  constructor(
+    readonly request: HttpClientRequest.HttpClientRequest,
+    private readonly source: Dispatcher.ResponseData
+  ) {
+    super()
+    unreadResponses.register(this, source.body, this)
+  }
+
+  get status(): number {
+    return this.source.statusCode
+  }
+
+  get headers(): Headers.Headers {
+    return (this.cachedHeaders ??= asHeaders(this.source.headers))
+  }
+
+  get cookies(): Cookies.Cookies {
+    if (this.cachedCookies !== undefined) return this.cachedCookies
+    const header = this.source.headers["set-cookie"]
+    return (this.cachedCookies = header === undefined ? Cookies.empty : Cookies.fromSetCookie(Array.isArray(header) ? header : [header]))
+  }
+
+  get remoteAddress(): Option.Option<string> {
+    return Option.none()
+  }
+
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    return Stream.fromChannel(readableChannel(this.claimBody(), (cause) => this.decodeError(cause), asIs))
+  }
+
+  [DecodableBodyId]<O, E, E2>(
+    make: () => Decoder<Uint8Array, O, E>,
+    onError: (error: HttpClientError.ResponseError) => E2
+  ): Stream.Stream<O, E | E2> {
+    return Stream.fromChannel(readableChannel(this.claimBody(), (cause) => onError(this.decodeError(cause)), make))
+  }
+
+  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    // Cached like the platform's responses: `text`, `json` and `urlParamsBody` may all be asked.
+    return (this.cachedText ??= this.whole((body) => body.text()).pipe(Effect.cached, Effect.runSync))
+  }
+
+  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({ try: () => (text === "" ? null : JSON.parse(text) as unknown), catch: (cause) => this.decodeError(cause) }))
+  }
+
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: (cause) => this.decodeError(cause) }))
+  }
+
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    return this.whole((body) => body.arrayBuffer())
+  }
+
+  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    return this.whole((body) => body.formData() as Promise<FormData>)
+  }
+
+  /** Never reads the body (the platform's `toJSON` does, to show it). */
+  toJSON(): unknown {
+    return {
+      _id: "@effect/platform/HttpClientResponse",
+      request: this.request.toJSON(),
+      status: this.status,
+      headers: Inspectable.redact(this.headers)
+    }
+  }
+
+  private claimBody(): Dispatcher.ResponseData["body"] {
+    unreadResponses.unregister(this)
+    return this.source.body
+  }
+
+  /** The whole body at once; interrupting the read destroys the body (the request is aborted). */
+  private whole<A>(read: (body: Dispatcher.ResponseData["body"]) => Promise<A>): Effect.Effect<A, HttpClientError.ResponseError> {
+    return Effect.suspend(() => {
+      const body = this.claimBody()
+      return Effect.tryPromise({ try: () => read(body), catch: (cause) => this.decodeError(cause) }).pipe(
+        Effect.onInterrupt(() => Effect.sync(() => body.destroy()))
+      )
+    })
+  }
+
+  private decodeError(cause: unknown): HttpClientError.ResponseError {
+    return new HttpClientError.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
+  }
+}
