@@ -1,4 +1,4 @@
-import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
 import { DeliveryError, ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -10,6 +10,7 @@ import type { TokenUsage } from "../domain/TokenUsage"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
 import { type AttemptInfo, personalVariant } from "./AttemptInfo"
+import { makeFirstWins } from "./FirstWins"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
 
@@ -218,17 +219,22 @@ export const streamOnce = Effect.fnUntraced(function*(
   })
 
   // Whichever comes first ends the wait: the consumer (after its stream closed), the watchdog, a
-  // stop or follow-up. The two helpers are interrupted once it is decided.
-  const decided = yield* Deferred.make<Ending>()
-  const decide = (ending: Ending) => Deferred.succeed(decided, ending)
+  // stop or follow-up. Only the consumer and the watchdog are fibers; a request settles the
+  // outcome from its listener. The watchdog is interrupted (in the background: it only sleeps)
+  // and the listener removed once it is decided.
+  const first = makeFirstWins<Ending>()
   const consumer = yield* Effect.fork(
-    Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), decide({ _tag: "Ended", exit })))
+    Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), Effect.sync(() => first.settle({ _tag: "Ended", exit }))))
   )
   const watcher = yield* Effect.fork(
-    Effect.flatMap(watchdog(deadline, inactivityMs), (phase) => decide({ _tag: "TimedOut", phase }))
+    Effect.map(watchdog(deadline, inactivityMs), (phase) => first.settle({ _tag: "TimedOut", phase }))
   )
-  const listener = yield* Effect.fork(Effect.flatMap(signals.awaitRequest, (request) => decide({ _tag: "Requested", request })))
-  const ending = yield* Effect.ensuring(Deferred.await(decided), Effect.zipRight(Fiber.interrupt(watcher), Fiber.interrupt(listener)))
+  const stopListening = yield* signals.onRequest((request) => first.settle({ _tag: "Requested", request }))
+  const self = yield* Effect.fiberId
+  const ending = yield* Effect.ensuring(first.await, Effect.sync(() => {
+    stopListening()
+    watcher.unsafeInterruptAsFork(self)
+  }))
 
   /** What the sink delivered during this pass, whatever happened to it. */
   const deliveredThisPass = Effect.map(sink.delivered, (all) => all.slice(deliveredBefore))
