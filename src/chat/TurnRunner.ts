@@ -142,7 +142,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         yield* finish(Exit.isSuccess(exit) ? exit.value : abortedResult)
       }
       return yield* exit
-    }, Effect.scoped)
+    }, Effect.scoped, (running, _input, options) => Effect.ensuring(running, options.signals.alarm.stop))
 
     return {
       run: (input: TurnInput, options: RunTurnOptions): Effect.Effect<TurnResult, ImpersonationAbortedError> =>

@@ -1,5 +1,6 @@
 import { Clock, Context, Duration, Effect, Option } from "effect"
 import { makeFirstWins } from "./FirstWins"
+import { makeTurnAlarm, type TurnAlarm } from "./TurnAlarm"
 
 /** Who asked to stop and where to answer; a stop carrying it gets a stop response queued first. */
 export interface StopContext {
@@ -48,6 +49,8 @@ export interface TurnSignalsShape {
   /** Completes when the turn is killed. */
   readonly awaitKill: Effect.Effect<void>
   readonly isKilled: Effect.Effect<boolean>
+  /** The turn's pass and tool-call deadlines, watched by one fiber. */
+  readonly alarm: TurnAlarm
 }
 
 export class TurnSignals extends Context.Tag("loopcord/loop/TurnSignals")<TurnSignals, TurnSignalsShape>() {}
@@ -157,7 +160,8 @@ export const makeTurnSignals = (channelId: string): Effect.Effect<TurnSignalsSha
       onKill,
       awaitRequest: awaitVia(onRequest),
       awaitKill: awaitVia<void>((listener) => onKill(() => listener(undefined))),
-      isKilled: Effect.sync(() => killed)
+      isKilled: Effect.sync(() => killed),
+      alarm: makeTurnAlarm()
     }
   })
 

@@ -19,6 +19,7 @@ import type { AttemptInfo } from "./AttemptInfo"
 import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
 import { Checkpoint, rememberOutcome, toolCheckpoint } from "./drafting/toolCheckpoint"
 import { makeFirstWins } from "./FirstWins"
+import { longestNap } from "./TurnAlarm"
 import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
 import { ThoughtLog } from "./ThoughtLog"
@@ -288,25 +289,26 @@ const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: Atte
     const timedOut = toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)
     const killed = toolFailure(`Tool "${name}" was killed.`)
     const startedAt = yield* Clock.currentTimeMillis
-    // The first of the tool, its timer and /kill decides. The tool and the timer run as daemons
-    // interrupted in the background once they lost, so a loser's slow or uninterruptible cleanup
-    // never delays the winner (its finalizers still run); /kill settles the race from a signal
-    // listener, without a fiber of its own. The ensuring below reaches every loser on every path.
+    // The first of the tool, its deadline and /kill decides. The tool runs as a daemon
+    // interrupted in the background once it lost, so its slow or uninterruptible cleanup never
+    // delays the outcome (its finalizers still run); the deadline is watched by the turn's alarm
+    // and /kill heard by a signal listener, so neither needs a fiber of its own. The onExit below
+    // reaches the tool, the alarm and the listener on every path.
     const first = makeFirstWins<ToolResult>()
     const tool = yield* Effect.forkDaemon(
       Effect.map(registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)), first.settle)
     )
-    const timer = yield* Effect.forkDaemon(Effect.map(Effect.sleep(config.toolExecutionTimeout), () => first.settle(timedOut)))
+    const disarm = yield* signals.alarm.arm(() => startedAt + timeoutMs, longestNap(config), () => first.settle(timedOut))
     const stopListening = yield* signals.onKill(() => first.settle(killed))
     const self = yield* Effect.fiberId
     const result = yield* first.await.pipe(
       Effect.onExit((exit) =>
         Effect.sync(() => {
           stopListening()
+          disarm()
           // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
           if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
           tool.unsafeInterruptAsFork(self)
-          timer.unsafeInterruptAsFork(self)
         })
       )
     )

@@ -11,6 +11,7 @@ import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
 import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { makeFirstWins } from "./FirstWins"
+import { longestNap } from "./TurnAlarm"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
 
@@ -80,22 +81,6 @@ type Ending =
 /** While text is being delivered the provider is not timed (a slow destination is not a stall). */
 const PAUSED: Deadline = { at: Number.POSITIVE_INFINITY, phase: "idle" }
 
-/**
- * Sleeps until the (moving) deadline passes; returns the phase it expired in. Re-arming only
- * moves the deadline later, except at the first content and at the end of a delivery, which can
- * bring it earlier (to one inactivity budget from then): so no nap is longer than that budget,
- * and the watchdog is never late without having to be woken.
- */
-const watchdog = (deadline: Ref.Ref<Deadline>, inactivityMs: number): Effect.Effect<Phase> =>
-  Effect.gen(function*() {
-    while (true) {
-      const { at, phase } = yield* Ref.get(deadline)
-      const now = yield* Clock.currentTimeMillis
-      if (now >= at) return phase
-      yield* Effect.sleep(Duration.millis(Math.min(at - now, inactivityMs)))
-    }
-  })
-
 const deliveryStopReason = (error: DeliveryError): StopReason =>
   error.reason === "failed" ? "unknown" : error.reason
 
@@ -130,18 +115,21 @@ export const streamOnce = Effect.fnUntraced(function*(
   let echo = startEcho(input.continuing ?? input.request.assistantPrefill)
   const startedAt = yield* Clock.currentTimeMillis
   const inactivityMs = Duration.toMillis(config.streamInactivityTimeout)
-  const deadline = yield* Ref.make<Deadline>({
-    at: startedAt + Duration.toMillis(config.firstTokenTimeout),
-    phase: "first_token"
-  })
+  // Written by the consumer, read by the turn's alarm when it wakes. Re-arming only moves the
+  // deadline later, except at the first content and at the end of a delivery, which bring it to
+  // one inactivity budget from then: never before the end of the alarm's current nap.
+  let deadline: Deadline = { at: startedAt + Duration.toMillis(config.firstTokenTimeout), phase: "first_token" }
+  const setDeadline = (next: Deadline) =>
+    Effect.sync(() => {
+      deadline = next
+    })
   // Where the consumer is, so a timeout can stop the provider without cutting a delivery short.
   const consumerPhase = yield* Ref.make<ConsumerPhase>("pulling")
   const beginDelivery = Ref.modify(consumerPhase, enterDelivery)
   const endDelivery = Ref.modify(consumerPhase, leaveDelivery)
 
   // First content ends the first-token budget; every later one re-arms the inactivity budget.
-  const rearm = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Ref.set(deadline, { at: now + inactivityMs, phase: "idle" } satisfies Deadline))
+  const rearm = Effect.flatMap(Clock.currentTimeMillis, (now) => setDeadline({ at: now + inactivityMs, phase: "idle" }))
 
   /** Applies an event that shows nothing; true when it was content (it re-arms the budget). */
   const absorb = (event: ProviderEvent): boolean => {
@@ -174,14 +162,14 @@ export const streamOnce = Effect.fnUntraced(function*(
   }
 
   /**
-   * Delivers one text delta (after the prefill echo guard). The watchdog times the provider
+   * Delivers one text delta (after the prefill echo guard). The alarm times the provider
    * only: the budget is paused during the write and starts again once it is done. False when a
    * timeout stopped the pass meanwhile.
    */
   const deliver = (text: string): Effect.Effect<boolean, DeliveryError> =>
     Effect.flatMap(beginDelivery, (open) =>
       !open ? Effect.succeed(false) : Effect.zipRight(
-        Effect.zipRight(Ref.set(deadline, PAUSED), sink.write(text)),
+        Effect.zipRight(setDeadline(PAUSED), sink.write(text)),
         Effect.zipLeft(endDelivery, rearm)
       ))
 
@@ -218,22 +206,18 @@ export const streamOnce = Effect.fnUntraced(function*(
     }
   })
 
-  // Whichever comes first ends the wait: the consumer (after its stream closed), the watchdog, a
-  // stop or follow-up. Only the consumer and the watchdog are fibers; a request settles the
-  // outcome from its listener. The watchdog is interrupted (in the background: it only sleeps)
-  // and the listener removed once it is decided.
+  // Whichever comes first ends the wait: the consumer (after its stream closed), the deadline, a
+  // stop or follow-up. Only the consumer is a fiber of this pass: the deadline is watched by the
+  // turn's alarm and a request is heard by a listener, both disarmed once it is decided.
   const first = makeFirstWins<Ending>()
   const consumer = yield* Effect.fork(
     Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), Effect.sync(() => first.settle({ _tag: "Ended", exit }))))
   )
-  const watcher = yield* Effect.fork(
-    Effect.map(watchdog(deadline, inactivityMs), (phase) => first.settle({ _tag: "TimedOut", phase }))
-  )
+  const disarm = yield* signals.alarm.arm(() => deadline.at, longestNap(config), () => first.settle({ _tag: "TimedOut", phase: deadline.phase }))
   const stopListening = yield* signals.onRequest((request) => first.settle({ _tag: "Requested", request }))
-  const self = yield* Effect.fiberId
   const ending = yield* Effect.ensuring(first.await, Effect.sync(() => {
     stopListening()
-    watcher.unsafeInterruptAsFork(self)
+    disarm()
   }))
 
   /** What the sink delivered during this pass, whatever happened to it. */
@@ -288,7 +272,7 @@ export const streamOnce = Effect.fnUntraced(function*(
       const settled = yield* Fiber.await(consumer).pipe(Effect.timeout(config.abandonedSettleTimeout), Effect.option)
       if (Option.isNone(settled)) yield* Fiber.interruptFork(consumer)
       const accumulatedText = yield* endPass("flush")
-      const sawContent = (yield* Ref.get(deadline)).phase === "idle"
+      const sawContent = deadline.phase === "idle"
       yield* Effect.logWarning(`stream ${phase === "first_token" ? "first-token" : "inactivity"} timeout`).pipe(
         Effect.annotateLogs({ provider: input.attempt.provider, model: input.attempt.model, phase, sawProgress: sawContent })
       )
@@ -319,7 +303,7 @@ export const streamOnce = Effect.fnUntraced(function*(
         // The destination broke mid-stream: nothing more can be shown.
         if (reason instanceof DeliveryError) return yield* deliveryFailed(reason)
         if (reason instanceof ProviderError && reason.reason === "Stalled") {
-          return yield* timedOut((yield* Ref.get(deadline)).phase)
+          return yield* timedOut(deadline.phase)
         }
         return yield* settle("flush", (accumulatedText) =>
           Effect.map(common, (shared) => PassResult.Error({ ...shared, accumulatedText, error: reason })))
