@@ -1,4 +1,4 @@
-import { Cause, Clock, Duration, Effect, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
+import { Cause, Channel, Clock, Duration, Effect, Either, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
 import { DeliveryError, ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -67,10 +67,6 @@ const enterDelivery = (phase: ConsumerPhase): [boolean, ConsumerPhase] =>
   phase === "stop" ? [false, phase] : [true, "delivering"]
 const leaveDelivery = (phase: ConsumerPhase): [boolean, ConsumerPhase] =>
   phase === "stop" ? [false, phase] : [true, "pulling"]
-
-/** A pull fails with `None` at the end of the stream. */
-const endOfStream = <E>(error: Option.Option<E>): Effect.Effect<undefined, E> =>
-  Option.isNone(error) ? Effect.succeed(undefined) : Effect.fail(error.value)
 
 /** How the race around the provider stream ended. */
 type Ending =
@@ -182,10 +178,13 @@ export const streamOnce = Effect.fnUntraced(function*(
   const closeStream = (exit: Exit.Exit<void, ProviderError | DeliveryError>) =>
     Effect.flatMap(Ref.get(consumerPhase), (phase) => Scope.close(streamScope, phase === "stop" ? Exit.void : exit))
   const consume: Effect.Effect<void, ProviderError | DeliveryError> = Effect.gen(function*() {
-    const pull = yield* Scope.extend(Stream.toPull(model.stream(input.request)), streamScope)
+    // The channel's own pull, in the stream's scope: Stream.toPull would wrap every pull in two
+    // more steps (and a failed None at the end), and Scope.extend copy the turn's context.
+    const pull = yield* Channel.toPullIn(Stream.toChannel(model.stream(input.request)), streamScope)
     while (true) {
-      const chunk = yield* Effect.catchAll(pull, endOfStream)
-      if (chunk === undefined) return
+      const next = yield* pull
+      if (Either.isLeft(next)) return
+      const chunk = next.right
       if ((yield* Ref.get(consumerPhase)) === "stop") return
       let content = false
       for (const event of chunk) {
