@@ -4,6 +4,7 @@ import { CurrentTurn, deliberateModeOff, type TurnContextShape } from "../loop/C
 import { type GenerationTurnServices, runGenerationTurn } from "../loop/generationTurn"
 import type { ImpersonationAbortedError } from "../loop/ImpersonationAbortedError"
 import { StopResponses } from "../loop/StopResponses"
+import { makeFirstWins } from "../loop/FirstWins"
 import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
@@ -29,12 +30,25 @@ const stoppedBeforeLoop: TurnResult = { ...abortedResult, status: "stopped_by_us
 
 /**
  * Runs a stage before the loop (opening the sink, loading the context, memory) until the turn is
- * killed: `None` when the kill came first. The stage is disconnected, so one that ignores
- * interruption (a hung fetch, a dead database connection) is interrupted in the background and
- * the kill still ends the turn at once.
+ * killed: `None` when the kill came first. The stage runs in a daemon fiber the kill abandons
+ * (interrupted in the background), so one that ignores interruption (a hung fetch, a dead
+ * database connection) never holds the turn; the kill itself is heard by a signal listener,
+ * not by a second fiber.
  */
 const untilKilled = <A, E, R>(signals: TurnSignalsShape, stage: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
-  Effect.raceFirst(Effect.asSome(Effect.disconnect(stage)), Effect.as(signals.awaitKill, Option.none()))
+  Effect.gen(function*() {
+    // None: the kill came first.
+    const first = makeFirstWins<Option.Option<Exit.Exit<A, E>>>()
+    const running = yield* Effect.forkDaemon(stage)
+    running.addObserver((exit) => first.settle(Option.some(exit)))
+    const stopListening = yield* signals.onKill(() => first.settle(Option.none()))
+    const self = yield* Effect.fiberId
+    const ended = yield* Effect.ensuring(first.await, Effect.sync(() => {
+      stopListening()
+      running.unsafeInterruptAsFork(self)
+    }))
+    return Option.isNone(ended) ? Option.none() : Option.some(yield* ended.value)
+  })
 
 /** What the runner provides itself per turn; everything else comes from the app's layers. */
 type PerTurn = ResponseSink | CurrentTurn | TurnSignals | StopResponses
@@ -128,7 +142,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         yield* finish(Exit.isSuccess(exit) ? exit.value : abortedResult)
       }
       return yield* exit
-    }, Effect.scoped)
+    }, Effect.scoped, (running, _input, options) => Effect.ensuring(running, options.signals.alarm.stop))
 
     return {
       run: (input: TurnInput, options: RunTurnOptions): Effect.Effect<TurnResult, ImpersonationAbortedError> =>

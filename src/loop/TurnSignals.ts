@@ -1,4 +1,6 @@
-import { Clock, Context, Deferred, Duration, Effect, Option, Ref } from "effect"
+import { Clock, Context, Duration, Effect, Option } from "effect"
+import { makeFirstWins } from "./FirstWins"
+import { makeTurnAlarm, type TurnAlarm } from "./TurnAlarm"
 
 /** Who asked to stop and where to answer; a stop carrying it gets a stop response queued first. */
 export interface StopContext {
@@ -34,11 +36,21 @@ export interface TurnSignalsShape {
   readonly clearStop: Effect.Effect<void>
   /** Takes the stop context (and the stop) if there is one. */
   readonly takeStopContext: Effect.Effect<Option.Option<StopContext>>
+  /**
+   * Calls `listener` once, synchronously, with the first fresh request (stop or follow-up)
+   * registered from now on or already pending; returns the unsubscribe. Lets a pass wait on
+   * requests without a fiber that only waits.
+   */
+  readonly onRequest: (listener: (request: TurnRequest) => void) => Effect.Effect<() => void>
+  /** Calls `listener` once, synchronously, when the turn is killed (at once if it already was); returns the unsubscribe. */
+  readonly onKill: (listener: () => void) => Effect.Effect<() => void>
   /** Completes with the first fresh request (stop or follow-up) registered from now on or already pending. */
   readonly awaitRequest: Effect.Effect<TurnRequest>
   /** Completes when the turn is killed. */
   readonly awaitKill: Effect.Effect<void>
   readonly isKilled: Effect.Effect<boolean>
+  /** The turn's pass and tool-call deadlines, watched by one fiber. */
+  readonly alarm: TurnAlarm
 }
 
 export class TurnSignals extends Context.Tag("loopcord/loop/TurnSignals")<TurnSignals, TurnSignalsShape>() {}
@@ -47,61 +59,110 @@ const isFresh = (request: TurnRequest, now: number) => now - request.at < Durati
 
 /** Signals for one turn of `channelId`. */
 export const makeTurnSignals = (channelId: string): Effect.Effect<TurnSignalsShape> =>
-  Effect.gen(function*() {
-    const pending = yield* Ref.make<Option.Option<TurnRequest>>(Option.none())
-    // Completed (and replaced) whenever a request is registered: wakes the fibers in awaitRequest.
-    const registered = yield* Ref.make(yield* Deferred.make<void>())
-    const killed = yield* Deferred.make<void>()
+  Effect.sync(() => {
+    // Plain state: every access is one synchronous step of whichever fiber runs it, and the
+    // listeners let a pass or a tool call wait on a signal without a fiber of its own.
+    let pending: Option.Option<TurnRequest> = Option.none()
+    let killed = false
+    const requestListeners = new Set<(request: TurnRequest) => void>()
+    const killListeners = new Set<() => void>()
 
-    const notify = Effect.flatMap(Deferred.make<void>(), (next) =>
-      Effect.flatMap(Ref.getAndSet(registered, next), (previous) => Deferred.succeed(previous, undefined)))
+    const freshAt = (now: number) => Option.filter(pending, (request) => isFresh(request, now))
 
-    const current = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      return Option.filter(yield* Ref.get(pending), (request) => isFresh(request, now))
-    })
+    /** Hands the pending request (if fresh) to everyone waiting; each listener is called once. */
+    const notify = (now: number) => {
+      const request = freshAt(now)
+      if (Option.isNone(request) || requestListeners.size === 0) return
+      const waiting = [...requestListeners]
+      requestListeners.clear()
+      for (const listener of waiting) listener(request.value)
+    }
+
+    const current = Effect.map(Clock.currentTimeMillis, freshAt)
 
     const requestStop: TurnSignalsShape["requestStop"] = (options = {}) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        Effect.zipRight(Ref.set(pending, Option.some({
-          _tag: "Stop",
-          requesterId: options.requesterId,
-          stopContext: options.stopContext,
-          at
-        })), notify))
+      Effect.map(Clock.currentTimeMillis, (at) => {
+        pending = Option.some({ _tag: "Stop", requesterId: options.requesterId, stopContext: options.stopContext, at })
+        notify(at)
+      })
 
-    const requestFollowUp = Effect.flatMap(Clock.currentTimeMillis, (at) =>
-      Effect.zipRight(Ref.update(pending, (existing) =>
-        Option.isSome(existing) && existing.value._tag === "Stop" ? existing : Option.some({ _tag: "FollowUp", at })), notify))
+    const requestFollowUp = Effect.map(Clock.currentTimeMillis, (at) => {
+      if (!(Option.isSome(pending) && pending.value._tag === "Stop")) pending = Option.some({ _tag: "FollowUp", at })
+      notify(at)
+    })
 
     const clearWhen = (predicate: (request: TurnRequest) => boolean) =>
-      Ref.update(pending, (existing) =>
-        Option.isSome(existing) && predicate(existing.value) ? Option.none() : existing)
+      Effect.sync(() => {
+        if (Option.isSome(pending) && predicate(pending.value)) pending = Option.none()
+      })
 
-    // The wake-up is read before the pending request, so a registration in between is never missed.
-    const awaitRequest: Effect.Effect<TurnRequest> = Effect.gen(function*() {
-      while (true) {
-        const wake = yield* Ref.get(registered)
-        const request = yield* current
-        if (Option.isSome(request)) return request.value
-        yield* Deferred.await(wake)
-      }
-    })
+    const onRequest: TurnSignalsShape["onRequest"] = (listener) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const request = freshAt(now)
+        if (Option.isSome(request)) {
+          listener(request.value)
+          return noop
+        }
+        requestListeners.add(listener)
+        return () => {
+          requestListeners.delete(listener)
+        }
+      })
+
+    const onKill: TurnSignalsShape["onKill"] = (listener) =>
+      Effect.sync(() => {
+        if (killed) {
+          listener()
+          return noop
+        }
+        killListeners.add(listener)
+        return () => {
+          killListeners.delete(listener)
+        }
+      })
+
+    const kill: TurnSignalsShape["kill"] = (options) =>
+      Effect.zipRight(
+        requestStop(options),
+        Effect.sync(() => {
+          if (killed) return
+          killed = true
+          const waiting = [...killListeners]
+          killListeners.clear()
+          for (const listener of waiting) listener()
+        })
+      )
+
+    /** Waits on a listener registration; the listener is removed however the wait ends. */
+    const awaitVia = <A>(subscribe: (listener: (value: A) => void) => Effect.Effect<() => void>): Effect.Effect<A> =>
+      Effect.suspend(() => {
+        const first = makeFirstWins<A>()
+        return Effect.flatMap(subscribe(first.settle), (unsubscribe) => Effect.ensuring(first.await, Effect.sync(unsubscribe)))
+      })
 
     return {
       channelId,
       current,
       requestStop,
       requestFollowUp,
-      kill: (options) => Effect.zipRight(requestStop(options), Deferred.succeed(killed, undefined)),
+      kill,
       clearFollowUp: clearWhen((request) => request._tag === "FollowUp"),
       clearStop: clearWhen((request) => request._tag === "Stop" && request.stopContext === undefined),
-      takeStopContext: Ref.modify(pending, (existing) =>
-        Option.isSome(existing) && existing.value._tag === "Stop" && existing.value.stopContext !== undefined
-          ? [Option.some(existing.value.stopContext), Option.none()]
-          : [Option.none(), existing]),
-      awaitRequest,
-      awaitKill: Deferred.await(killed),
-      isKilled: Deferred.isDone(killed)
+      takeStopContext: Effect.sync(() => {
+        if (Option.isSome(pending) && pending.value._tag === "Stop" && pending.value.stopContext !== undefined) {
+          const stop = pending.value.stopContext
+          pending = Option.none()
+          return Option.some(stop)
+        }
+        return Option.none()
+      }),
+      onRequest,
+      onKill,
+      awaitRequest: awaitVia(onRequest),
+      awaitKill: awaitVia<void>((listener) => onKill(() => listener(undefined))),
+      isKilled: Effect.sync(() => killed),
+      alarm: makeTurnAlarm()
     }
   })
+
+const noop = () => {}

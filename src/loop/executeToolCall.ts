@@ -1,4 +1,4 @@
-import { Clock, type Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { Clock, type Data, Duration, Effect, Exit, Option } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -18,6 +18,8 @@ import { setFlag } from "../tools/TurnState"
 import type { AttemptInfo } from "./AttemptInfo"
 import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
 import { Checkpoint, rememberOutcome, toolCheckpoint } from "./drafting/toolCheckpoint"
+import { makeFirstWins } from "./FirstWins"
+import { longestNap } from "./TurnAlarm"
 import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
 import { ThoughtLog } from "./ThoughtLog"
@@ -287,25 +289,27 @@ const dispatch = (name: string, args: ToolArgs, iteration: number, attempt: Atte
     const timedOut = toolFailure(`Tool "${name}" timed out after ${timeoutMs / 1000}s.`)
     const killed = toolFailure(`Tool "${name}" was killed.`)
     const startedAt = yield* Clock.currentTimeMillis
-    // The first of the tool, its timer and /kill decides. Each runs as a daemon interrupted in
-    // the background once it lost, so a loser's slow or uninterruptible cleanup never delays
-    // the winner (its finalizers still run); the ensuring below reaches every loser on every path.
-    const decided = yield* Deferred.make<ToolResult>()
-    const race = (contender: Effect.Effect<ToolResult>) => Effect.forkDaemon(Effect.flatMap(contender, (result) => Deferred.succeed(decided, result)))
-    const tool = yield* race(registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)))
-    const timer = yield* race(Effect.as(Effect.sleep(config.toolExecutionTimeout), timedOut))
-    const kill = yield* race(Effect.as(signals.awaitKill, killed))
+    // The first of the tool, its deadline and /kill decides. The tool runs as a daemon
+    // interrupted in the background once it lost, so its slow or uninterruptible cleanup never
+    // delays the outcome (its finalizers still run); the deadline is watched by the turn's alarm
+    // and /kill heard by a signal listener, so neither needs a fiber of its own. The onExit below
+    // reaches the tool, the alarm and the listener on every path.
+    const first = makeFirstWins<ToolResult>()
+    const tool = yield* Effect.forkDaemon(
+      Effect.map(registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)), first.settle)
+    )
+    const disarm = yield* signals.alarm.arm(() => startedAt + timeoutMs, longestNap(config), () => first.settle(timedOut))
+    const stopListening = yield* signals.onKill(() => first.settle(killed))
     const self = yield* Effect.fiberId
-    const result = yield* Deferred.await(decided).pipe(
+    const result = yield* first.await.pipe(
       Effect.onExit((exit) =>
         Effect.sync(() => {
+          stopListening()
+          disarm()
           // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
           if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
-        }).pipe(
-          Effect.zipRight(Fiber.interruptAsFork(tool, self)),
-          Effect.zipRight(Fiber.interruptAsFork(timer, self)),
-          Effect.zipRight(Fiber.interruptAsFork(kill, self))
-        )
+          tool.unsafeInterruptAsFork(self)
+        })
       )
     )
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt

@@ -1,4 +1,4 @@
-import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
+import { Cause, Channel, Clock, Duration, Effect, Either, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
 import { DeliveryError, ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -10,6 +10,8 @@ import type { TokenUsage } from "../domain/TokenUsage"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
 import { type AttemptInfo, personalVariant } from "./AttemptInfo"
+import { makeFirstWins } from "./FirstWins"
+import { longestNap } from "./TurnAlarm"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
 
@@ -66,10 +68,6 @@ const enterDelivery = (phase: ConsumerPhase): [boolean, ConsumerPhase] =>
 const leaveDelivery = (phase: ConsumerPhase): [boolean, ConsumerPhase] =>
   phase === "stop" ? [false, phase] : [true, "pulling"]
 
-/** A pull fails with `None` at the end of the stream. */
-const endOfStream = <E>(error: Option.Option<E>): Effect.Effect<undefined, E> =>
-  Option.isNone(error) ? Effect.succeed(undefined) : Effect.fail(error.value)
-
 /** How the race around the provider stream ended. */
 type Ending =
   | { readonly _tag: "Ended"; readonly exit: Exit.Exit<void, ProviderError | DeliveryError> }
@@ -78,22 +76,6 @@ type Ending =
 
 /** While text is being delivered the provider is not timed (a slow destination is not a stall). */
 const PAUSED: Deadline = { at: Number.POSITIVE_INFINITY, phase: "idle" }
-
-/**
- * Sleeps until the (moving) deadline passes; returns the phase it expired in. Re-arming only
- * moves the deadline later, except at the first content and at the end of a delivery, which can
- * bring it earlier (to one inactivity budget from then): so no nap is longer than that budget,
- * and the watchdog is never late without having to be woken.
- */
-const watchdog = (deadline: Ref.Ref<Deadline>, inactivityMs: number): Effect.Effect<Phase> =>
-  Effect.gen(function*() {
-    while (true) {
-      const { at, phase } = yield* Ref.get(deadline)
-      const now = yield* Clock.currentTimeMillis
-      if (now >= at) return phase
-      yield* Effect.sleep(Duration.millis(Math.min(at - now, inactivityMs)))
-    }
-  })
 
 const deliveryStopReason = (error: DeliveryError): StopReason =>
   error.reason === "failed" ? "unknown" : error.reason
@@ -129,18 +111,21 @@ export const streamOnce = Effect.fnUntraced(function*(
   let echo = startEcho(input.continuing ?? input.request.assistantPrefill)
   const startedAt = yield* Clock.currentTimeMillis
   const inactivityMs = Duration.toMillis(config.streamInactivityTimeout)
-  const deadline = yield* Ref.make<Deadline>({
-    at: startedAt + Duration.toMillis(config.firstTokenTimeout),
-    phase: "first_token"
-  })
+  // Written by the consumer, read by the turn's alarm when it wakes. Re-arming only moves the
+  // deadline later, except at the first content and at the end of a delivery, which bring it to
+  // one inactivity budget from then: never before the end of the alarm's current nap.
+  let deadline: Deadline = { at: startedAt + Duration.toMillis(config.firstTokenTimeout), phase: "first_token" }
+  const setDeadline = (next: Deadline) =>
+    Effect.sync(() => {
+      deadline = next
+    })
   // Where the consumer is, so a timeout can stop the provider without cutting a delivery short.
   const consumerPhase = yield* Ref.make<ConsumerPhase>("pulling")
   const beginDelivery = Ref.modify(consumerPhase, enterDelivery)
   const endDelivery = Ref.modify(consumerPhase, leaveDelivery)
 
   // First content ends the first-token budget; every later one re-arms the inactivity budget.
-  const rearm = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Ref.set(deadline, { at: now + inactivityMs, phase: "idle" } satisfies Deadline))
+  const rearm = Effect.flatMap(Clock.currentTimeMillis, (now) => setDeadline({ at: now + inactivityMs, phase: "idle" }))
 
   /** Applies an event that shows nothing; true when it was content (it re-arms the budget). */
   const absorb = (event: ProviderEvent): boolean => {
@@ -173,14 +158,14 @@ export const streamOnce = Effect.fnUntraced(function*(
   }
 
   /**
-   * Delivers one text delta (after the prefill echo guard). The watchdog times the provider
+   * Delivers one text delta (after the prefill echo guard). The alarm times the provider
    * only: the budget is paused during the write and starts again once it is done. False when a
    * timeout stopped the pass meanwhile.
    */
   const deliver = (text: string): Effect.Effect<boolean, DeliveryError> =>
     Effect.flatMap(beginDelivery, (open) =>
       !open ? Effect.succeed(false) : Effect.zipRight(
-        Effect.zipRight(Ref.set(deadline, PAUSED), sink.write(text)),
+        Effect.zipRight(setDeadline(PAUSED), sink.write(text)),
         Effect.zipLeft(endDelivery, rearm)
       ))
 
@@ -193,10 +178,13 @@ export const streamOnce = Effect.fnUntraced(function*(
   const closeStream = (exit: Exit.Exit<void, ProviderError | DeliveryError>) =>
     Effect.flatMap(Ref.get(consumerPhase), (phase) => Scope.close(streamScope, phase === "stop" ? Exit.void : exit))
   const consume: Effect.Effect<void, ProviderError | DeliveryError> = Effect.gen(function*() {
-    const pull = yield* Scope.extend(Stream.toPull(model.stream(input.request)), streamScope)
+    // The channel's own pull, in the stream's scope: Stream.toPull would wrap every pull in two
+    // more steps (and a failed None at the end), and Scope.extend copy the turn's context.
+    const pull = yield* Channel.toPullIn(Stream.toChannel(model.stream(input.request)), streamScope)
     while (true) {
-      const chunk = yield* Effect.catchAll(pull, endOfStream)
-      if (chunk === undefined) return
+      const next = yield* pull
+      if (Either.isLeft(next)) return
+      const chunk = next.right
       if ((yield* Ref.get(consumerPhase)) === "stop") return
       let content = false
       for (const event of chunk) {
@@ -217,18 +205,19 @@ export const streamOnce = Effect.fnUntraced(function*(
     }
   })
 
-  // Whichever comes first ends the wait: the consumer (after its stream closed), the watchdog, a
-  // stop or follow-up. The two helpers are interrupted once it is decided.
-  const decided = yield* Deferred.make<Ending>()
-  const decide = (ending: Ending) => Deferred.succeed(decided, ending)
+  // Whichever comes first ends the wait: the consumer (after its stream closed), the deadline, a
+  // stop or follow-up. Only the consumer is a fiber of this pass: the deadline is watched by the
+  // turn's alarm and a request is heard by a listener, both disarmed once it is decided.
+  const first = makeFirstWins<Ending>()
   const consumer = yield* Effect.fork(
-    Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), decide({ _tag: "Ended", exit })))
+    Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), Effect.sync(() => first.settle({ _tag: "Ended", exit }))))
   )
-  const watcher = yield* Effect.fork(
-    Effect.flatMap(watchdog(deadline, inactivityMs), (phase) => decide({ _tag: "TimedOut", phase }))
-  )
-  const listener = yield* Effect.fork(Effect.flatMap(signals.awaitRequest, (request) => decide({ _tag: "Requested", request })))
-  const ending = yield* Effect.ensuring(Deferred.await(decided), Effect.zipRight(Fiber.interrupt(watcher), Fiber.interrupt(listener)))
+  const disarm = yield* signals.alarm.arm(() => deadline.at, longestNap(config), () => first.settle({ _tag: "TimedOut", phase: deadline.phase }))
+  const stopListening = yield* signals.onRequest((request) => first.settle({ _tag: "Requested", request }))
+  const ending = yield* Effect.ensuring(first.await, Effect.sync(() => {
+    stopListening()
+    disarm()
+  }))
 
   /** What the sink delivered during this pass, whatever happened to it. */
   const deliveredThisPass = Effect.map(sink.delivered, (all) => all.slice(deliveredBefore))
@@ -282,7 +271,7 @@ export const streamOnce = Effect.fnUntraced(function*(
       const settled = yield* Fiber.await(consumer).pipe(Effect.timeout(config.abandonedSettleTimeout), Effect.option)
       if (Option.isNone(settled)) yield* Fiber.interruptFork(consumer)
       const accumulatedText = yield* endPass("flush")
-      const sawContent = (yield* Ref.get(deadline)).phase === "idle"
+      const sawContent = deadline.phase === "idle"
       yield* Effect.logWarning(`stream ${phase === "first_token" ? "first-token" : "inactivity"} timeout`).pipe(
         Effect.annotateLogs({ provider: input.attempt.provider, model: input.attempt.model, phase, sawProgress: sawContent })
       )
@@ -313,7 +302,7 @@ export const streamOnce = Effect.fnUntraced(function*(
         // The destination broke mid-stream: nothing more can be shown.
         if (reason instanceof DeliveryError) return yield* deliveryFailed(reason)
         if (reason instanceof ProviderError && reason.reason === "Stalled") {
-          return yield* timedOut((yield* Ref.get(deadline)).phase)
+          return yield* timedOut(deadline.phase)
         }
         return yield* settle("flush", (accumulatedText) =>
           Effect.map(common, (shared) => PassResult.Error({ ...shared, accumulatedText, error: reason })))

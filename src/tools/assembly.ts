@@ -10,6 +10,8 @@ export const assembleTools = (
   tools: ReadonlyArray<Tool>,
   context: AvailabilityContext
 ): Effect.Effect<ReadonlyArray<Tool>> => {
+  // The common case, every pass: no tool narrows itself, so there is nothing to run.
+  if (tools.every((tool) => tool.assembleForContext === undefined)) return Effect.succeed(tools)
   const assemblyContext: AssemblyContext = { ...context, availableToolNames: new Set(tools.map((tool) => tool.name)) }
   return Effect.forEach(tools, (tool) => assembleOne(tool, assemblyContext)).pipe(
     Effect.map((assembled) => assembled.filter((tool): tool is Tool => tool !== null))

@@ -199,7 +199,11 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
       const hanging = yield* makeHangingTool("hang")
       const h = yield* makeToolCallHarness({
         tools: [hanging.tool],
-        signals: (real) => ({ ...real, awaitKill: Deferred.await(killSwitch) })
+        // The kill arrives as a signal only: the turn's listeners hear it, no stop is registered.
+        signals: (real) => ({
+          ...real,
+          onKill: (listener) => Effect.as(Effect.forkDaemon(Effect.zipRight(Deferred.await(killSwitch), Effect.sync(listener))), () => {})
+        })
       })
       const fiber = yield* Effect.fork(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)

@@ -204,8 +204,8 @@ describe("streamOnce (spec §4)", () => {
     Effect.gen(function*() {
       const collected = yield* makeCollectingSink()
       const real = yield* makeTurnSignals("channel-1")
-      // The listener is blind here, so the watchdog is first to see the stop: the race the timeout path settles.
-      const signals: TurnSignalsShape = { ...real, awaitRequest: Effect.never }
+      // The request listener is blind here, so the deadline is first to see the stop: the race the timeout path settles.
+      const signals: TurnSignalsShape = { ...real, onRequest: () => Effect.succeed(() => {}) }
       const fiber = yield* Effect.fork(streamOnce({ request: request(), attempt: attempt() }).pipe(
         Effect.provide(Layer.mergeAll(
           Scripted.layer({ script: [[S.text("partial "), S.hang]] }),
