@@ -40,6 +40,16 @@ const main = async () => {
     if (run.status !== 0) throw new Error(`allocation worker ${contender.id} failed (${run.status ?? run.signal})`)
     samples.set(contender.name, JSON.parse(run.stdout.trim().split("\n").pop()!) as AllocationSample)
   }
+  // The same loopcord logging as a deployed bot (info, JSON lines; stderr to /dev/null, so the
+  // bench's own output stays readable): what the default logging costs a warm process.
+  process.stderr.write("  allocation: loopcord at LOG_LEVEL=info, json\n")
+  const logged = spawnSync(
+    process.execPath,
+    ["--expose-gc", "--import", "tsx", join(here, "support/allocationWorker.ts"), "loopcord-info-json", server.baseUrl, server.toolUrl, String(STEPS), String(TURNS), "1"],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 240_000 }
+  )
+  if (logged.status !== 0) throw new Error(`allocation worker loopcord-info-json failed (${logged.status ?? logged.signal})`)
+  const withLogs = JSON.parse(logged.stdout.trim().split("\n").pop()!) as AllocationSample
   await server.stop()
 
   const kib = (bytes: number) => bytes / 1024
@@ -65,6 +75,8 @@ const main = async () => {
     `loopcord / AI SDK: allocation ${ratio(us!.bytesPerCall, sdk!.bytesPerCall)}, GC pause time ${ratio(us!.gcPauseMsPer1000Steps, sdk!.gcPauseMsPer1000Steps)}; loopcord / floor: allocation ${ratio(us!.bytesPerCall, floor!.bytesPerCall)}.`,
     `Before (commit ${BEFORE.commit}, same worker): ${BEFORE.bytesPerCallKiB} KiB per model call, ${BEFORE.minorGcPer1000Steps} minor GCs and ${BEFORE.gcPauseMsPer1000Steps} ms of GC pause per 1000 steps; now ${fmt(kib(us!.bytesPerCall), 1)} KiB (${ratio(kib(us!.bytesPerCall), BEFORE.bytesPerCallKiB)}×).`,
     `Target (≤ 150 KiB per model call): ${kib(us!.bytesPerCall) <= 150 ? "met" : "NOT met"}.`,
+    "",
+    `Logging cost in a warm process (issue 16.5): loopcord at its deployed default (LOG_LEVEL=info, json lines) allocates ${fmt(kib(withLogs.bytesPerCall), 1)} KiB per model call against ${fmt(kib(us!.bytesPerCall), 1)} KiB with info records off (${ratio(withLogs.bytesPerCall, us!.bytesPerCall)}×); ${fmt(withLogs.minorGcPer1000Steps, 1)} vs ${fmt(us!.minorGcPer1000Steps, 1)} minor GCs and ${fmt(withLogs.gcPauseMsPer1000Steps, 1)} vs ${fmt(us!.gcPauseMsPer1000Steps, 1)} ms of GC pause per 1000 steps.`,
     "",
     "### Where loopcord allocates (sampled self size per model call, top sites)",
     "",

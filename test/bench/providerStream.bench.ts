@@ -135,7 +135,7 @@ const main = async () => {
   const lines: Array<string> = [
     "## Provider stream consumption (OpenAI-compatible SSE over loopback)",
     "",
-    `loopcord \`OpenAiCompatible.layer\` (platform undici client) vs AI SDK \`streamText\` + \`@ai-sdk/openai-compatible\`, whole stream to the last event, exact text verified. Server in its own process, writing as fast as the socket drains; ${warmups} warm-up rounds, then medians of ${sizes.map((s) => `${repetitions[s]}×${s / 1000}k`).join(", ")}, contenders alternating, a forced GC and an unmeasured ${rewarmDeltas}-delta run before each measured one. Node ${process.version}, ${cpus().length} cores (shared machine: absolute numbers are noisy, ratios are the result). Ratio = loopcord / AI SDK (below 1 = loopcord faster).`,
+    `loopcord \`OpenAiCompatible.layer\` (over providerHttpClient: loopcord's undici HttpClient) vs AI SDK \`streamText\` + \`@ai-sdk/openai-compatible\`, whole stream to the last event, exact text verified. Server in its own process, writing as fast as the socket drains; ${warmups} warm-up rounds, then medians of ${sizes.map((s) => `${repetitions[s]}×${s / 1000}k`).join(", ")}, contenders alternating, a forced GC and an unmeasured ${rewarmDeltas}-delta run before each measured one. Node ${process.version}, ${cpus().length} cores (shared machine: absolute numbers are noisy, ratios are the result). Ratio = loopcord / AI SDK (below 1 = loopcord faster).`,
     "",
     "| deltas | loopcord CPU ms/1k | AI SDK CPU ms/1k | CPU ratio | loopcord wall ms | AI SDK wall ms | wall ratio |",
     "|---:|---:|---:|---:|---:|---:|---:|"

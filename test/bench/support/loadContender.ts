@@ -13,6 +13,11 @@ export const loadContender = async (id: string, options: ContenderOptions): Prom
   switch (id) {
     case "loopcord":
       return (await import("./loopcordContender")).makeLoopcord(options)
+    // loopcord logging as a deployed bot does (info, JSON lines): the logging cost of a warm process.
+    case "loopcord-info-json": {
+      const { makeLoopcord, productionLogs } = await import("./loopcordContender")
+      return makeLoopcord(options, productionLogs)
+    }
     case "aisdk":
       return (await import("./aiSdkContender")).makeAiSdk(options)
     case "hand":

@@ -1,6 +1,6 @@
 /**
  * loopcord as a contender: the OpenAI-compatible provider Layer over the app's providerHttpClient
- * (the platform's undici client, 256 sockets per origin), the real ToolRegistry with the bench
+ * (loopcord's undici HttpClient, 256 sockets per origin), the real ToolRegistry with the bench
  * tools, runGenerationTurn → runToolLoop behind TurnRunner and ChannelQueue (the production path: one channel per turn), and a minimal sink
  * that keeps the delivered text. Logs below Warning are off (the other contenders log nothing).
  */
@@ -9,6 +9,7 @@ import { ChannelQueue } from "../../../src/chat/ChannelQueue"
 import type { ResponseSink } from "../../../src/loop/ResponseSink"
 import type { TurnInput } from "../../../src/chat/TurnInput"
 import { TurnRunner } from "../../../src/chat/TurnRunner"
+import { loggerLayer } from "../../../src/config/LoggingConfig"
 import { LoopConfig, type LoopSettings } from "../../../src/config/LoopConfig"
 import { toolSuccess } from "../../../src/domain/ToolResult"
 import { KeyPool } from "../../../src/loop/KeyPool"
@@ -74,7 +75,7 @@ export interface LoopcordLayerOptions extends ContenderOptions {
   readonly models?: ReadonlyArray<string>
   readonly keys?: ReadonlyArray<string>
   readonly loop?: Partial<LoopSettings>
-  /** Replaces the OpenAI-compatible provider over the platform undici client (diagnostics). */
+  /** Replaces the OpenAI-compatible provider over providerHttpClient (diagnostics). */
   readonly modelLayer?: Layer.Layer<LanguageModel>
 }
 
@@ -150,8 +151,14 @@ export const quietLogs = Layer.merge(
   Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 )
 
-export const makeLoopcord = async (options: ContenderOptions): Promise<Contender> => {
-  const runtime = ManagedRuntime.make(Layer.merge(loopcordLayer(options), quietLogs))
+/** What a deployed bot logs with (RUN_ENV=production's defaults): info records as JSON lines on stderr. */
+export const productionLogs = loggerLayer({ level: LogLevel.Info, format: "json" })
+
+export const makeLoopcord = async (
+  options: ContenderOptions,
+  logs: Layer.Layer<never> = quietLogs
+): Promise<Contender> => {
+  const runtime = ManagedRuntime.make(Layer.merge(loopcordLayer(options), logs))
   const queue = await runtime.runPromise(ChannelQueue)
   let channels = 0
   return {
