@@ -78,6 +78,7 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
 
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
     // Cached like the platform's responses: `text`, `json` and `urlParamsBody` may all be asked.
+    // runSync only builds the memo (`Effect.cached` runs no effect of the body), as the platform's responses do.
     return (this.cachedText ??= this.whole((body) => body.text()).pipe(Effect.cached, Effect.runSync))
   }
 
