@@ -37,7 +37,8 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
   readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
   private cachedHeaders: Headers.Headers | undefined
   private cachedCookies: Cookies.Cookies | undefined
-  private cachedText: Effect.Effect<string, HttpClientError.ResponseError> | undefined
+  /** The body's text, read once: `text`, `json` and `urlParamsBody` may all be asked, as of the platform's responses. */
+  private textRead: Promise<string> | undefined
 
   constructor(
     readonly request: HttpClientRequest.HttpClientRequest,
@@ -77,9 +78,10 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
   }
 
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
-    // Cached like the platform's responses: `text`, `json` and `urlParamsBody` may all be asked.
-    // runSync only builds the memo (`Effect.cached` runs no effect of the body), as the platform's responses do.
-    return (this.cachedText ??= this.whole((body) => body.text()).pipe(Effect.cached, Effect.runSync))
+    return Effect.tryPromise({
+      try: () => (this.textRead ??= this.claimBody().text()),
+      catch: (cause) => this.decodeError(cause)
+    }).pipe(Effect.onInterrupt(() => Effect.sync(() => this.source.body.destroy())))
   }
 
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {

@@ -52,6 +52,12 @@ const server = (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
       })
   ).pipe(Effect.map(({ server }): Server => server))
 
+/** An event stream that sends one event and then nothing, never ending. */
+const firstEventOnly = (_: IncomingMessage, res: ServerResponse) => {
+  res.writeHead(200, { "content-type": "text/event-stream" })
+  res.write("data: first\n\n")
+}
+
 const client = Effect.acquireRelease(Effect.sync(() => new Agent({ connections: 4 })), (agent) => Effect.promise(() => agent.destroy())).pipe(
   Effect.map(UndiciHttpClient.make)
 )
@@ -83,10 +89,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
 
   it.scopedLive("interrupting the body stream mid-body closes the socket within 50 ms", () =>
     Effect.gen(function*() {
-      const srv = yield* server((_, res) => {
-        res.writeHead(200, { "content-type": "text/event-stream" })
-        res.write("data: first\n\n")
-      })
+      const srv = yield* server(firstEventOnly)
       const http = yield* client
       const response = yield* http.execute(post(srv.url))
       const first = yield* Effect.makeLatch(false)
@@ -99,16 +102,42 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
 
   it.scopedLive("a consumer that stops early (take) aborts the rest of the body and closes the socket", () =>
     Effect.gen(function*() {
-      const srv = yield* server((_, res) => {
-        res.writeHead(200, { "content-type": "text/event-stream" })
-        res.write("data: first\n\n")
-      })
+      const srv = yield* server(firstEventOnly)
       const http = yield* client
       const response = yield* http.execute(post(srv.url))
       const taken = yield* Stream.runCollect(Stream.take(response.stream, 1))
       const stoppedAt = performance.now()
       assert.strictEqual(new TextDecoder().decode(Chunk.unsafeGet(taken, 0)), "data: first\n\n")
       assert.isBelow(yield* closedWithin(srv.sockets[0]!, stoppedAt), 50)
+    }))
+
+  it.scopedLive("text and json of one response read its body once and both answer", () =>
+    Effect.gen(function*() {
+      const srv = yield* server((_, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ a: "1" }))
+      })
+      const http = yield* client
+      const response = yield* http.execute(post(srv.url))
+      const [text, json, again] = yield* Effect.all([response.text, response.json, response.text])
+      assert.strictEqual(text, "{\"a\":\"1\"}")
+      assert.deepStrictEqual(json, { a: "1" })
+      assert.strictEqual(again, text)
+    }))
+
+  it.scopedLive("interrupting a whole-body read destroys the body and closes the socket within 50 ms", () =>
+    Effect.gen(function*() {
+      const srv = yield* server((_, res) => {
+        res.writeHead(200, { "content-type": "text/plain" })
+        res.write("never ends")
+      })
+      const http = yield* client
+      const response = yield* http.execute(post(srv.url))
+      const fiber = yield* Effect.fork(response.text)
+      yield* Effect.sleep(Duration.millis(20))
+      const interruptedAt = performance.now()
+      yield* Fiber.interrupt(fiber)
+      assert.isBelow(yield* closedWithin(srv.sockets[0]!, interruptedAt), 50)
     }))
 
   it.scopedLive("a body read to its end leaves the socket open for the next request (keep-alive)", () =>
