@@ -2,7 +2,7 @@
 # loopcord: the Discord bot as an image. The build stage runs the same commands as CI and
 # `npm start` (npm ci, npm run build); only it has the toolchain better-sqlite3 compiles with.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -13,7 +13,7 @@ COPY . .
 RUN npm run build
 RUN npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     RUN_ENV=production \
     DATABASE_URL=sqlite:./data/loopcord.db \

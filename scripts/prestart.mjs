@@ -9,6 +9,13 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+// package.json's engines field is only advice to npm: say it plainly before anything half-works
+// (native modules built for one Node major crash on another).
+const major = Number(process.versions.node.split(".")[0])
+if (major < 24) {
+  process.stderr.write(`loopcord needs Node.js 24 or newer (this is ${process.version}); install the current LTS from https://nodejs.org\n`)
+  process.exit(1)
+}
 if (!existsSync(join(root, "node_modules", ".package-lock.json"))) {
   execSync("npm ci", { cwd: root, stdio: ["ignore", 2, 2] })
 }
