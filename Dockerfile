@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # loopcord: the Discord bot as an image. The build stage runs the same commands as CI and
 # `npm start` (npm ci, npm run build); only it has the toolchain better-sqlite3 compiles with.
 
@@ -6,6 +5,9 @@ FROM node:24-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+# Native modules (better-sqlite3) compile against the headers the base image's Node carries
+# (/usr/local/include/node) instead of downloading them from nodejs.org.
+ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
