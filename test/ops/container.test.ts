@@ -8,9 +8,10 @@ import { parse as parseYaml } from "yaml"
 import { definedVariables } from "../../src/config/catalog"
 
 /**
- * No container engine runs here or in CI, so the recipe is checked against the repository: the
- * image's build steps are the commands CI and the scripts run (and those are run for real here),
- * and the compose file uses the health endpoint and variables that exist.
+ * The recipe checked against the repository: the image's build steps are the commands CI and
+ * the scripts run (and those are run for real here), and the compose file uses the health
+ * endpoint and variables that exist. The image itself is built and run by
+ * test/ops/image.smoke.test.ts where a container engine answers.
  */
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
@@ -64,9 +65,9 @@ const packageJson = JSON.parse(read("package.json")) as { scripts: Record<string
 const of = (stage: Stage | undefined, keyword: string) => (stage?.instructions ?? []).filter((instruction) => instruction.keyword === keyword)
 
 describe("Dockerfile", () => {
-  it("multi-stage on Node 20 (engines.node), the build toolchain only in the build stage", () => {
+  it("multi-stage on the Node major of engines.node, the build toolchain only in the build stage", () => {
     assert.isAtLeast(stages.length, 2)
-    const major = /(\d+)\./.exec(packageJson.engines.node)?.[1]
+    const major = /(\d+)/.exec(packageJson.engines.node)?.[1]
     for (const stage of stages) assert.match(stage.from, new RegExp(`^node:${major}(-|$)`), stage.from)
     assert.match(of(build, "RUN").map((step) => step.args).join("\n"), /apt-get install .*python3.*make.*g\+\+/)
     assert.notMatch(of(runtime, "RUN").map((step) => step.args).join("\n"), /apt-get|g\+\+|make /, "no toolchain in the image that runs")
@@ -95,6 +96,19 @@ describe("Dockerfile", () => {
     assert.include(of(runtime, "HEALTHCHECK")[0]?.args, "/healthz")
     assert.include(of(runtime, "EXPOSE")[0]?.args, "8080")
     assert.strictEqual(of(runtime, "STOPSIGNAL")[0]?.args, "SIGTERM")
+  })
+
+  it("the image's drain fits in docker stop's default 10 s (an image cannot set its stop timeout)", () => {
+    const grace = /SHUTDOWN_GRACE_MS=(\d+)/.exec(of(runtime, "ENV").map((step) => step.args).join(" "))?.[1]
+    assert.isDefined(grace, "the runtime stage sets SHUTDOWN_GRACE_MS")
+    // What follows the grace (stop marks, logout, closing pools) needs a moment too.
+    assert.isAtMost(Number(grace), 8_000)
+  })
+
+  it("keeps only better-sqlite3's compiled addon, not its sources and object files", () => {
+    const steps = of(build, "RUN").map((step) => step.args).join("\n")
+    assert.match(steps, /rm -rf build deps src/)
+    assert.include(steps, "build/Release/better_sqlite3.node")
   })
 
   it.live("the build step produces the entry the image runs, and it starts", () =>
@@ -130,4 +144,15 @@ describe("compose.yaml", () => {
       const grace = Number(bot?.environment?.["SHUTDOWN_GRACE_MS"] ?? "15000") / 1000
       assert.isAbove(Number.parseInt(bot?.stop_grace_period ?? "10", 10), grace)
     }))
+
+  it("refuses to start without DISCORD_TOKEN, saying why, instead of restarting a bot that cannot run", () => {
+    const token = compose.services["bot"]?.environment?.["DISCORD_TOKEN"] ?? ""
+    assert.match(token, /^\$\{DISCORD_TOKEN:\?[^}]*DISCORD_TOKEN[^}]*\}$/)
+  })
+
+  it("the README names the Compose version that reads name: and env_file.required (2.24)", () => {
+    assert.property(compose, "name")
+    assert.match(read("README.md"), /Docker Compose 2\.24 or newer/)
+    assert.match(read("compose.yaml"), /Docker Compose 2\.24 or newer/)
+  })
 })
