@@ -29,7 +29,7 @@ ENV NODE_ENV=production \
     DATABASE_URL=sqlite:./data/loopcord.db \
     HEALTH_PORT=8080 \
     HEALTH_HOST=0.0.0.0 \
-    SHUTDOWN_GRACE_MS=8000
+    SHUTDOWN_GRACE_MS=7000
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./package.json
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
@@ -42,9 +42,10 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HEALTH_PORT || '8080') + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM drains: running replies get SHUTDOWN_GRACE_MS to finish, then what still runs is
-# stopped with its text kept. An image cannot set its stop timeout, and `docker stop` sends
-# SIGKILL after 10 s by default, so the image's grace is 8 s: the drain ends, exit 0, before
-# that. For a longer grace give the container more time too (compose.yaml: 15 s with
-# stop_grace_period 25s; docker run --stop-timeout 25 -e SHUTDOWN_GRACE_MS=15000).
+# stopped with its text kept, and the process exits 0. An image cannot set its stop timeout,
+# and `docker stop` sends SIGKILL after 10 s by default, so the image's grace is 7 s: stopping
+# the rest and closing take about 1 s more (more on a busy host). For a longer grace give the
+# container more time too (compose.yaml: 15 s with stop_grace_period 25s;
+# docker run --stop-timeout 25 -e SHUTDOWN_GRACE_MS=15000).
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/main.js"]
