@@ -1,12 +1,14 @@
 # loopcord: the Discord bot as an image. The build stage runs the same commands as CI and
-# `npm start` (npm ci, npm run build); only it has the toolchain better-sqlite3 compiles with.
+# `npm start` (npm ci, npm run build). Nothing compiles: better-sqlite3 ships its addon
+# prebuilt for linux x64 and arm64 (glibc 2.34 or newer) inside its npm package.
 
 FROM node:24-bookworm-slim AS build
+# npm still runs better-sqlite3's node-gyp step, which only checks that the prebuilt addon is
+# there, but gyp itself needs Python and make; with the base image's Node headers
+# (/usr/local/include/node) it downloads nothing.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
+ && apt-get install -y --no-install-recommends python3 make \
  && rm -rf /var/lib/apt/lists/*
-# Native modules (better-sqlite3) compile against the headers the base image's Node carries
-# (/usr/local/include/node) instead of downloading them from nodejs.org.
 ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -15,13 +17,14 @@ COPY . .
 RUN npm run build
 # dependencies are exactly what dist/ loads; effect and the build tools are devDependencies.
 RUN npm prune --omit=dev
-# better-sqlite3 needs only its compiled addon at run time: its C sources, the SQLite
-# amalgamation and the build's object files stay behind (about 25 MB).
+# better-sqlite3 needs only the addon for this platform at run time: the other platforms'
+# prebuilt addons, its C++ sources, the SQLite amalgamation and gyp's output stay behind
+# (about 25 MB).
 RUN cd node_modules/better-sqlite3 \
- && mv build/Release/better_sqlite3.node . \
- && rm -rf build deps src binding.gyp \
- && mkdir -p build/Release \
- && mv better_sqlite3.node build/Release/
+ && addon="prebuilds/$(node -p 'process.platform + "-" + process.arch').node" \
+ && { test -f "$addon" || { echo "better-sqlite3 has no $addon: this image builds on linux x64 and arm64" >&2; exit 1; }; } \
+ && find prebuilds -type f ! -path "$addon" -delete \
+ && rm -rf build deps src binding.gyp
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
