@@ -94,7 +94,7 @@ const common = {
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node24",
   sourcemap: "linked",
   plugins: [externalPackages, effectModules],
   logLevel: "warning",
