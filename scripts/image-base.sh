@@ -54,7 +54,7 @@ debootstrap --variant=minbase "$SUITE" "$rootfs" "$MIRROR" >"$work/debootstrap.l
 }
 
 # The same sources a container of the official image has, on the reachable mirror: the build
-# stage installs its compiler from them.
+# stage installs Python and make from them.
 rm -f "$rootfs/etc/apt/sources.list"
 cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<SOURCES
 Types: deb
