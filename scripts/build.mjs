@@ -15,12 +15,15 @@
  * run it. Plain JavaScript, so it runs before anything is compiled.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { isBuiltin } from "node:module"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const dist = join(root, "dist")
 const stamp = join(dist, ".build-stamp")
+/** The packages dist/ loads from node_modules, as the build saw them (read by the packaging test). */
+const packagesFile = join(dist, ".runtime-packages.json")
 
 /** What the build reads besides src/: a change to any of these rebuilds too. */
 const buildInputs = ["package.json", "package-lock.json", "tsconfig.json", "scripts/build.mjs"]
@@ -91,7 +94,7 @@ const common = {
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node24",
   sourcemap: "linked",
   plugins: [externalPackages, effectModules],
   logLevel: "warning",
@@ -99,6 +102,25 @@ const common = {
   // Less source for V8 to parse at every start; identifiers are kept so stack traces stay readable.
   minifyWhitespace: true,
   minifySyntax: true
+}
+
+/** `pg-cursor/x` → `pg-cursor`, `@scope/name/x` → `@scope/name`. */
+const packageOf = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+
+/**
+ * Every package the outputs import at run time (static, dynamic or require), from esbuild's
+ * metafiles: what `npm prune --omit=dev` must keep, so each must be a declared dependency.
+ */
+export const runtimePackages = (metafiles) => {
+  const packages = new Set()
+  for (const metafile of metafiles) {
+    for (const output of Object.values(metafile.outputs)) {
+      for (const entry of output.imports) {
+        if (entry.external && !isBuiltin(entry.path)) packages.add(packageOf(entry.path))
+      }
+    }
+  }
+  return [...packages].sort()
 }
 
 export const build = async () => {
@@ -118,7 +140,9 @@ export const build = async () => {
     entryPoints: { htmlToMarkdownWorker: join(root, "src/fetch/html/htmlToMarkdownWorker.ts") },
     outdir: dist
   })
+  writeFileSync(packagesFile, `${JSON.stringify(runtimePackages([app.metafile, worker.metafile]), null, 2)}\n`)
   const written = new Set([...Object.keys(app.metafile.outputs), ...Object.keys(worker.metafile.outputs)].map((file) => join(root, file)))
+  written.add(packagesFile)
   removeOldOutputs(dist, written, startedAt)
   writeFileSync(stamp, `${new Date(startedAt).toISOString()}\n`)
   // The stamp says when the build started: a source saved during the build is newer than it.

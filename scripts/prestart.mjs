@@ -16,8 +16,10 @@ if (major < 24) {
   process.stderr.write(`loopcord needs Node.js 24 or newer (this is ${process.version}); install the current LTS from https://nodejs.org\n`)
   process.exit(1)
 }
+// The build needs the devDependencies (esbuild, and effect, which it bundles), even where
+// NODE_ENV=production would make npm leave them out.
 if (!existsSync(join(root, "node_modules", ".package-lock.json"))) {
-  execSync("npm ci", { cwd: root, stdio: ["ignore", 2, 2] })
+  execSync("npm ci --include=dev", { cwd: root, stdio: ["ignore", 2, 2] })
 }
 const { buildIfStale } = await import("./build.mjs")
 await buildIfStale()

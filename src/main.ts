@@ -1,7 +1,7 @@
 /**
- * The composition root and the only place that runs effects (design §4). Picks the front
- * (Discord when DISCORD_TOKEN is set, else the terminal; `--once` always the terminal), the
- * provider from LLM_PROVIDER, and wires the chat pipeline:
+ * The composition root and the only place that runs effects. Picks the front (Discord when
+ * DISCORD_TOKEN is set, else the terminal chat, which needs a terminal or piped input; `--once`
+ * always the terminal), the provider from LLM_PROVIDER, and wires the chat pipeline:
  *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
  * Any start-up failure prints one line on stderr (naming the variable for a bad setting).
  */
@@ -20,6 +20,7 @@ import { runEnvSetting } from "./config/RunEnv"
 import { describeFailure, StartupError } from "./config/startupError"
 import { packageVersion } from "./config/version"
 import { telemetryLayer } from "./ops/Telemetry"
+import { chatInput } from "./terminal/chatInput"
 import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArgs"
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
 import { TerminalOutput } from "./terminal/TerminalOutput"
@@ -36,6 +37,9 @@ const help = Effect.gen(function*() {
   yield* Effect.flatMap(TerminalOutput, (out) => out.stdout(`${USAGE}\n\n${OPTIONS}\n\n${environment}\n${settings}\n`))
 })
 
+const NO_FRONT = "DISCORD_TOKEN is not set and stdin is not a terminal, a pipe or a file, so there is no one to chat with: " +
+  "set DISCORD_TOKEN for the Discord bot, or run the terminal chat in a terminal (docker run -it) or with input piped in"
+
 const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" }>) => Effect.gen(function*() {
   const settings = yield* providerSettings
   yield* runEnvSetting
@@ -43,6 +47,11 @@ const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" 
 
   const terminalChat = chatLayer(settings.provider, terminalFrontServices)
   const discord = command._tag !== "Once" && (yield* discordTokenPresent)
+  // Without a token the front is the chat; with nobody to chat with (a container without -it)
+  // it would end at once with exit 0, so a restart policy would loop it: say why and fail.
+  if (command._tag !== "Once" && !discord && (yield* chatInput) === "none") {
+    return yield* new StartupError({ detail: NO_FRONT })
+  }
   yield* checkSettings(discord ? "discord" : "terminal")
   if (command._tag === "Once") {
     return yield* runOnce({ text: command.text, json: command.json, persona, images: command.images }).pipe(Effect.provide(terminalChat))

@@ -1,6 +1,6 @@
 /**
  * Provider stream consumption: loopcord's OpenAiCompatible layer versus the Vercel AI SDK
- * (`ai` 6 `streamText` + `@ai-sdk/openai-compatible` 2), both reading the same loopback
+ * (`ai` 7 `streamText` + `@ai-sdk/openai-compatible` 3), both reading the same loopback
  * Chat Completions SSE server (its own process, so `process.cpuUsage()` measures the client
  * only) to the last event, on 1k, 10k and 50k text deltas. Both must rebuild the exact text
  * before any timing counts. Contenders alternate per repetition after a warm-up.

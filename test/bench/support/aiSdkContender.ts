@@ -1,6 +1,6 @@
 /**
- * The Vercel AI SDK as a contender, used idiomatically: `ai` 6 `streamText` with
- * `@ai-sdk/openai-compatible` 2, zod tool schemas, `stopWhen: stepCountIs(cap)`, retries off,
+ * The Vercel AI SDK as a contender, used idiomatically: `ai` 7 `streamText` with
+ * `@ai-sdk/openai-compatible` 3, zod tool schemas, `stopWhen: stepCountIs(cap)`, retries off,
  * the whole `fullStream` consumed. Kill = abort the `abortSignal` given to streamText (which
  * the SDK hands to tools). A per-tool timeout does not exist; the closest setting,
  * `timeout.stepMs`, is used when a contender timeout is asked for.

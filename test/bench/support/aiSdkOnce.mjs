@@ -1,5 +1,5 @@
 // A one-shot AI SDK program, the start-up contender of startup.bench.ts: what a minimal
-// `streamText` CLI does in a fresh process. `ai` 6 + `@ai-sdk/openai-compatible` 2, one tool
+// `streamText` CLI does in a fresh process. `ai` 7 + `@ai-sdk/openai-compatible` 3, one tool
 // declared (so tool calls are parsed), the whole fullStream consumed, one JSON line printed.
 // Plain JavaScript, like loopcord's compiled dist/: neither pays for a TypeScript loader.
 //
