@@ -73,6 +73,8 @@ export const ELIDED_TAIL_CHARS = 300
 const ELIDE_MIN_CHARS = ELIDED_HEAD_CHARS + ELIDED_TAIL_CHARS + 400
 /** Room kept for the note that tells the model what was left out. */
 export const NOTE_TOKENS = 120
+/** Room kept for the marker a cut adds to a result or a message. */
+const MARKER_TOKENS = 60
 /** Below this share of the budget the newest result and the question are cut only once older exchanges are gone. */
 const PROTECTED_SHARE = 0.25
 /** A message being answered keeps at least this much of its text. */
@@ -101,7 +103,8 @@ const withResult = (entry: ToolHistoryEntry, text: string): ToolHistoryEntry => 
 /** Elided forms are memoised on the original, so an old result is the same object on every pass. */
 const elidedForms = new WeakMap<ToolHistoryEntry, ToolHistoryEntry>()
 
-const elided = (entry: ToolHistoryEntry): ToolHistoryEntry | undefined => {
+/** An older result as head and tail with a marker; undefined when it is too short to be worth it. */
+export const elided = (entry: ToolHistoryEntry): ToolHistoryEntry | undefined => {
   const known = elidedForms.get(entry)
   if (known !== undefined) return known
   const text = toolResultText(entry)
@@ -149,7 +152,7 @@ export const contextNote = (facts: {
     const shown = names.slice(0, 5).join(", ") + (names.length > 5 ? ", …" : "")
     parts.push(`${plural(facts.droppedExchanges.length, "earlier tool call", "earlier tool calls")} of this turn were left out (${shown})`)
   }
-  if (facts.elided > 0) parts.push(`${plural(facts.elided, "earlier tool result shows", "earlier tool results show")} only its start and end`)
+  if (facts.elided > 0) parts.push(plural(facts.elided, "earlier tool result shows only its start and end", "earlier tool results show only their start and end"))
   if (facts.droppedMessages > 0) parts.push(`${plural(facts.droppedMessages, "older channel message was", "older channel messages were")} left out`)
   if (facts.droppedImages > 0) parts.push(`the images of ${plural(facts.droppedImages, "older message were", "older messages were")} left out`)
   if (facts.cutResult) parts.push("the newest tool result was cut")
@@ -278,7 +281,7 @@ export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
   let cutResult: CutReport | undefined
   if (!fits() && newestExchange !== undefined) {
     const results = exchangeResultTokens(newestExchange)
-    const room = Math.max(0, results - over())
+    const room = Math.max(0, results - over() - MARKER_TOKENS * newestExchange.entries.length)
     let keptChars = 0
     let totalChars = 0
     const entries = newestExchange.entries.map((entry) => {
@@ -301,7 +304,7 @@ export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
   if (!fits() && questionMessage !== undefined) {
     const text = questionMessage.content
     const textCost = textTokens(text)
-    const keep = Math.max(Math.min(text.length, MIN_QUESTION_CHARS), charsFor(text, textCost, Math.max(0, textCost - over())))
+    const keep = Math.max(Math.min(text.length, MIN_QUESTION_CHARS), charsFor(text, textCost, Math.max(0, textCost - over() - MARKER_TOKENS)))
     if (keep < text.length) {
       const cut: ChatMessage = { ...questionMessage, content: cutMiddle(text, keep) }
       questionCost += messageTokens(cut) - messageTokens(questionMessage)
