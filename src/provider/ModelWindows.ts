@@ -7,6 +7,11 @@ export type WindowSource = "learned" | "setting" | "discovered" | "table" | "def
 export interface ModelWindow {
   readonly tokens: number
   readonly source: WindowSource
+  /**
+   * Output tokens the provider asks for when a request sets none (Anthropic's `max_tokens` is
+   * required, and it counts against the window); undefined: the server takes what is left.
+   */
+  readonly defaultOutputTokens?: number
 }
 
 export interface ModelWindowsShape {

@@ -22,7 +22,7 @@ import { summarizeExchanges } from "./summarizeExchanges"
  * context-length refusal is learned from and retried smaller (`afterPass`).
  *
  * The prompt may take the window less the output reserve (the request's `maxOutputTokens`, else
- * an eighth of the window up to 4096) and a margin (5 %, at least 256 tokens). Estimates are the
+ * what the provider asks for by default, else an eighth of the window up to 4096) and a margin (5 %, at least 256 tokens). Estimates are the
  * raw character-class counts times a factor: 1.25 before the provider has reported anything (the
  * raw count is within 0.8–1.4× of real tokenizers), then the ratio of the prompt tokens it
  * reported to the raw count of the request it answered.
@@ -195,7 +195,8 @@ export const makeContextBudget = Effect.fnUntraced(function*(attempt: AttemptInf
       if (window === undefined) return request
       const s = yield* Ref.get(state)
       const factor = s.factor
-      const room = (window.tokens - outputReserve(window.tokens, request.maxOutputTokens) - safetyMargin(window.tokens)) * s.tightening
+      const reserve = outputReserve(window.tokens, request.maxOutputTokens ?? window.defaultOutputTokens)
+      const room = (window.tokens - reserve - safetyMargin(window.tokens)) * s.tightening
       const limit = Math.max(0, Math.floor(room / factor))
       const exchanges = exchangesOf(request.functionHistory)
       const messages = request.messages

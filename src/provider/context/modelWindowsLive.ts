@@ -23,6 +23,13 @@ export interface ModelWindowsOptions {
   readonly retryAfter?: Duration.DurationInput
 }
 
+/**
+ * What each provider asks for as output when a request sets no `maxOutputTokens`, where that
+ * counts against the window (the same value as `anthropic/Anthropic.ts` `defaultMaxTokens`,
+ * kept here so this module does not load the Anthropic provider).
+ */
+export const DEFAULT_OUTPUT_TOKENS: Partial<Record<ProviderKind, number>> = { anthropic: 8_192 }
+
 export const DEFAULT_DISCOVERY_WAIT = Duration.seconds(2)
 export const DEFAULT_PROBE_TIMEOUT = Duration.seconds(5)
 export const DEFAULT_RETRY_AFTER = Duration.minutes(5)
@@ -96,7 +103,13 @@ export const make = (options: ModelWindowsOptions): Effect.Effect<ModelWindowsSh
       Effect.flatMap(probeFor(key, model), (answer) =>
         Effect.map(Effect.timeoutOption(Deferred.await(answer), wait), Option.getOrUndefined))
 
+    const output = DEFAULT_OUTPUT_TOKENS[options.provider]
+    const withOutput = (window: ModelWindow): ModelWindow => (output === undefined ? window : { ...window, defaultOutputTokens: output })
+
     const windowOf = (model: string): Effect.Effect<ModelWindow | undefined> =>
+      Effect.map(resolve(model), (window) => (window === undefined ? undefined : withOutput(window)))
+
+    const resolve = (model: string): Effect.Effect<ModelWindow | undefined> =>
       Effect.gen(function*() {
         const key = model.trim().toLowerCase()
         const fromRefusal = (yield* Ref.get(learned)).get(key)

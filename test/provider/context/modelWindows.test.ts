@@ -2,6 +2,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, type Duration, Effect, Either, Fiber, Layer, TestClock } from "effect"
 import { contextSettings, parseContextWindows } from "../../../src/config/ContextConfig"
+import * as Anthropic from "../../../src/provider/anthropic/Anthropic"
 import * as ModelWindowsLive from "../../../src/provider/context/modelWindowsLive"
 import { discoverWindow, llamaCppPropsWindow, ollamaShowWindow } from "../../../src/provider/context/windowDiscovery"
 import { DEFAULT_CONTEXT_TOKENS, tableWindow } from "../../../src/provider/context/windowTable"
@@ -151,6 +152,15 @@ describe("ModelWindows: learned, setting, discovered, table, default [issue 23]"
       const scripted = yield* live({ provider: "scripted" })
       assert.isUndefined(yield* scripted.windowOf("scripted"))
     }))
+
+  it.effect("Anthropic's required max_tokens is reserved from its window (the provider's own default)", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(ModelWindowsLive.DEFAULT_OUTPUT_TOKENS.anthropic, Anthropic.defaultMaxTokens)
+      const windows = yield* ModelWindowsLive.make({ provider: "anthropic", baseUrl: undefined, apiKey: undefined, setting: { all: undefined, byModel: new Map() }, models: [] }).pipe(
+        Effect.provide(HttpLive)
+      )
+      assert.deepStrictEqual(yield* windows.windowOf("claude-sonnet-4-5"), { tokens: 200_000, source: "table", defaultOutputTokens: Anthropic.defaultMaxTokens })
+    }).pipe(Effect.scoped))
 
   it.scopedLive("one probe per model, started at start-up for the configured chain, cached", () =>
     Effect.gen(function*() {
