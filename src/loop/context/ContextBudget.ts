@@ -24,7 +24,7 @@ import { summarizeExchanges } from "./summarizeExchanges"
  * The prompt may take the window less the output reserve (the request's `maxOutputTokens`, else
  * what the provider asks for by default, else an eighth of the window up to 4096) and a margin (5 %, at least 256 tokens). Estimates are the
  * raw character-class counts times a factor: 1.25 before the provider has reported anything (the
- * raw count is within 0.8–1.4× of real tokenizers), then the ratio of the prompt tokens it
+ * raw count is within 0.8–1.7× of real tokenizers), then the ratio of the prompt tokens it
  * reported to the raw count of the request it answered.
  */
 export interface ContextBudget {
@@ -37,7 +37,7 @@ export interface ContextBudget {
 
 /** A pass refused for its length is retried at most this often (then the attempt fails). */
 export const MAX_OVERFLOW_RETRIES = 2
-/** The factor before any report: the raw estimate is at worst ~0.8× a real tokenizer's count. */
+/** The factor before any report: the raw estimate is at worst ~0.8× a real tokenizer's count (JSON with hashes). */
 export const UNCALIBRATED_FACTOR = 1.25
 const MIN_FACTOR = 0.6
 const MAX_FACTOR = 4
