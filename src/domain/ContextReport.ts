@@ -10,7 +10,10 @@ export interface ContextReport {
   readonly windowSource: string | null
   /** Prompt tokens the provider reported for the last pass (null when it reported none). */
   readonly promptTokens: number | null
-  /** loopcord's estimate of the last request, calibrated (tokens). */
+  /**
+   * loopcord's calibrated estimate of the last request it counted (tokens); null when every
+   * request was within the window by its characters alone and was not counted.
+   */
   readonly estimatedPromptTokens: number | null
   readonly elided: {
     /** Older tool results shown as head and tail. */

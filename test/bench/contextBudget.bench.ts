@@ -180,6 +180,7 @@ const main = async () => {
   const runs = quick ? 500 : 3_000
   const budgetWarmFits = timeBudget(() => warmRequest, 1_000_000, runs)
   const budgetWarmTight = timeBudget(() => warmRequest, 12_000, runs)
+  const budgetColdFits = timeBudget(cold, 1_000_000, quick ? 200 : 1_000)
   const budgetColdTight = timeBudget(cold, 12_000, quick ? 200 : 1_000)
 
   const p = (name: string, concurrency: number, q: number) => ms(percentile(results.get(`${name}/${concurrency}`)!.gaps, q))
@@ -210,11 +211,12 @@ const main = async () => {
     "",
     "| case | µs per pass | share of the loop's sequential per-step overhead (no budget, p50) |",
     "|---|---:|---:|",
-    `| warm, fits (a turn's passes: items already counted) | ${fmt(budgetWarmFits, 1)} | ${share(budgetWarmFits)} |`,
+    `| warm, fits (a turn's passes: items already seen) | ${fmt(budgetWarmFits, 1)} | ${share(budgetWarmFits)} |`,
+    `| cold, fits (the first pass of a turn within its window: bounded by characters, not counted) | ${fmt(budgetColdFits, 1)} | ${share(budgetColdFits)} |`,
     `| warm, over the limit (old results elided, old history dropped) | ${fmt(budgetWarmTight, 1)} | ${share(budgetWarmTight)} |`,
-    `| cold, over the limit (every item counted anew: the first pass) | ${fmt(budgetColdTight, 1)} | ${share(budgetColdTight)} |`,
+    `| cold, over the limit (the first pass of a turn over its window: every item counted) | ${fmt(budgetColdTight, 1)} | ${share(budgetColdTight)} |`,
     "",
-    `Target (the budget's cost per pass ≤ 5 % of the per-step overhead, ${fmt(overheadUs, 0)} µs here): ${Math.max(budgetWarmFits, budgetWarmTight) <= overheadUs * 0.05 ? "met" : "NOT met"} for the passes of a turn (warm); the first pass of a turn (cold) costs ${share(budgetColdTight)}.`
+    `Target (the budget's cost per pass ≤ 5 % of the per-step overhead, ${fmt(overheadUs, 0)} µs here): ${Math.max(budgetWarmFits, budgetWarmTight, budgetColdFits) <= overheadUs * 0.05 ? "met" : "NOT met"} for every pass but the first of a turn over its window, which counts the whole conversation once (${share(budgetColdTight)}).`
   )
   process.stdout.write(`${lines.join("\n")}\n`)
 }

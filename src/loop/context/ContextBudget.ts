@@ -222,7 +222,9 @@ export const makeContextBudget = Effect.fnUntraced(function*(attempt: AttemptInf
         }
       }
       const estimate = Math.ceil(outcome.tokens * factor)
-      yield* Ref.update(state, (current) => ({ ...current, lastRaw: outcome.tokens, lastEstimate: estimate }))
+      // A request under the limit by its characters alone was not counted: nothing to calibrate against.
+      yield* Ref.update(state, (current) =>
+        outcome.counted ? { ...current, lastRaw: outcome.tokens, lastEstimate: estimate } : { ...current, lastRaw: 0 })
       if (outcome.request !== request) yield* record(outcome, window, estimate)
       return outcome.request
     })

@@ -4,7 +4,17 @@ import type { ToolHistoryEntry } from "../../domain/ToolHistoryEntry"
 import type { GenerationRequest } from "../../provider/GenerationRequest"
 import { toolResultText } from "../../provider/toolReplay"
 import { entriesOf, type Exchange } from "./exchanges"
-import { callTokens, declarationTokens, MESSAGE_OVERHEAD, messageTokens, resultTokens, textTokens } from "./tokenEstimate"
+import {
+  callTokens,
+  declarationTokens,
+  declarationUpperBound,
+  entryUpperBound,
+  MESSAGE_OVERHEAD,
+  messageTokens,
+  messageUpperBound,
+  resultTokens,
+  textTokens
+} from "./tokenEstimate"
 
 /**
  * The context budget: one request in, the same request cut to fit the prompt budget out. Pure
@@ -53,6 +63,8 @@ export interface BudgetOutcome {
   readonly tokens: number
   /** False when even every rule could not bring it under the limit (it is sent anyway). */
   readonly fits: boolean
+  /** False when the request was under the limit by its characters alone: `tokens` is that bound, not a count. */
+  readonly counted: boolean
   /** Older results shown as head and tail (the original entries). */
   readonly elidedResults: ReadonlyArray<ToolHistoryEntry>
   /** History messages whose images were left out, and history messages left out (the originals). */
@@ -178,8 +190,35 @@ const cutMiddle = (text: string, keep: number): string => {
 const charsFor = (text: string, textCost: number, tokens: number): number =>
   textCost <= 0 ? text.length : Math.max(0, Math.floor(tokens * (text.length / textCost)))
 
+/** At most one token a character: a request whose characters fit the limit fits, uncounted. */
+const upperBound = (request: GenerationRequest): number => {
+  let bound = request.system.length + MESSAGE_OVERHEAD + (request.assistantPrefill?.length ?? 0) + MESSAGE_OVERHEAD
+  for (const tool of request.tools) bound += declarationUpperBound(tool)
+  for (const message of request.messages) bound += messageUpperBound(message)
+  for (const entry of request.functionHistory) bound += entryUpperBound(entry)
+  return bound
+}
+
 export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
   const { request } = input
+  if (input.summary === undefined && upperBound(request) <= input.limit) {
+    // Not counted: `tokens` is the bound, which the request is known to be under.
+    const bound = upperBound(request)
+    return {
+      request,
+      originalTokens: bound,
+      tokens: bound,
+      fits: true,
+      counted: false,
+      elidedResults: [],
+      droppedImages: [],
+      droppedMessages: [],
+      droppedExchanges: [],
+      wantsSummary: undefined,
+      cutResult: undefined,
+      cutQuestion: undefined
+    }
+  }
   const covered = Math.min(input.summary?.covers ?? 0, input.exchanges.length)
   const summaryItem = input.summary === undefined || covered === 0 ? undefined : summaryMessage(covered, input.summary.text)
   const messages = request.messages
@@ -210,6 +249,7 @@ export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
     originalTokens,
     tokens: originalTokens,
     fits: true,
+    counted: true,
     elidedResults: [],
     droppedImages: [],
     droppedMessages: [],
@@ -336,6 +376,7 @@ export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
     originalTokens,
     tokens,
     fits: tokens <= input.limit,
+    counted: true,
     elidedResults,
     droppedImages,
     droppedMessages,

@@ -129,3 +129,29 @@ export const entryTokens = (entry: ToolHistoryEntry): number => callTokens(entry
 /** A tool declaration: name, description and JSON schema. */
 export const declarationTokens = (tool: ToolDeclaration): number =>
   memoised(tool, (t) => textTokens(t.name) + textTokens(t.description) + textTokens(JSON.stringify(t.parameters) ?? "") + EXCHANGE_OVERHEAD)
+
+/**
+ * Upper bounds, without reading the text: no character estimates above one token, so a request
+ * whose characters (plus framing and images) fit needs no counting at all.
+ */
+export const messageUpperBound = (message: ChatMessage): number =>
+  message.content.length + (message.name?.length ?? 0) + (message.images?.length ?? 0) * IMAGE_TOKENS + MESSAGE_OVERHEAD
+
+const upperMemo = new WeakMap<object, number>()
+
+export const entryUpperBound = (entry: ToolHistoryEntry): number => {
+  const known = upperMemo.get(entry)
+  if (known !== undefined) return known
+  const bound = toolResultText(entry).length + (JSON.stringify(callArguments(entry))?.length ?? 0) + entry.functionCall.name.length +
+    (preToolText(entry)?.length ?? 0) + toolImages(entry).length * IMAGE_TOKENS + EXCHANGE_OVERHEAD
+  upperMemo.set(entry, bound)
+  return bound
+}
+
+export const declarationUpperBound = (tool: ToolDeclaration): number => {
+  const known = upperMemo.get(tool)
+  if (known !== undefined) return known
+  const bound = tool.name.length + tool.description.length + (JSON.stringify(tool.parameters)?.length ?? 0) + EXCHANGE_OVERHEAD
+  upperMemo.set(tool, bound)
+  return bound
+}

@@ -60,12 +60,16 @@ describe("the context budget (pure: items and a limit in, a request out) [issue 
     assert.strictEqual(outcome.request, req)
     assert.isTrue(outcome.fits)
     assert.strictEqual(outcome.tokens, outcome.originalTokens)
+    assert.isFalse(outcome.counted, "under the limit by its characters alone: not even counted")
+    const counted = plan(req, plan(req, 1).originalTokens)
+    assert.strictEqual(counted.request, req, "counted and fits: still the same object")
+    assert.isTrue(counted.counted)
   })
 
   it("rule 1: older tool results become head and tail with a marker; the newest stays whole; nothing else changes", () => {
     const history = [user("earlier question", { name: "ann" }), { role: "assistant", content: "earlier answer" } satisfies ChatMessage]
     const req = chain(4, 40_000, history)
-    const full = plan(req, 1_000_000).tokens
+    const full = plan(req, 1).originalTokens
     const outcome = plan(req, Math.floor(full * 0.5))
     assert.isTrue(outcome.fits)
     const shown = results(outcome.request)
@@ -87,7 +91,7 @@ describe("the context budget (pure: items and a limit in, a request out) [issue 
 
   it("rule 1 elides oldest first, only as far as needed, and an elided result is the same object on every pass", () => {
     const req = chain(4, 40_000)
-    const full = plan(req, 1_000_000).tokens
+    const full = plan(req, 1).originalTokens
     const oneElided = full - textTokens(prose(40_000, "page0")) + 400
     const outcome = plan(req, oneElided)
     assert.strictEqual(outcome.elidedResults.length, 1)
@@ -105,7 +109,7 @@ describe("the context budget (pure: items and a limit in, a request out) [issue 
       user(prose(4_000, "newer"), { images: [image] })
     ]
     const req = chain(3, 40_000, history)
-    const full = plan(req, 10_000_000).tokens
+    const full = plan(req, 1).originalTokens
     // The request once rule 1 has elided both older results.
     const afterRule1 = full - [0, 1].reduce((freed, index) => freed + resultTokens(req.functionHistory[index]!) - resultTokens(elided(req.functionHistory[index]!)!), 0)
     const outcome = plan(req, afterRule1 + NOTE_TOKENS - 1_500)
