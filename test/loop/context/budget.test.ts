@@ -171,6 +171,16 @@ describe("the context budget (pure: items and a limit in, a request out) [issue 
     assert.strictEqual(outcome.request.functionHistory.at(-1)?.functionCall.id, "call_2")
   })
 
+  it("the items after the message being answered are this turn's own: never dropped, whatever their role", () => {
+    const restart: ChatMessage = { role: "user", content: `[metadata of the recent messages] ${prose(3_000, "meta")}` }
+    const continuation: ChatMessage = { role: "user", content: "[Your reply was interrupted…]" }
+    const req = request({ messages: [user(prose(3_000, "old")), user("What happened?"), restart, continuation] })
+    const outcome = plan(req, 200, { question: 1 })
+    assert.deepStrictEqual(outcome.droppedMessages, req.messages.slice(0, 1), "only the history before the question goes")
+    assert.include(outcome.request.messages, restart)
+    assert.include(outcome.request.messages, continuation)
+  })
+
   it("pairing: a call is never separated from its result; exchanges of several calls are kept or left out whole", () => {
     const parallel = (pass: number): Exchange => ({
       entries: [entry("fetch_url", prose(30_000, `a${pass}`), `a${pass}`), entry("web_search", prose(30_000, `b${pass}`), `b${pass}`)]
