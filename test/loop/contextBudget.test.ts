@@ -226,6 +226,42 @@ describe("the context budget in a turn (scripted model) [issue 23]", () => {
         }))
     }))
 
+  it.effect("CONTEXT_COMPACTION=summarize: when elision is not enough, one bounded request summarises the oldest calls, and the summary replaces them", () =>
+    Effect.gen(function*() {
+      const summaryRequests: Array<GenerationRequest> = []
+      const sent: Array<GenerationRequest> = []
+      yield* withTurn({
+        models: ["small"],
+        windows: windowsOf({ small: 8_192 }),
+        tools: [pageTool(3_000)],
+        script: ({ request }) => {
+          if (request.tools.length === 0 && request.functionHistory.length === 0 && request.messages[0]?.content.includes("Call 1:")) {
+            summaryRequests.push(request)
+            return S.reply("Pages 0 to n: nothing of note.")
+          }
+          sent.push(request)
+          const summarised = /\[Summary of the first (\d+) tool calls/.exec(request.messages.map((m) => m.content).join("\n"))
+          const reads = request.functionHistory.length + Number(summarised?.[1] ?? 0)
+          return reads < 40 ? S.callTool("read_page", { page: reads }) : S.reply(`read ${reads} pages`)
+        }
+      }, () =>
+        Effect.gen(function*() {
+          const result = yield* runGenerationTurn()
+          assert.strictEqual(result.status, "completed")
+          assert.strictEqual(result.text, "read 40 pages")
+          assert.isAbove(summaryRequests.length, 0)
+          const asked = summaryRequests[0]!
+          assert.deepStrictEqual(asked.tools, [], "the summary request declares no tools")
+          assert.isDefined(asked.maxOutputTokens)
+          assert.isAtMost(asked.maxOutputTokens!, 1_024)
+          const last = sent.at(-1)!
+          assert.include(last.messages.map((m) => m.content).join("\n"), "Pages 0 to n: nothing of note.")
+          assert.isBelow(last.functionHistory.length, 40, "the summarised calls are no longer replayed")
+          for (const request of sent) assert.isBelow(served(request), 8_192)
+          assert.strictEqual(result.context?.summaries, summaryRequests.length)
+        }))
+    }).pipe(Effect.provide(ContextConfig.make({ compaction: "summarize" }))))
+
   it.effect("without a known window the request goes as it is and the report has no context", () =>
     withTurn({ models: ["m"], script: [S.reply("fine")] }, () =>
       Effect.gen(function*() {
