@@ -81,7 +81,9 @@ const runTurn = (setup: VendorSetup, options: {
     })
     const log: WindowLog = { counted: [], refused: [] }
     const server = yield* fakeLlmServer()
-    server.setHandler(windowedVendor(setup.vendor, { window: options.window, log, act: (view) => options.act(view, site.origin), ...(options.props === undefined ? {} : { props: options.props }) }))
+    const vendor = windowedVendor(setup.vendor, { window: options.window, log, act: (view) => options.act(view, site.origin), ...(options.props === undefined ? {} : { props: options.props }) })
+    server.setHandler(vendor)
+    server.setProbeHandler(vendor)
     const kit = fetchUrlKit({ production: false })
     const fetchUrl = yield* kit.tool
     const http = yield* Layer.build(HttpLive)

@@ -6,7 +6,7 @@ import * as Anthropic from "../../../src/provider/anthropic/Anthropic"
 import * as ModelWindowsLive from "../../../src/provider/context/modelWindowsLive"
 import { discoverWindow, llamaCppPropsWindow, ollamaShowWindow } from "../../../src/provider/context/windowDiscovery"
 import { DEFAULT_CONTEXT_TOKENS, tableWindow } from "../../../src/provider/context/windowTable"
-import { fakeLlmServer, type FakeResponse, jsonResponse } from "../../support/fakeProviders/FakeLlmServer"
+import { fakeLlmServer, type FakeResponse, jsonResponse, type RecordedRequest } from "../../support/fakeProviders/FakeLlmServer"
 import { HttpLive } from "../harness"
 
 const notFound: FakeResponse = jsonResponse(404, { error: "not found" })
@@ -14,11 +14,14 @@ const notFound: FakeResponse = jsonResponse(404, { error: "not found" })
 /** A fake server that answers the given paths (method and path) with JSON, and 404 elsewhere. */
 const serving = (routes: Readonly<Record<string, unknown>>) =>
   Effect.tap(fakeLlmServer(), (server) =>
-    Effect.sync(() =>
-      server.setHandler((request) => {
+    Effect.sync(() => {
+      const answer = (request: RecordedRequest) => {
         const route = `${request.method} ${request.path}`
         return route in routes ? jsonResponse(200, routes[route]) : notFound
-      })))
+      }
+      server.setHandler(answer)
+      server.setProbeHandler(answer)
+    }))
 
 const discover = (baseUrl: string, model: string, timeout: Duration.DurationInput = "2 seconds") =>
   Effect.flatMap(HttpClient.HttpClient, (client) => discoverWindow(client, { baseUrl, apiKey: undefined, timeout }, model)).pipe(
@@ -89,7 +92,7 @@ describe("window discovery from the model's server (loopback fakes) [issue 23]",
     Effect.gen(function*() {
       const server = yield* serving({ "POST /api/show": { parameters: "num_ctx 12288", model_info: { "llama.context_length": 131072 } } })
       assert.strictEqual(yield* discover(`${server.url}/v1`, "llama3.1:8b"), 12288)
-      const show = server.requests.find((request) => request.path === "/api/show")
+      const show = server.probes.find((request) => request.path === "/api/show")
       assert.deepStrictEqual(show?.json, { model: "llama3.1:8b", name: "llama3.1:8b" })
     }))
 
@@ -119,10 +122,10 @@ describe("window discovery from the model's server (loopback fakes) [issue 23]",
       const junk = yield* serving({ "GET /props": { n_ctx: -5 }, "GET /v1/models": "not a list" })
       assert.isUndefined(yield* discover(`${junk.url}/v1`, "m"))
       const big = yield* fakeLlmServer()
-      big.setHandler(() => ({ status: 200, headers: { "content-type": "application/json" }, parts: [{ write: `{"n_ctx": 4096, "pad": "${"x".repeat(300 * 1024)}"}` }] }))
+      big.setProbeHandler(() => ({ status: 200, headers: { "content-type": "application/json" }, parts: [{ write: `{"n_ctx": 4096, "pad": "${"x".repeat(300 * 1024)}"}` }] }))
       assert.isUndefined(yield* discover(`${big.url}/v1`, "m"), "a /props body over its cap is not read")
       const hanging = yield* fakeLlmServer()
-      hanging.setHandler(() => ({ parts: [], neverRespond: true }))
+      hanging.setProbeHandler(() => ({ parts: [], neverRespond: true }))
       const startedAt = Date.now()
       assert.isUndefined(yield* discover(`${hanging.url}/v1`, "m", "300 millis"))
       assert.isBelow(Date.now() - startedAt, 1_500)
@@ -166,15 +169,17 @@ describe("ModelWindows: learned, setting, discovered, table, default [issue 23]"
     Effect.gen(function*() {
       const server = yield* serving({ "GET /props": { n_ctx: 24000 } })
       const windows = yield* live({ baseUrl: `${server.url}/v1`, models: ["a"] })
-      yield* Effect.promise(() => server.request(0))
+      // Asked before any turn asks.
+      for (let tries = 0; tries < 200 && server.probes.length === 0; tries++) yield* Effect.sleep("10 millis")
+      assert.isAbove(server.probes.length, 0)
       for (let ask = 0; ask < 3; ask++) assert.strictEqual((yield* windows.windowOf("a"))?.tokens, 24000)
-      assert.strictEqual(server.requests.filter((request) => request.path === "/props").length, 1)
+      assert.strictEqual(server.probes.filter((request) => request.path === "/props").length, 1)
     }))
 
   it.scoped("a pass waits for a slow first answer at most the discovery wait, then uses the table (TestClock)", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
-      server.setHandler(() => ({ parts: [], neverRespond: true }))
+      server.setProbeHandler(() => ({ parts: [], neverRespond: true }))
       const windows = yield* live({ baseUrl: `${server.url}/v1`, discoveryWait: "2 seconds", probeTimeout: "1 hour" })
       const done = yield* Deferred.make<void>()
       const asked = yield* Effect.fork(Effect.ensuring(windows.windowOf("qwen3:8b"), Deferred.succeed(done, undefined)))
