@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Metric, Stream } from "effect"
+import { Effect, Fiber, Layer, Metric, Stream } from "effect"
 import { ContextConfig } from "../../src/config/ContextConfig"
 import { ProviderError } from "../../src/domain/ProviderError"
 import { toolSuccess } from "../../src/domain/ToolResult"
@@ -261,6 +261,24 @@ describe("the context budget in a turn (scripted model) [issue 23]", () => {
           assert.strictEqual(result.context?.summaries, summaryRequests.length)
         }))
     }).pipe(Effect.provide(ContextConfig.make({ compaction: "summarize" }))))
+
+  it.effect("waiting for a model's window yields to /kill: the turn stops at once, the model never asked", () =>
+    Effect.gen(function*() {
+      const asked: Array<string> = []
+      const hanging = Layer.succeed(ModelWindows, { windowOf: () => Effect.never, learn: () => Effect.void })
+      yield* withTurn({ models: ["m"], windows: hanging, script: ({ request }) => {
+        asked.push(request.model)
+        return S.reply("too late")
+      } }, ({ signals }) =>
+        Effect.gen(function*() {
+          const turn = yield* Effect.fork(runGenerationTurn())
+          yield* Effect.yieldNow()
+          yield* signals.kill({ requesterId: "user-1" })
+          const result = yield* Fiber.join(turn)
+          assert.strictEqual(result.status, "stopped_by_user")
+          assert.deepStrictEqual(asked, [])
+        }))
+    }))
 
   it.effect("without a known window the request goes as it is and the report has no context", () =>
     withTurn({ models: ["m"], script: [S.reply("fine")] }, () =>

@@ -5,7 +5,7 @@ import type { ContextReport } from "../../domain/ContextReport"
 import type { PassResult } from "../../domain/PassResult"
 import type { GenerationRequest } from "../../provider/GenerationRequest"
 import { LanguageModel } from "../../provider/LanguageModel"
-import { type ModelWindow, ModelWindows } from "../../provider/ModelWindows"
+import { type ModelWindow, ModelWindows, noKnownWindows } from "../../provider/ModelWindows"
 import type { AttemptInfo } from "../AttemptInfo"
 import { CurrentTurn } from "../CurrentTurn"
 import { ResponseSink } from "../ResponseSink"
@@ -134,7 +134,10 @@ export const makeContextBudget = Effect.fnUntraced(function*(attempt: AttemptInf
   const windowFor = Effect.gen(function*() {
     const known = (yield* Ref.get(state)).window
     if (known !== "unknown") return known
-    const window = yield* Effect.raceFirst(windows.windowOf(attempt.model), Effect.as(signals.awaitKill, undefined))
+    // Nothing to wait for without windows (tests, embedding): no race, no fibers.
+    const window = windows === noKnownWindows
+      ? undefined
+      : yield* Effect.raceFirst(windows.windowOf(attempt.model), Effect.as(signals.awaitKill, undefined))
     yield* Ref.update(state, (s) => ({ ...s, window }))
     return window
   })
