@@ -60,7 +60,8 @@ const describeFailure = (failure: AttemptFailure, last: PassResult | undefined):
 /**
  * The outer tier (spec §5, design §2 decision 4): tries the primary model, then each fallback;
  * per model up to 3 keys of the route's rotation. Only a provider `error` rotates the key (and
- * rests it); a stream timeout or a malformed call goes to the next model. Text a failed attempt
+ * rests it), never a refusal for length (that goes on only to a model with a larger window); a
+ * stream timeout or a malformed call goes to the next model. Text a failed attempt
  * delivered stays: the next attempt continues it (prefill) with its tool history, so nothing
  * the user saw is deleted, repeated or redone. The attempts come from the route layer
  * (`turnRoutes`): the planned models on the turn's first route, then, once, the server route's.
