@@ -201,9 +201,9 @@ const upperBound = (request: GenerationRequest): number => {
 
 export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
   const { request } = input
-  if (input.summary === undefined && upperBound(request) <= input.limit) {
+  const bound = input.summary === undefined ? upperBound(request) : Number.POSITIVE_INFINITY
+  if (bound <= input.limit) {
     // Not counted: `tokens` is the bound, which the request is known to be under.
-    const bound = upperBound(request)
     return {
       request,
       originalTokens: bound,
