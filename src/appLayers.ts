@@ -10,6 +10,7 @@ import { type ConfigError, Effect, Layer, Option } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
+import { ContextConfig } from "./config/ContextConfig"
 import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { DraftingConfig } from "./config/DraftingConfig"
@@ -37,6 +38,7 @@ import { ThoughtLog } from "./loop/ThoughtLog"
 import { lazyLayer } from "./lazyLayer"
 import { instrumentedModelLayer } from "./ops/instrumentedModel"
 import { instrumentToolRegistry } from "./ops/instrumentedTools"
+import * as ModelWindowsLive from "./provider/context/modelWindowsLive"
 import type { LanguageModel } from "./provider/LanguageModel"
 import * as Database from "./store/Database"
 import * as KeyCooldownStore from "./store/KeyCooldownStore"
@@ -73,6 +75,7 @@ export const checkSettings = (front: "terminal" | "discord") =>
     ImageConfig.layer,
     SpeechConfig.layer,
     VisionConfig.layer,
+    ContextConfig.layer,
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
@@ -206,7 +209,10 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     shortTermMemoryContext.pipe(Layer.provide(storesLive)),
     PendingContextStash.Default,
     routePlanLayer.pipe(Layer.provide(ProviderConfig.layer)),
-    KeyPool.Default.pipe(Layer.provide(sharedKeyCooldownsLive))
+    KeyPool.Default.pipe(Layer.provide(sharedKeyCooldownsLive)),
+    // Every model's context window (setting, its server's answer, the table), and the budget's settings.
+    ModelWindowsLive.layer.pipe(Layer.provide(Layer.merge(ProviderConfig.layer, ContextConfig.layer))),
+    ContextConfig.layer
   )
 }
 

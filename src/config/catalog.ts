@@ -1,6 +1,7 @@
 import { ConfigError, ConfigProvider, ConfigProviderPathPatch, Effect, HashSet, Layer } from "effect"
 import { anthropicPromptCacheSetting, httpProviderSettings, novelAiSettings } from "../provider/providerConfig"
 import { ChatConfig } from "./ChatConfig"
+import { ContextConfig } from "./ContextConfig"
 import { CredentialConfig } from "./CredentialConfig"
 import { DiscordConfig } from "./DiscordConfig"
 import { DraftingConfig } from "./DraftingConfig"
@@ -82,6 +83,12 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   ANTHROPIC_PROMPT_CACHE: { group: "Model provider", meaning: "on or off: prompt-caching breakpoints for LLM_PROVIDER=anthropic", default: "on" },
   NOVELAI_FRAGMENT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: output tokens one NovelAI request asks for" },
   NOVELAI_MAX_OUTPUT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: the output budget of one reply, across its fragments" },
+  LLM_CONTEXT_TOKENS: {
+    group: "Model provider",
+    meaning: "context windows in tokens: one number for every model, or model=tokens pairs (e.g. 16384,qwen3:8b=32768); a model's server, the built-in table or 8192 otherwise",
+    default: ""
+  },
+  CONTEXT_COMPACTION: { group: "Model provider", meaning: "elide or summarize: when eliding older tool results is not enough, the oldest tool calls are left out, or summarised by the model", default: "elide" },
   VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS: { group: "Model provider", meaning: "text held back while a verbatim tool call may be starting (a non-positive value: the default)", default: "8192" },
 
   TOOL_EXECUTION_TIMEOUT_MS: { group: "Tool loop", meaning: "per tool call, fresh for each call" },
@@ -189,6 +196,7 @@ export const settingDefinitions: ReadonlyArray<Effect.Effect<unknown, unknown>> 
   Effect.scoped(Layer.build(Layer.mergeAll(
     LoopConfig.layer,
     ChatConfig.layer,
+    ContextConfig.layer,
     StoreConfig.layer,
     CredentialConfig.layer,
     DraftingConfig.layer,

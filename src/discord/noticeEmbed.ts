@@ -56,6 +56,12 @@ export const noticeEmbed: (notice: UserNotice) => APIEmbed = UserNotice.$match({
     ),
   ProviderFailed: ({ model, reason }) => embed(Color.error, "The model could not answer", `${model}: ${failureClassText[reason]}.`),
   ServerRouteRefused: ({ reason, retryAfterMs }) => embed(Color.warn, "The server's key was not used", serverRouteRefusal(reason, retryAfterMs)),
+  MessageShortened: ({ keptChars, totalChars }) =>
+    embed(
+      Color.warn,
+      "Your message was shortened",
+      `It is longer than the model can read at once: it saw the start and the end (${keptChars.toLocaleString("en-US")} of ${totalChars.toLocaleString("en-US")} characters).`
+    ),
   Stopped: () => embed(Color.info, "Stopped", "The reply was stopped with /kill."),
   ToolProgress: ({ text, tool }) => ({ color: Color.info, description: clip(text.length > 0 ? text : tool, DiscordLimit.embedDescription) })
 })

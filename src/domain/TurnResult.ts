@@ -1,3 +1,4 @@
+import type { ContextReport } from "./ContextReport"
 import type { CredentialSource } from "./CredentialSource"
 import type { ToolArgs } from "./FunctionCall"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "./PassResult"
@@ -29,6 +30,8 @@ export interface AttemptResult {
   readonly thoughtLog?: ThoughtLogPayload
   readonly stickerSelection?: Sticker
   readonly reason?: TurnFailureReason
+  /** What the context budget did (absent when the attempt asked no model). */
+  readonly context?: ContextReport
 }
 
 /** One attempt of the outer tier, for the report. */
@@ -58,4 +61,6 @@ export interface TurnResult {
    * server route's when that route took over). Absent when no route was chosen.
    */
   readonly credentialSource?: CredentialSource
+  /** What the context budget did over the turn's attempts (absent when no model was asked). */
+  readonly context?: ContextReport
 }

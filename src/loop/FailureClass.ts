@@ -15,6 +15,7 @@ export type FailureClass =
   | "no_first_token"
   | "malformed_tool_call"
   | "internal_error"
+  | "context_too_long"
 
 const byProviderReason: Record<ProviderErrorReason, FailureClass> = {
   Auth: "key_refused",
@@ -23,7 +24,8 @@ const byProviderReason: Record<ProviderErrorReason, FailureClass> = {
   Network: "unreachable",
   BadRequest: "request_refused",
   InvalidResponse: "malformed_answer",
-  Stalled: "stream_stalled"
+  Stalled: "stream_stalled",
+  ContextOverflow: "context_too_long"
 }
 
 export const failureClassOf = (reason: ProviderErrorReason): FailureClass => byProviderReason[reason]
@@ -39,5 +41,6 @@ export const failureClassText: Record<FailureClass, string> = {
   stream_stalled: "the stream stalled",
   no_first_token: "no answer before the first-token deadline",
   malformed_tool_call: "the model produced a malformed tool call",
-  internal_error: "an internal error ended the reply"
+  internal_error: "an internal error ended the reply",
+  context_too_long: "the conversation was too long for the model"
 }

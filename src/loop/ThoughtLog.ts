@@ -11,6 +11,8 @@ export interface HiddenNotice {
     // Response Drafting: a reviewer decision, and a draft or tool request that went ahead unreviewed.
     | "draft_review"
     | "draft_unreviewed"
+    // The context budget cut the message being answered to fit the model's window.
+    | "context_cut"
   readonly severity: "error" | "info"
   readonly title: string
   readonly description: string

@@ -35,6 +35,11 @@ export type UserNotice = Data.TaggedEnum<{
     /** For a cooldown: how long until the next server-paid turn is admitted. */
     readonly retryAfterMs: number | undefined
   }
+  /**
+   * The message being answered was longer than the model's context window allows: the model saw
+   * its start and end only.
+   */
+  MessageShortened: { readonly keptChars: number; readonly totalChars: number }
   /** The turn was stopped with /kill. */
   Stopped: {}
   /** A tool's progress line ("Searching the web…"). */

@@ -7,7 +7,9 @@ import { addUsage, type TokenUsage } from "../domain/TokenUsage"
 import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
 import type { AttemptRecord, ToolCallRecord, TurnResult } from "../domain/TurnResult"
 import { LanguageModel } from "../provider/LanguageModel"
+import { mergeContextReports } from "../domain/ContextReport"
 import { type AttemptInfo, personalVariant } from "./AttemptInfo"
+import { endedOnOverflow, nextLargerWindow } from "./context/overflowFallback"
 import { CurrentTurn } from "./CurrentTurn"
 import { makeDraftTurn } from "./drafting/DraftState"
 import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
@@ -58,7 +60,8 @@ const describeFailure = (failure: AttemptFailure, last: PassResult | undefined):
 /**
  * The outer tier (spec §5, design §2 decision 4): tries the primary model, then each fallback;
  * per model up to 3 keys of the route's rotation. Only a provider `error` rotates the key (and
- * rests it); a stream timeout or a malformed call goes to the next model. Text a failed attempt
+ * rests it), never a refusal for length (that goes on only to a model with a larger window); a
+ * stream timeout or a malformed call goes to the next model. Text a failed attempt
  * delivered stays: the next attempt continues it (prefill) with its tool history, so nothing
  * the user saw is deleted, repeated or redone. The attempts come from the route layer
  * (`turnRoutes`): the planned models on the turn's first route, then, once, the server route's.
@@ -88,6 +91,7 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
     const outcomes = finished.map((attempt) => attempt.outcome)
     const final = outcomes[outcomes.length - 1]
     const thoughtLog = outcomes.reduce<ThoughtLogPayload | undefined>((latest, o) => o.result.thoughtLog ?? latest, undefined)
+    const context = mergeContextReports(outcomes.map((o) => o.result.context))
     const sticker = final?.stickerSelection ?? carry.stickerSelection
     const attempts: Array<AttemptRecord> = finished.map((attempt) => ({
       model: attempt.model,
@@ -105,7 +109,8 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
       ...(thoughtLog === undefined ? {} : { thoughtLog }),
       // Only a completed reply carries its sticker (issue 11.4).
       ...(status !== "completed" || sticker === undefined || sticker === null ? {} : { stickerSelection: sticker }),
-      ...(final?.result.reason === undefined ? {} : { reason: final.result.reason })
+      ...(final?.result.reason === undefined ? {} : { reason: final.result.reason }),
+      ...(context === undefined ? {} : { context })
     }
   }
 
@@ -183,7 +188,8 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
       if (last?._tag === "Timeout" && info.suppressUserErrors) {
         deferredTimeout = UserNotice.StreamTimeout({ provider, phase: last.phase, ...personalVariant(info) })
       }
-      if (failure === "ProviderError" && last?._tag === "Error") {
+      // A request too long for the window says nothing about the key: it is never rested or rotated.
+      if (failure === "ProviderError" && last?._tag === "Error" && !endedOnOverflow(last)) {
         yield* route.keys.recordError(keyIndex, last.error)
         if (hasFallbackKey) continue
       } else if (run.outcome.result.status !== "timeout") {
@@ -207,6 +213,11 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
       })
       // Route layer (spec §5): after the last attempt failed retryably, the server route may follow.
       if (modelIndex === slots.length - 1) slots.push(...(yield* routes.extend))
+      // Too long for this model: only a later model with a larger window is worth asking.
+      if (endedOnOverflow(last) && modelIndex < slots.length - 1) {
+        const next = yield* nextLargerWindow(slots.map((candidate) => candidate.model), modelIndex)
+        slots.splice(modelIndex + 1, (next ?? slots.length) - modelIndex - 1)
+      }
       if (modelIndex < slots.length - 1) {
         failures.push({ model, reason })
         continue

@@ -7,6 +7,7 @@ import { LoopConfig } from "../config/LoopConfig"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
 import type { Sticker } from "../domain/Sticker"
 import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
+import type { ContextReport } from "../domain/ContextReport"
 import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
 import type { GenerationRequest } from "../provider/GenerationRequest"
 import type { LanguageModel } from "../provider/LanguageModel"
@@ -22,6 +23,7 @@ import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { isNovelAiPreToolText, mayTrySettle, novelAiRetryExhausted, shouldEndAfterPreToolText } from "./policy"
 import { StopResponses } from "./StopResponses"
 import { ThoughtLog } from "./ThoughtLog"
+import { makeContextBudget } from "./context/ContextBudget"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
 import { authorNotes } from "./drafting/authorNotes"
@@ -108,6 +110,9 @@ const refusedPrefill = (pass: PassResult, request: GenerationRequest): boolean =
 
 const isBlank = (text: string) => text.trim().length === 0
 
+const withContext = (result: AttemptResult, context: ContextReport | undefined): AttemptResult =>
+  context === undefined || context.window === null ? result : { ...result, context }
+
 /**
  * The inner tier (spec §2): one generation attempt (one model × one key). Streams a pass,
  * dispatches its tool call, and goes round until the model answers, a stop or follow-up
@@ -146,10 +151,12 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
   // Response Drafting (spec §2.10): prose is held and reviewed before delivery; undefined when off.
   const draft = yield* startDraftAttempt({ turn: input.draft, attempt, apiKey: input.apiKey })
   const reviewUsage = draft === undefined ? Effect.succeed(undefined) : Ref.get(draft.usage)
+  // Every request is fitted to the model's context window (docs/architecture.md, "Context budget").
+  const budget = yield* makeContextBudget(attempt)
 
   const finish = (status: TurnStatus, responseText: string, refused?: DeliveryError) =>
-    Effect.map(Effect.zip(Ref.get(state), reviewUsage), ([s, reviewed]): ToolLoopOutcome => ({
-      result: withReview(buildResult({
+    Effect.map(Effect.all([Ref.get(state), reviewUsage, budget.report]), ([s, reviewed, context]): ToolLoopOutcome => ({
+      result: withContext(withReview(buildResult({
         status,
         responseText,
         // Review mode: scene metadata only with a reply (spec §2.9).
@@ -159,7 +166,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         toolResponseDelivered: s.toolResponseDelivered,
         thoughtLog: s.thoughtLog,
         stickerSelection: s.stickerSelection
-      }), reviewed, refused),
+      }), reviewed, refused), context),
       unansweredText: s.carried,
       functionHistory: s.functionHistory,
       stickerSelection: s.stickerSelection
@@ -235,7 +242,9 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       yield* sink.notice(UserNotice.StillWorking({ iteration }))
     }
 
-    const { continuing, request } = yield* buildRequest
+    const built = yield* buildRequest
+    const request = yield* budget.fit(built.request)
+    const continuing = built.continuing
     // Response Drafting: the pass writes into the draft, not to the user.
     const passSink = draft === undefined ? sink : holdingSink(draft.turn, sink)
     // NovelAI retry of a failed tool (spec §2.3 step 8): the pass posts nothing; its text is withheld.
@@ -253,6 +262,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
         ? mergeDetails(s.detailsText, pass.detailsContent)
         : s.detailsText
     }))
+    // Refused as too long for the window: the same pass again, smaller (at most twice).
+    if ((yield* budget.afterPass(pass)) === "retry") continue
     if (before.continuation === "prefill" && refusedPrefill(pass, request)) {
       yield* Effect.logWarning("the server refused the reply prefill; retrying the pass once with an instruction naming the posted text").pipe(
         Effect.annotateLogs({ model: attempt.model, detail: pass._tag === "Error" ? pass.error.detail : "" })

@@ -24,7 +24,9 @@ const annotatePass = (event: ProviderEvent): Effect.Effect<void> => {
   }
 }
 
-const countError = (error: ProviderError) => Metric.increment(Metric.tagged(providerErrorsTotal, "reason", error.reason))
+/** A request too long for the window is no provider failure: those are counted from the turn's context report. */
+const countError = (error: ProviderError) =>
+  error.reason === "ContextOverflow" ? Effect.void : Metric.increment(Metric.tagged(providerErrorsTotal, "reason", error.reason))
 
 /**
  * One span per provider stream, i.e. per pass of the loop (`loopcord.pass`, under the attempt's

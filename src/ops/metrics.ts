@@ -19,6 +19,16 @@ export const providerErrorsTotal = Metric.counter("loopcord_provider_errors", {
   incremental: true
 })
 
+export const contextElisionsTotal = Metric.counter("loopcord_context_elisions", {
+  description: "Items the context budget left out or cut to fit a model's window, by kind (tool_result, tool_exchange, history_message, history_image, cut_tool_result, cut_user_message)",
+  incremental: true
+})
+
+export const contextOverflowsTotal = Metric.counter("loopcord_context_overflows", {
+  description: "Requests a provider refused as too long for the model's context window (not provider errors: the key is never rested)",
+  incremental: true
+})
+
 export const keyRotationsTotal = Metric.counter("loopcord_key_rotations", {
   description: "Attempts that moved on to another API key of the pool for the same model",
   incremental: true

@@ -4,6 +4,8 @@ import { TurnObserver, type TurnObserverShape } from "../chat/TurnObserver"
 import type { TurnResult } from "../domain/TurnResult"
 import { Instrumentation, type InstrumentationShape } from "./Instrumentation"
 import {
+  contextElisionsTotal,
+  contextOverflowsTotal,
   fallbacksTotal,
   hashedGuild,
   keyRotationsTotal,
@@ -13,6 +15,21 @@ import {
   turnDuration,
   turnsTotal
 } from "./metrics"
+
+/** What the context budget left out or cut in a turn, by metric label (zeros left out). */
+export const contextElisions = (result: TurnResult): ReadonlyArray<readonly [kind: string, count: number]> => {
+  const context = result.context
+  if (context === undefined) return []
+  const counts: ReadonlyArray<readonly [string, number]> = [
+    ["tool_result", context.elided.toolResults],
+    ["tool_exchange", context.elided.toolExchanges],
+    ["history_message", context.elided.historyMessages],
+    ["history_image", context.elided.historyImages],
+    ["cut_tool_result", context.elided.cutToolResults],
+    ["cut_user_message", context.cutUserMessage === null ? 0 : 1]
+  ]
+  return counts.filter(([, count]) => count > 0)
+}
 
 /** Rotations and fallbacks, read off the attempts: the same model again is a key rotation, another model a fallback. */
 export const attemptMoves = (result: TurnResult): { readonly rotations: number; readonly fallbacks: number } => {
@@ -36,6 +53,11 @@ const makeObserver = (instrumentation: InstrumentationShape) =>
         yield* Metric.update(turnDuration, elapsedMs)
         if (rotations > 0) yield* Metric.incrementBy(keyRotationsTotal, rotations)
         if (fallbacks > 0) yield* Metric.incrementBy(fallbacksTotal, fallbacks)
+        for (const [kind, count] of contextElisions(result)) {
+          yield* Metric.incrementBy(Metric.tagged(contextElisionsTotal, "kind", kind), count)
+        }
+        const refusals = result.context?.overflowRefusals ?? 0
+        if (refusals > 0) yield* Metric.incrementBy(contextOverflowsTotal, refusals)
         for (const call of result.toolCalls) {
           const tool = yield* toolLabel(call.name)
           yield* Metric.update(

@@ -1,6 +1,7 @@
 import type { HttpClientError } from "@effect/platform"
 import { Duration } from "effect"
 import { ProviderError, type ProviderErrorReason } from "../domain/ProviderError"
+import { contextOverflowOf } from "./contextOverflow"
 
 /**
  * Mapping of everything that can go wrong on the wire to `ProviderError` (one table, shared by
@@ -72,14 +73,18 @@ export const fromStatus = (options: {
   readonly body: string
   readonly nowMillis: number
 }): ProviderError => {
-  const message = errorMessageOf(parseJson(options.body))
+  const payload = parseJson(options.body)
+  const message = errorMessageOf(payload)
   const retryAfter = retryAfterFrom(options.headers, options.nowMillis)
+  // A request too long for the window is its own class, whatever status the server chose for it.
+  const overflow = options.status >= 400 ? contextOverflowOf(payload, message ?? options.body) : undefined
   return new ProviderError({
-    reason: reasonForStatus(options.status),
+    reason: overflow === undefined ? reasonForStatus(options.status) : "ContextOverflow",
     provider: options.provider,
     status: options.status,
     detail: collapse(message ?? (options.body.length > 0 ? options.body : `HTTP ${options.status} with an empty body`)),
-    ...(retryAfter === undefined ? {} : { retryAfter })
+    ...(retryAfter === undefined ? {} : { retryAfter }),
+    ...(overflow === undefined ? {} : { overflow })
   })
 }
 
@@ -99,12 +104,16 @@ const reasonForPayload = (payload: unknown): ProviderErrorReason => {
 }
 
 /** An error object received inside an otherwise healthy event stream. */
-export const fromStreamErrorPayload = (provider: string, payload: unknown): ProviderError =>
-  new ProviderError({
-    reason: reasonForPayload(payload),
+export const fromStreamErrorPayload = (provider: string, payload: unknown): ProviderError => {
+  const message = errorMessageOf(payload)
+  const overflow = contextOverflowOf(payload, message)
+  return new ProviderError({
+    reason: overflow === undefined ? reasonForPayload(payload) : "ContextOverflow",
     provider,
-    detail: collapse(`error event in the stream: ${errorMessageOf(payload) ?? JSON.stringify(payload)}`)
+    detail: collapse(`error event in the stream: ${message ?? JSON.stringify(payload)}`),
+    ...(overflow === undefined ? {} : { overflow })
   })
+}
 
 export const fromHttpClientError = (provider: string, error: HttpClientError.HttpClientError): ProviderError => {
   if (error._tag === "RequestError") {

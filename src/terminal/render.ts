@@ -27,6 +27,8 @@ export const renderNotice = (notice: UserNotice): string =>
     ProviderFailed: ({ model, reason }) => `✗ the model could not answer (${model}: ${failureClassText[reason]}); details are in the log`,
     ServerRouteRefused: ({ reason, retryAfterMs }) =>
       `⚠ the server's key was not used: ${reason.replace(/_/g, " ")}${retryAfterMs === undefined ? "" : ` (retry in ${Math.ceil(retryAfterMs / 1000)} s)`}`,
+    MessageShortened: ({ keptChars, totalChars }) =>
+      `⚠ your message is longer than the model can read at once: it saw the start and the end (${keptChars} of ${totalChars} characters)`,
     Stopped: () => "⏹ stopped",
     ToolProgress: ({ text, tool }) => `  ${tool}: ${text}`
   })

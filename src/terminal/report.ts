@@ -1,3 +1,4 @@
+import { type ContextReport, elidedItems } from "../domain/ContextReport"
 import type { TokenUsage } from "../domain/TokenUsage"
 import type { TurnResult } from "../domain/TurnResult"
 
@@ -11,8 +12,22 @@ export const usageReport = (usage: TokenUsage) => ({
   reasoningTokens: usage.reasoningTokens ?? 0
 })
 
+/** What the context budget did: the window, the last pass's prompt tokens, what was elided or cut. */
+export const contextReport = (context: ContextReport) => ({
+  window: context.window,
+  windowSource: context.windowSource,
+  promptTokens: context.promptTokens,
+  estimatedPromptTokens: context.estimatedPromptTokens,
+  elidedItems: elidedItems(context),
+  elided: context.elided,
+  cutUserMessage: context.cutUserMessage,
+  overflowRefusals: context.overflowRefusals,
+  summaries: context.summaries
+})
+
 /**
- * The `--once --json` turn report (design §5.1): exactly these keys in this order. `response`
+ * The `--once --json` turn report (design §5.1): exactly these keys in this order, then
+ * `context` (what the context budget did; null when the turn asked no model with a known window). `response`
  * is the exact payload replayed to the model; absent arguments and usage are `null`. `usage` sums
  * every pass of every attempt (failed attempts included: their tokens were billed too).
  */
@@ -29,6 +44,7 @@ export const turnReport = (result: TurnResult) => ({
     durationMs: call.durationMs
   })),
   usage: result.usage === undefined ? null : usageReport(result.usage),
+  context: result.context === undefined ? null : contextReport(result.context),
   // Only on an `error` turn the front could not deliver (decision 18).
   ...(result.reason === undefined ? {} : { reason: result.reason })
 })

@@ -42,7 +42,7 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
     const lines = run.stdout.trimEnd().split("\n")
     assert.strictEqual(lines.length, 1)
     const report = JSON.parse(lines[0] ?? "")
-    assert.deepStrictEqual(Object.keys(report), ["status", "text", "iterations", "attempts", "toolCalls", "usage"])
+    assert.deepStrictEqual(Object.keys(report), ["status", "text", "iterations", "attempts", "toolCalls", "usage", "context"])
     assert.strictEqual(report.status, "completed")
     assert.strictEqual(report.text, "You said: hi")
     assert.deepStrictEqual(report.attempts, [{ model: "scripted", keyIndex: 0, status: "completed" }])
@@ -88,6 +88,8 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
       ["FETCH_URL_TIMEOUT_MS", "soon"],
       ["MCP_SERVERS", "[{\"name\":"],
       ["LLM_TOOL_CALLING", "sometimes"],
+      ["LLM_CONTEXT_TOKENS", "qwen3=lots"],
+      ["CONTEXT_COMPACTION", "squash"],
       // 12 bytes, not 32: the key value itself is never printed.
       ["LOOPCORD_SECRET_KEY", "c2hvcnQtc2VjcmV0"]
     ]
@@ -103,6 +105,22 @@ describe("npm start --silent -- --once TEXT --json (design §5.1, child process)
       assert.notInclude(run.stderr, "    at ")
     }
   }, 180_000)
+
+  it("[issue 23][5.1] LLM_CONTEXT_TOKENS: a message longer than the window is cut, and the report's context says so", async () => {
+    const message = `${"word ".repeat(6_000)}what is this?`
+    const run = await start(["--once", message, "--json"], { LLM_PROVIDER: "scripted", LLM_CONTEXT_TOKENS: "scripted=2048" })
+    assert.strictEqual(run.code, 0, run.stderr)
+    const report = JSON.parse(run.stdout.trimEnd())
+    assert.strictEqual(report.status, "completed")
+    assert.strictEqual(report.context.window, 2048)
+    assert.strictEqual(report.context.windowSource, "setting")
+    assert.strictEqual(report.context.cutUserMessage.totalChars, message.length)
+    assert.isBelow(report.context.cutUserMessage.keptChars, message.length)
+    assert.isAtLeast(report.context.elidedItems, 1)
+    // The scripted echo answers what it was sent: the cut message, with its marker.
+    assert.include(report.text, "characters of this message were left out")
+    assert.include(run.stderr, "your message is longer than the model can read at once")
+  }, 60_000)
 
   it("[4][5.1] an OpenAI-compatible server configured only through env: a fetch_url round trip over loopback, keys and model on the wire", async () => {
     // Above the inline threshold, so the compiled HTML worker thread (dist/htmlToMarkdownWorker.js) converts it.

@@ -67,8 +67,43 @@ describe("--json report (design §5.1)", () => {
     assert.strictEqual(
       line,
       "{\"status\":\"completed\",\"text\":\"done\",\"iterations\":2,\"attempts\":[{\"model\":\"m\",\"keyIndex\":0,\"status\":\"completed\"}]," +
-        "\"toolCalls\":[{\"name\":\"t\",\"args\":null,\"success\":false,\"response\":{\"status\":\"tool_execution_failed\"},\"durationMs\":0}],\"usage\":null}"
+        "\"toolCalls\":[{\"name\":\"t\",\"args\":null,\"success\":false,\"response\":{\"status\":\"tool_execution_failed\"},\"durationMs\":0}],\"usage\":null,\"context\":null}"
     )
+  })
+
+  it("[issue 23] carries what the context budget did: window, last prompt tokens, elided items, the cut message", () => {
+    const result: TurnResult = {
+      status: "completed",
+      text: "done",
+      iterations: 3,
+      attempts: [{ model: "m", keyIndex: 0, status: "completed" }],
+      toolCalls: [],
+      usage: undefined,
+      toolResponseDelivered: false,
+      context: {
+        window: 16000,
+        windowSource: "setting",
+        promptTokens: 12034,
+        estimatedPromptTokens: 12500,
+        elided: { toolResults: 2, toolExchanges: 0, historyMessages: 3, historyImages: 1, cutToolResults: 0 },
+        cutUserMessage: { keptChars: 45000, totalChars: 120000 },
+        overflowRefusals: 1,
+        summaries: 0
+      }
+    }
+    const report = JSON.parse(turnReportLine(result))
+    assert.deepStrictEqual(Object.keys(report), ["status", "text", "iterations", "attempts", "toolCalls", "usage", "context"])
+    assert.deepStrictEqual(report.context, {
+      window: 16000,
+      windowSource: "setting",
+      promptTokens: 12034,
+      estimatedPromptTokens: 12500,
+      elidedItems: 7,
+      elided: { toolResults: 2, toolExchanges: 0, historyMessages: 3, historyImages: 1, cutToolResults: 0 },
+      cutUserMessage: { keptChars: 45000, totalChars: 120000 },
+      overflowRefusals: 1,
+      summaries: 0
+    })
   })
 })
 
@@ -115,7 +150,8 @@ describe("--once in process", () => {
         iterations: 2,
         attempts: [{ model: "model-a", keyIndex: 0, status: "completed" }],
         toolCalls: [{ name: "echo_tool", args: { text: "hello" }, success: true, response: { echoed: "hello" }, durationMs: 0 }],
-        usage: null
+        usage: null,
+        context: null
       })
     }))
 

@@ -17,7 +17,7 @@ import * as S from "./Script"
  * `passes` list. After the last pass: `fail` (default) fails every further call, `echo` answers
  * with the built-in echo reply, `repeat` replays the last pass forever.
  */
-const Reason = Schema.Literal("Auth", "RateLimit", "Server", "Network", "BadRequest", "InvalidResponse", "Stalled")
+const Reason = Schema.Literal("Auth", "RateLimit", "Server", "Network", "BadRequest", "InvalidResponse", "Stalled", "ContextOverflow")
 
 const Step = Schema.Union(
   Schema.Struct({ text: Schema.String }),

@@ -9,6 +9,12 @@
  * - `request.closed` resolves when the client's socket closed, which is how tests prove that
  *   interrupting a stream aborts the HTTP request.
  *
+ * - loopcord asks an OpenAI-compatible server for its model's context window (llama.cpp
+ *   `GET /props`, Ollama `POST /api/show`, LM Studio `GET /api/v0/models`, `GET …/models`). Those
+ *   probes are answered by the probe handler (default: 404, a server that says nothing), never from
+ *   the queue, and are kept in `probes`, not `requests`: scripted answers and request counts are
+ *   about model calls only.
+ *
  * Vendor helpers that build the parts live next to it: `openAiCompatible.ts`, `anthropic.ts`,
  * `gemini.ts`. Plain Node (no Effect) so any test or benchmark can use it; `fakeLlmServer`
  * wraps it as a scoped Effect.
@@ -58,6 +64,10 @@ export interface FakeLlmServer {
   readonly url: string
   readonly port: number
   readonly requests: Array<RecordedRequest>
+  /** Context-window probes (see above), in order. */
+  readonly probes: Array<RecordedRequest>
+  /** Answers the context-window probes (default: 404). */
+  readonly setProbeHandler: (handler: FakeHandler) => void
   /** Queues responses for the next requests, in order (they win over the handler). */
   readonly enqueue: (...responses: ReadonlyArray<FakeResponse>) => void
   /** Answers requests when the queue is empty (default: 500 "no scripted response"). */
@@ -77,6 +87,18 @@ const parseJson = (text: string): unknown => {
   }
 }
 
+/** Whether a request is a context-window probe rather than a model call. */
+export const isWindowProbe = (method: string, path: string): boolean => {
+  const route = path.split("?")[0] ?? path
+  return (method === "GET" && (/\/props$/.test(route) || /\/models$/.test(route))) || (method === "POST" && /\/api\/show$/.test(route))
+}
+
+const noProbeAnswer: FakeHandler = () => ({
+  status: 404,
+  headers: { "content-type": "application/json" },
+  parts: [{ write: JSON.stringify({ error: { message: "not found" } }) }]
+})
+
 const noScript: FakeHandler = () => ({
   status: 500,
   headers: { "content-type": "application/json" },
@@ -95,6 +117,8 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
       ? Promise.resolve()
       : new Promise((resolve) => closeWaiters.get(socket)!.push(resolve))
   let handler = options.handler ?? noScript
+  let probeHandler = noProbeAnswer
+  const probes: Array<RecordedRequest> = []
 
   const play = async (response: FakeResponse, res: ServerResponse, socket: Socket): Promise<void> => {
     if (response.neverRespond === true) {
@@ -148,6 +172,14 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
         isClosed: () => closed,
         finished
       }
+      if (isWindowProbe(recorded.method, recorded.path)) {
+        probes.push(recorded)
+        play(probeHandler(recorded), res, socket).then(markFinished, () => {
+          markFinished()
+          socket.destroy()
+        })
+        return
+      }
       requests.push(recorded)
       for (const waiter of waiters.filter((candidate) => candidate.index === requests.length - 1)) {
         waiter.resolve(recorded)
@@ -173,6 +205,10 @@ export const startFakeLlmServer = async (options: { readonly handler?: FakeHandl
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    probes,
+    setProbeHandler: (next) => {
+      probeHandler = next
+    },
     enqueue: (...responses) => {
       queue.push(...responses)
     },
