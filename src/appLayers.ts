@@ -17,8 +17,10 @@ import { FetchConfig } from "./config/FetchConfig"
 import { ImageConfig } from "./config/ImageConfig"
 import { LoopConfig } from "./config/LoopConfig"
 import { McpConfig } from "./config/McpConfig"
+import { ModelChoiceConfig } from "./config/ModelChoiceConfig"
 import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/ProviderConfig"
 import { SearchConfig } from "./config/SearchConfig"
+import { ServerSettingsConfig } from "./config/ServerSettingsConfig"
 import { SpeechConfig } from "./config/SpeechConfig"
 import { StoreConfig } from "./config/StoreConfig"
 import { VisionConfig } from "./config/VisionConfig"
@@ -73,6 +75,8 @@ export const checkSettings = (front: "terminal" | "discord") =>
     ImageConfig.layer,
     SpeechConfig.layer,
     VisionConfig.layer,
+    ServerSettingsConfig.layer,
+    ModelChoiceConfig.layer,
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
@@ -201,6 +205,8 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     mediaLive,
     LoopConfig.layer,
     DraftingConfig.layer,
+    ServerSettingsConfig.layer,
+    ModelChoiceConfig.layer,
     InMemoryToolAffordances.layer,
     storesLive,
     shortTermMemoryContext.pipe(Layer.provide(storesLive)),

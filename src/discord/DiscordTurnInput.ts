@@ -20,6 +20,8 @@ export interface DiscordFrontOptions {
   readonly minEditInterval?: Duration.DurationInput
   readonly typingRefresh?: Duration.DurationInput
   readonly historyLimit?: number
+  /** How long the notice to a user over the server's rate stays (default 15 s). */
+  readonly rateNoticeLifetime?: Duration.DurationInput
 }
 
 /** What building a turn needs from the running bot. */

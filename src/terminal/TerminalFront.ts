@@ -4,6 +4,7 @@ import { ChannelQueue, type TurnFailure } from "../chat/ChannelQueue"
 import { makeCollectingSink } from "../chat/CollectingSink"
 import type { TurnInput, TurnSink } from "../chat/TurnInput"
 import { mediaDirSetting } from "../config/MediaDirConfig"
+import { ModelChoiceConfig } from "../config/ModelChoiceConfig"
 import { VisionConfig } from "../config/VisionConfig"
 import type { ChatMessage, ImageRef } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
@@ -13,6 +14,7 @@ import { dim, renderNotice } from "./render"
 import { turnReportLine } from "./report"
 import { TerminalOutput } from "./TerminalOutput"
 import { attachImageFile, fileMediaOutlet } from "./TerminalMedia"
+import { terminalModelCommand } from "./modelCommand"
 import { makeTerminalSink } from "./TerminalSink"
 
 /** The terminal is one conversation: one channel. */
@@ -106,6 +108,7 @@ const TerminalEvent = Data.taggedEnum<TerminalEvent>()
  * kills the running turn (stream and tool); Ctrl-C with nothing running, or twice quickly,
  * exits; so do `/exit` and end of input (after the pending replies). `/attach FILE` attaches an
  * image to the next message; generated media are saved under MEDIA_DIR and their paths shown.
+ * `/model` shows or picks the model chain for the session (from LLM_MODELS_ALLOWED).
  */
 export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function*(options: { readonly persona: Persona }) {
   const queue = yield* ChannelQueue
@@ -117,6 +120,9 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
   const mediaDir = yield* mediaDirSetting
   // Images attached with /attach, sent with the next message (a handful: the vision budget is 8).
   const attachments = yield* Ref.make<ReadonlyArray<ImageRef>>([])
+  // The model chain `/model` picked for this session (undefined: LLM_MODELS).
+  const choices = yield* ModelChoiceConfig
+  const chosenModels = yield* Ref.make<ReadonlyArray<string> | undefined>(undefined)
   const pending = yield* Ref.make(0)
   const lastInterrupt = yield* Ref.make(Number.NEGATIVE_INFINITY)
   // One fiber per submitted message, waiting for its reply (closed with the chat).
@@ -163,7 +169,12 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
         })
       )
       // `message`: a line folded into a later one's turn (queue full) still reaches its context.
-      const ticket = yield* queue.submit({ ...baseInput(options.persona, Effect.map(Ref.get(history), (items) => [...items, user]), openSink), message: user })
+      const models = yield* Ref.get(chosenModels)
+      const ticket = yield* queue.submit({
+        ...baseInput(options.persona, Effect.map(Ref.get(history), (items) => [...items, user]), openSink),
+        message: user,
+        ...(models === undefined ? {} : { models })
+      })
       yield* Ref.update(pending, (n) => n + 1)
       const settle = ticket.result.pipe(
         Effect.catchAll((error) => Effect.succeed(failedTurn(error))),
@@ -218,6 +229,13 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
           })
         )
       }
+      if ((yield* Ref.get(pending)) === 0) yield* prompt
+      continue
+    }
+    if (text === "/model" || text.startsWith("/model ")) {
+      const change = terminalModelCommand(choices, yield* Ref.get(chosenModels), text.slice("/model".length))
+      yield* Ref.set(chosenModels, change.chain)
+      yield* status(change.line)
       if ((yield* Ref.get(pending)) === 0) yield* prompt
       continue
     }

@@ -5,6 +5,8 @@ import { CredentialConfig, type CredentialSettings } from "../../src/config/Cred
 import { DiscordConfig } from "../../src/config/DiscordConfig"
 import { DraftingConfig, type DraftingSettings } from "../../src/config/DraftingConfig"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
+import { ModelChoiceConfig } from "../../src/config/ModelChoiceConfig"
+import { ServerSettingsConfig, type ServerControlSettings } from "../../src/config/ServerSettingsConfig"
 import { DiscordBot, DiscordServices } from "../../src/discord/DiscordBot"
 import { DiscordCredentialRoutes } from "../../src/discord/DiscordCredentials"
 import type { DiscordFrontOptions } from "../../src/discord/DiscordTurnInput"
@@ -57,6 +59,10 @@ export interface BotHarnessOptions {
   readonly model?: Layer.Layer<LanguageModel>
   /** Models and operator keys (`LLM_MODELS`, `LLM_API_KEYS`; default: `model-a`, keyless). */
   readonly routePlan?: { readonly models: ReadonlyArray<string>; readonly keys?: ReadonlyArray<string> }
+  /** `LLM_MODELS_ALLOWED` (default: only the route plan's models). */
+  readonly allowedModels?: ReadonlyArray<string> | "*"
+  /** TOOL_APPROVAL_TIMEOUT_MS, DISCORD_REPLY_CHAIN_MAX, DISCORD_ALLOW_DMS (default: their defaults). */
+  readonly serverControls?: Partial<ServerControlSettings>
   /** Cooldown, quotas and secret keys (default: all off). */
   readonly credentials?: Partial<CredentialSettings>
   /** Response Drafting on, with these settings (default: off, as `main` without RESPONSE_DRAFTING). */
@@ -117,6 +123,8 @@ export const botHarness = (options: BotHarnessOptions) =>
       ToolUsageStats.none,
       PendingContextStash.Default,
       RoutePlan.make(options.routePlan?.models ?? ["model-a"], options.routePlan?.keys ?? []),
+      ModelChoiceConfig.make(options.routePlan?.models ?? ["model-a"], options.allowedModels ?? []),
+      ServerSettingsConfig.make(options.serverControls),
       KeyPool.Default,
       options.drafting === undefined ? Layer.empty : DraftingConfig.make(options.drafting)
     )
