@@ -40,6 +40,7 @@ import { lazyLayer } from "./lazyLayer"
 import { instrumentedModelLayer } from "./ops/instrumentedModel"
 import { instrumentToolRegistry } from "./ops/instrumentedTools"
 import type { LanguageModel } from "./provider/LanguageModel"
+import { reasoningTagsLayer } from "./provider/reasoningTags"
 import * as Database from "./store/Database"
 import * as KeyCooldownStore from "./store/KeyCooldownStore"
 import * as Stores from "./store/Stores"
@@ -82,15 +83,16 @@ export const checkSettings = (front: "terminal" | "discord") =>
 
 /**
  * The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin.
- * Only the chosen provider's modules are loaded. Passes get spans and provider errors get
+ * Only the chosen provider's modules are loaded. Reasoning a model writes into its text
+ * (`<think>…</think>`) is taken out of the answer as it streams. Passes get spans and provider errors get
  * counted when telemetry is on (ops/instrumentedModel).
  */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
-  instrumentedModelLayer(
+  instrumentedModelLayer(reasoningTagsLayer(
     kind === "scripted"
       ? lazyLayer(() => import("./provider/scriptedLive"), (module) => module.scriptedLive)
       : lazyLayer(() => import("./provider/httpProviderLive"), (module) => module.httpProviderLive(kind))
-  )
+  ))
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(StoreConfig.layer, CredentialConfig.layer)))

@@ -6,6 +6,7 @@ import { DiscordConfig } from "../config/DiscordConfig"
 import { ModelChoiceConfig } from "../config/ModelChoiceConfig"
 import { ServerSettingsConfig } from "../config/ServerSettingsConfig"
 import { RoutePlan } from "../loop/RoutePlan"
+import { ThoughtLog } from "../loop/ThoughtLog"
 import { GuildMcpAdmin } from "../mcp/GuildMcpAdmin"
 import { GuildMcpRegistry } from "../mcp/GuildMcpRegistry"
 import { LanguageModel } from "../provider/LanguageModel"
@@ -43,6 +44,7 @@ import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, disc
 import { GuildStickerCatalog } from "./GuildStickerCatalog"
 import { PersonaWebhooks } from "./PersonaWebhooks"
 import { RateLimitGauge } from "./RateLimitGauge"
+import { type ReasoningDisplay, serverDisplay, showReasoning } from "./reasoningDisplay"
 import { makeServerGate } from "./ServerGate"
 import { UserRateLimiter } from "./UserRateLimiter"
 import { type TriggerFacts, triggerReason } from "./triggers"
@@ -86,6 +88,8 @@ const make = (options: DiscordFrontOptions) =>
     const route = { provider: (yield* LanguageModel).name, model: (yield* RoutePlan).models[0] ?? "(no model configured)" }
 
     const persona = config.persona
+    const thoughtLog = yield* ThoughtLog
+    const capabilities = yield* GuildSettingsStore
     const deps: DiscordTurnDeps = {
       client,
       webhooks,
@@ -94,7 +98,12 @@ const make = (options: DiscordFrontOptions) =>
       useWebhooks: config.personaWebhooks,
       maxMessagesPerTurn: config.maxMessagesPerTurn,
       options,
-      contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries)
+      contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries),
+      afterReply: (channel, result) => {
+        const guildId = channel.isDMBased() ? undefined : channel.guildId
+        const display = guildId === undefined ? Effect.succeed<ReasoningDisplay>("hidden") : serverDisplay(capabilities, guildId)
+        return showReasoning({ capabilities: display, thoughtLog }, { channel, guildId }, result)
+      }
     }
     const gate = yield* makeServerGate({
       persona,

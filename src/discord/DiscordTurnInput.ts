@@ -37,6 +37,8 @@ export interface DiscordTurnDeps {
   readonly options: DiscordFrontOptions
   /** Turns the history into the model's context (the blocked-user notice is applied here). */
   readonly contextFor: (trigger: Message, entries: ReadonlyArray<HistoryEntry>) => Effect.Effect<ReadonlyArray<ChatMessage>>
+  /** Runs once the reply is delivered (its reasoning shown, when the server asks for it). */
+  readonly afterReply?: (channel: SendableChannels, result: TurnResult) => Effect.Effect<void>
 }
 
 /**
@@ -93,7 +95,8 @@ export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels
     yield* Effect.forkScoped(keepTyping(Effect.tryPromise(() => channel.sendTyping()), reply.lastWriteAt, deps.options.typingRefresh ?? TYPING_REFRESH))
     const sink: TurnSink = {
       sink: reply.sink,
-      finish: (result) => finishReply(reply, channel, result),
+      finish: (result) =>
+        deps.afterReply === undefined ? finishReply(reply, channel, result) : Effect.zipRight(finishReply(reply, channel, result), deps.afterReply(channel, result)),
       mediaOutlet: discordMediaOutlet(channel, replyTo)
     }
     return sink

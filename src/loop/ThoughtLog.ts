@@ -11,6 +11,8 @@ export interface HiddenNotice {
     // Response Drafting: a reviewer decision, and a draft or tool request that went ahead unreviewed.
     | "draft_review"
     | "draft_unreviewed"
+    // The model's reasoning for a reply (an excerpt).
+    | "reasoning"
   readonly severity: "error" | "info"
   readonly title: string
   readonly description: string

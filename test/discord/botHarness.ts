@@ -15,6 +15,7 @@ import { PendingContextStash } from "../../src/loop/PendingContextStash"
 import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { LanguageModel } from "../../src/provider/LanguageModel"
 import type { Script } from "../../src/provider/scripted/Script"
+import { reasoningTagsLayer } from "../../src/provider/reasoningTags"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import type { VisionConfig } from "../../src/config/VisionConfig"
@@ -108,7 +109,10 @@ export const botHarness = (options: BotHarnessOptions) =>
       })
     ).pipe(Layer.provide(Layer.merge(GuildToolSource.none, discord)), Layer.provide(stores))
     const enricher = options.shortTermMemory === true ? shortTermMemoryContext.pipe(Layer.provide(stores)) : Layer.empty
-    const scripted = Scripted.layer({ script: options.script })
+    // As main wires every provider: reasoning written into the text is taken out as it streams.
+    const scriptedModel = Scripted.layer({ script: options.script })
+    // The right side wins: its LanguageModel is the wrapped one; the probe is the same model's (memoized).
+    const scripted = Layer.merge(scriptedModel, reasoningTagsLayer(scriptedModel))
     // With media, the turns talk to the vision gate over the scripted model (the probe is the same model's, memoized).
     const gated = options.media === undefined
       ? Layer.empty
