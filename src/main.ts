@@ -21,6 +21,7 @@ import { describeFailure, StartupError } from "./config/startupError"
 import { packageVersion } from "./config/version"
 import { telemetryLayer } from "./ops/Telemetry"
 import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArgs"
+import { nothingConfigured, planFirstStart, withFirstStartSettings } from "./terminal/firstStart"
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
 import { TerminalOutput } from "./terminal/TerminalOutput"
 
@@ -36,7 +37,21 @@ const help = Effect.gen(function*() {
   yield* Effect.flatMap(TerminalOutput, (out) => out.stdout(`${USAGE}\n\n${OPTIONS}\n\n${environment}\n${settings}\n`))
 })
 
-const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" }>) => Effect.gen(function*() {
+type ServeCommand = Exclude<CliCommand, { readonly _tag: "Help" | "Version" }>
+
+/**
+ * The interactive chat with nothing configured is a first start: a model server on this machine
+ * (Ollama, LM Studio, llama.cpp) is used when one answers, else the scripted demo; either way the
+ * chat opens and says which. Anything configured runs as configured.
+ */
+const serve = (command: ServeCommand) => Effect.gen(function*() {
+  if (command._tag !== "Interactive" || !(yield* nothingConfigured)) return yield* serveConfigured(command)
+  const plan = yield* planFirstStart
+  yield* Effect.flatMap(TerminalOutput, (out) => out.stdout(plan.banner.map((line) => `${line}\n`).join("")))
+  return yield* withFirstStartSettings(plan, serveConfigured(command))
+})
+
+const serveConfigured = (command: ServeCommand) => Effect.gen(function*() {
   const settings = yield* providerSettings
   yield* runEnvSetting
   const persona = yield* personaSetting

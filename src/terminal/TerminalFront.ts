@@ -132,6 +132,8 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
   // Someone typing may interrupt a reply; lines piped in all at once are answered one by one.
   const typing = process.stdin.isTTY === true
 
+  // Piped input can end while a reply still streams: the prompt is not shown on a closed interface.
+  const inputClosed = yield* Ref.make(false)
   const rl = yield* Effect.acquireRelease(
     Effect.sync(() => {
       const terminal = typing
@@ -139,12 +141,15 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
       face.setPrompt(terminal ? "you › " : "")
       face.on("line", (text) => offer(TerminalEvent.Line({ text })))
       face.on("SIGINT", () => offer(TerminalEvent.Interrupt()))
-      face.on("close", () => offer(TerminalEvent.Closed()))
+      face.on("close", () => {
+        Runtime.runFork(runtime)(Ref.set(inputClosed, true))
+        offer(TerminalEvent.Closed())
+      })
       return face
     }),
     (face) => Effect.sync(() => face.close())
   )
-  const prompt = Effect.sync(() => rl.prompt())
+  const prompt = Effect.flatMap(Ref.get(inputClosed), (closed) => (closed ? Effect.void : Effect.sync(() => rl.prompt())))
   const status = (line: string) => out.stdout(`${dim(line, out.colour)}\n`)
 
   const submit = (text: string) =>
