@@ -83,7 +83,7 @@ const make = (options: DiscordFrontOptions) =>
     const enabledChannels = yield* EnabledChannelStore
     const blocks = yield* PersonaBlockStore
     const planner = yield* DeliberateToolPlanner
-    const { allowDms } = yield* ServerSettingsConfig
+    const { allowDms, replyChainMax } = yield* ServerSettingsConfig
     const commandServices = yield* Effect.context<CommandServices>()
     const route = { provider: (yield* LanguageModel).name, model: (yield* RoutePlan).models[0] ?? "(no model configured)" }
 
@@ -97,6 +97,7 @@ const make = (options: DiscordFrontOptions) =>
       persona,
       useWebhooks: config.personaWebhooks,
       maxMessagesPerTurn: config.maxMessagesPerTurn,
+      replyChainMax,
       options,
       contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries),
       afterReply: (channel, result) => {

@@ -104,6 +104,8 @@ export interface FaultRule {
   times?: number
   /** No answer at all: the connection is cut once the request is read (a network failure; `status` is ignored). */
   readonly cutConnection?: boolean
+  /** No answer ever: the request is read and left open (a stalled Discord; `status` is ignored). */
+  readonly hang?: boolean
 }
 
 export interface FakeWebhook {
@@ -342,6 +344,32 @@ export class FakeDiscord {
         data: Buffer.from(file.data)
       }, {})))
     })
+    return message
+  }
+
+  /**
+   * A message that was posted before the bot connected: stored (REST sees it) but never
+   * dispatched, so the client has to fetch it. `replyTo` makes it a reply.
+   */
+  seedMessage(channel: FakeChannel, content: string, options: { readonly author?: FakeUser; readonly replyTo?: string } = {}): StoredMessage {
+    const message: StoredMessage = {
+      id: snowflake(),
+      channelId: channel.id,
+      guildId: channel.guildId,
+      author: options.author ?? this.user("alice"),
+      content,
+      embeds: [],
+      attachments: [],
+      mentions: [],
+      replyTo: options.replyTo,
+      webhookId: undefined,
+      stickerIds: [],
+      createdAt: new Date().toISOString(),
+      editedAt: undefined,
+      history: [content],
+      deleted: false
+    }
+    this.messagesById.set(message.id, message)
     return message
   }
 
@@ -826,7 +854,11 @@ export class FakeDiscord {
       doneAt: 0
     }
     this.requests.push(record)
-    const { status, body: responseBody, headers, cut } = this.route(record)
+    const { status, body: responseBody, headers, cut, hang } = this.route(record)
+    if (hang === true) {
+      this.changed()
+      return
+    }
     if (cut === true) {
       record.doneAt = Date.now()
       response.socket?.destroy()
@@ -840,9 +872,10 @@ export class FakeDiscord {
     this.changed()
   }
 
-  private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string>; cut?: boolean } {
+  private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string>; cut?: boolean; hang?: boolean } {
     const fault = this.matchFault(request)
     if (fault !== undefined) {
+      if (fault.hang === true) return { status: 0, hang: true }
       if (fault.applied === true) this.routeNormally(request)
       if (fault.cutConnection === true) return { status: 0, cut: true }
       return this.faultResponse(fault, request)
