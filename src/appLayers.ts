@@ -57,6 +57,7 @@ import { GuildToolSource } from "./tools/GuildToolSource"
 import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
 import { StickerCatalog } from "./tools/StickerCatalog"
 import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
+import { TerminalApprovals } from "./terminal/TerminalApprovals"
 
 /**
  * Every setting the app reads, checked before anything starts (a database opens, a server
@@ -130,7 +131,8 @@ const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =
 
 /**
  * Services that differ by front: where hidden notices go, the sticker catalog, who can be
- * blocked, message lookups, and guild tools (guild MCP: only the Discord front has guilds).
+ * blocked, message lookups, and guild tools (guild MCP: only the Discord front has guilds). A
+ * front may add its own (tool approvals): they reach every turn.
  */
 export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages | GuildToolSource
 
@@ -141,6 +143,12 @@ export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
   BlockTargetResolver.fromMembers({}),
   MessageImages.none,
   GuildToolSource.none
+)
+
+/** The interactive chat: the terminal's services, and tools that ask `[y/N]` before they run (`/approvals`). */
+export const terminalInteractiveServices = Layer.merge(
+  terminalFrontServices,
+  TerminalApprovals.live.pipe(Layer.provide(ServerSettingsConfig.layer))
 )
 
 /** Every built-in tool, registered at start-up; guild MCP tools come per turn from the guild source. */

@@ -8,7 +8,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
-import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices } from "./appLayers"
+import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices, terminalInteractiveServices } from "./appLayers"
 import { renderSettings, settingsCatalog } from "./config/catalog"
 import { discordTokenPresent } from "./config/DiscordConfig"
 import { dotenvLayer } from "./config/dotenv"
@@ -69,7 +69,9 @@ const serveConfigured = (command: ServeCommand) => Effect.gen(function*() {
     })
     return yield* Layer.launch(discordBotLayer(settings.provider))
   }
-  return yield* runInteractive({ persona }).pipe(Effect.scoped, Effect.provide(terminalChat))
+  // One build: the chat's turns and the front share the approvals service (the layer is memoized).
+  const interactiveChat = Layer.merge(chatLayer(settings.provider, terminalInteractiveServices), terminalInteractiveServices)
+  return yield* runInteractive({ persona }).pipe(Effect.scoped, Effect.provide(interactiveChat))
 })
 
 const program = Effect.gen(function*() {

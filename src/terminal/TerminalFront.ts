@@ -15,6 +15,7 @@ import { turnReportLine } from "./report"
 import { TerminalOutput } from "./TerminalOutput"
 import { attachImageFile, fileMediaOutlet } from "./TerminalMedia"
 import { terminalModelCommand } from "./modelCommand"
+import { TerminalApprovals } from "./TerminalApprovals"
 import { makeTerminalSink } from "./TerminalSink"
 
 /** The terminal is one conversation: one channel. */
@@ -108,7 +109,8 @@ const TerminalEvent = Data.taggedEnum<TerminalEvent>()
  * kills the running turn (stream and tool); Ctrl-C with nothing running, or twice quickly,
  * exits; so do `/exit` and end of input (after the pending replies). `/attach FILE` attaches an
  * image to the next message; generated media are saved under MEDIA_DIR and their paths shown.
- * `/model` shows or picks the model chain for the session (from LLM_MODELS_ALLOWED).
+ * `/model` shows or picks the model chain for the session (from LLM_MODELS_ALLOWED);
+ * `/approvals add NAME` makes a tool ask `[y/N]` before it runs (the next line is the answer).
  */
 export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function*(options: { readonly persona: Persona }) {
   const queue = yield* ChannelQueue
@@ -123,6 +125,7 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
   // The model chain `/model` picked for this session (undefined: LLM_MODELS).
   const choices = yield* ModelChoiceConfig
   const chosenModels = yield* Ref.make<ReadonlyArray<string> | undefined>(undefined)
+  const approvals = yield* TerminalApprovals
   const pending = yield* Ref.make(0)
   const lastInterrupt = yield* Ref.make(Number.NEGATIVE_INFINITY)
   // One fiber per submitted message, waiting for its reply (closed with the chat).
@@ -191,8 +194,8 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
           })
         )
       )
-      if (typing) yield* FiberSet.run(watchers, settle)
-      else yield* settle
+      // Piped lines still go one by one: the next line waits for this reply (see the loop).
+      yield* FiberSet.run(watchers, settle)
     })
 
   yield* status(`loopcord terminal chat as ${options.persona.name}. Ctrl-C stops a reply; Ctrl-C again (or /exit) quits.`)
@@ -214,6 +217,13 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
       continue
     }
     const text = event.text.trim()
+    // A line typed while a tool waits for approval is the answer (Enter alone: no).
+    if (yield* approvals.answerLine(text)) continue
+    if (!typing) {
+      // Piped lines are answered one by one; one that arrives while a question waits answers it.
+      yield* Effect.raceFirst(FiberSet.awaitEmpty(watchers), approvals.questionWaiting)
+      if (yield* approvals.answerLine(text)) continue
+    }
     if (text.length === 0) {
       if ((yield* Ref.get(pending)) === 0) yield* prompt
       continue
@@ -234,6 +244,11 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
           })
         )
       }
+      if ((yield* Ref.get(pending)) === 0) yield* prompt
+      continue
+    }
+    if (text === "/approvals" || text.startsWith("/approvals ")) {
+      yield* status(yield* approvals.command(text.slice("/approvals".length)))
       if ((yield* Ref.get(pending)) === 0) yield* prompt
       continue
     }

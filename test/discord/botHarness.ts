@@ -9,6 +9,7 @@ import { ModelChoiceConfig } from "../../src/config/ModelChoiceConfig"
 import { ServerSettingsConfig, type ServerControlSettings } from "../../src/config/ServerSettingsConfig"
 import { DiscordBot, DiscordServices } from "../../src/discord/DiscordBot"
 import { DiscordCredentialRoutes } from "../../src/discord/DiscordCredentials"
+import { DiscordToolApprovals } from "../../src/discord/DiscordToolApprovals"
 import type { DiscordFrontOptions } from "../../src/discord/DiscordTurnInput"
 import { KeyPool } from "../../src/loop/KeyPool"
 import { PendingContextStash } from "../../src/loop/PendingContextStash"
@@ -137,7 +138,9 @@ export const botHarness = (options: BotHarnessOptions) =>
     const credentials = Layer.mergeAll(DiscordCredentialRoutes, ServerTurnAdmissionStore.admissionLayer, UsageLedgerStore.ledgerLayer).pipe(
       Layer.provide(Layer.mergeAll(stores, credentialConfig, discord))
     )
-    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher, credentials)))
+    // Tool approvals as main wires them: the server's /approvals rules, buttons in the channel.
+    const approvals = DiscordToolApprovals.pipe(Layer.provide(Layer.mergeAll(discord, stores, ServerSettingsConfig.make(options.serverControls))))
+    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher, credentials, approvals)))
     const mcp = guildMcpLayer(options.guildMcp).layer
     const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
     const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(
