@@ -8,11 +8,10 @@ import { boundedStore } from "./StoreTimeout"
  * Per-guild opt-in capabilities (`/capabilities manage`). Every capability is off until an
  * admin turns it on.
  * - `user_blocking_enabled`: the persona may call `block_user` / `unblock_user`.
- * - `deliberate_tool_mode`: tools are exposed only when the message asks for them (spec §3 step 5).
- * - `server_wide_memory`: one short-term memory for the whole server instead of one per channel
- *   (design decision 16).
+ * - `deliberate_tool_mode`: tools are exposed only when the message asks for them.
+ * - `server_wide_memory`: one short-term memory for the whole server instead of one per channel.
  * - `user_byok_mode`: every user brings their own API key (`/key personal`); the server's key and
- *   the operator's pool never answer for them (spec §5).
+ *   the operator's pool never answer for them.
  * - `reasoning_as_spoiler` / `reasoning_as_file`: the model's reasoning (native, or written into
  *   its text as `<think>…</think>`) is shown after the reply, as a spoiler or an attached `.txt`,
  *   instead of only reaching the thought log.

@@ -170,6 +170,19 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
       assert.include(shown, `<@${mallory.id}>`)
     }), 30_000)
 
+  it.scopedLive("DISCORD_ALLOW_DMS=false: direct messages are not answered (the operator's choice), mentions still are", () =>
+    Effect.gen(function*() {
+      const { fake, probe } = yield* botHarness({ script: () => reply("ok"), routePlan: { models }, serverControls: { allowDms: false } })
+      const carol = fake.user("carol")
+      const dm = fake.dmChannel(carol)
+      fake.userSays(dm, "hello in private", { author: carol })
+      fake.userSays(fake.channel, "hello in public", { mentionBot: true, author: carol })
+      yield* awaitBotMessages(fake, fake.channel.id, 1, "the public answer")
+      yield* Effect.sleep("200 millis")
+      assert.lengthOf(fake.botMessages(dm.id), 0)
+      assert.deepStrictEqual((yield* probe.requests).map((request) => request.messages.at(-1)?.content), ["hello in public"])
+    }), 30_000)
+
   it.scopedLive("/access rate: messages beyond the rate cost no model call and the user is told once, by a notice that deletes itself", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), routePlan: { models }, front: { rateNoticeLifetime: "300 millis" } })
