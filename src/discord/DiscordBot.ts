@@ -3,7 +3,7 @@ import { type Cause, Effect, FiberSet, Layer, Option } from "effect"
 import { ChannelQueue } from "../chat/ChannelQueue"
 import { CredentialConfig } from "../config/CredentialConfig"
 import { DiscordConfig } from "../config/DiscordConfig"
-import { ModelChoiceConfig } from "../config/ModelChoiceConfig"
+import { effectiveChain, ModelChoiceConfig } from "../config/ModelChoiceConfig"
 import { ServerSettingsConfig } from "../config/ServerSettingsConfig"
 import { RoutePlan } from "../loop/RoutePlan"
 import { ThoughtLog } from "../loop/ThoughtLog"
@@ -106,6 +106,20 @@ const make = (options: DiscordFrontOptions) =>
         return showReasoning({ capabilities: display, thoughtLog }, { channel, guildId }, result)
       }
     }
+    const serverSettings = yield* ServerSettingsStore
+    const modelChoices = yield* ModelChoiceConfig
+    /** The provider and the model a turn here would start on: the channel's or the server's choice, else the default. */
+    const routeHere = (interaction: ChatInputCommandInteraction) =>
+      interaction.guildId === null ? Effect.succeed(route) : Effect.all([
+        serverSettings.channelModels(interaction.guildId, [interaction.channelId]),
+        Effect.map(serverSettings.get(interaction.guildId), (settings) => settings.models)
+      ]).pipe(
+        Effect.map(([channel, server]) => {
+          const model = (effectiveChain(modelChoices, channel) ?? effectiveChain(modelChoices, server))?.[0]
+          return model === undefined ? route : { ...route, model }
+        }),
+        Effect.orElseSucceed(() => route)
+      )
     const gate = yield* makeServerGate({
       persona,
       personaWebhooks: config.personaWebhooks,
@@ -190,7 +204,7 @@ const make = (options: DiscordFrontOptions) =>
         case "mcp":
           return replyPrivately(interaction, mcpCommand(interaction))
         case "tools":
-          return replyPrivately(interaction, toolsCommand(interaction, route))
+          return replyPrivately(interaction, Effect.flatMap(routeHere(interaction), (here) => toolsCommand(interaction, here)))
         case "key":
           return replyPrivately(interaction, keyCommand(interaction))
         case "usage":

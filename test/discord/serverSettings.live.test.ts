@@ -60,6 +60,8 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
       assert.include(refused, "Not an allowed model")
       assert.include(yield* answerOf(fake, fake.slash("model", { subcommand: "set", options: { models: "model-b, model-a" }, ...admin }), "/model set"), "model-b")
 
+      // /tools names the model a turn here starts on.
+      assert.include(yield* answerOf(fake, fake.slash("tools", {}), "/tools"), "**model-b**")
       fake.userSays(fake.channel, "which model?", { mentionBot: true })
       yield* awaitBotMessages(fake, fake.channel.id, 1, "the answer")
       assert.strictEqual((yield* probe.requests).at(-1)?.model, "model-b")
