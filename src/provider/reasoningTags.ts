@@ -1,8 +1,7 @@
-import { Effect, Layer, type Stream } from "effect"
+import { Chunk, Effect, Layer, Stream } from "effect"
 import type { ProviderError } from "../domain/ProviderError"
 import { ProviderEvent } from "../domain/ProviderEvent"
 import { makeUsage } from "../domain/TokenUsage"
-import { decodeWith, type DecodeStep } from "./decodeWith"
 import { LanguageModel } from "./LanguageModel"
 
 /**
@@ -58,114 +57,128 @@ const withEstimatedReasoning = (event: Extract<ProviderEvent, { readonly _tag: "
   return ProviderEvent.Usage({ usage: makeUsage({ ...event.usage, reasoningTokens: estimate }) })
 }
 
+/** One stream's state: what it has shown, held back and taken out so far. */
+const makeStripper = () => {
+  let phase: Phase = "start"
+  let held = ""
+  let reasoningChars = 0
+
+  const reasoning = (out: Array<ProviderEvent>, text: string) => {
+    if (text.length === 0) return
+    reasoningChars += text.length
+    out.push(ProviderEvent.ReasoningDelta({ text }))
+  }
+  const visible = (out: Array<ProviderEvent>, text: string) => {
+    if (text.length > 0) out.push(ProviderEvent.TextDelta({ text }))
+  }
+
+  const afterClose = (out: Array<ProviderEvent>, text: string) => {
+    const trimmed = text.replace(/^\s+/, "")
+    if (trimmed.length === 0) return
+    phase = "text"
+    visible(out, trimmed)
+  }
+
+  const insideText = (out: Array<ProviderEvent>, text: string) => {
+    const all = held + text
+    const lower = all.toLowerCase()
+    const closer = findCloser(lower)
+    if (closer !== undefined) {
+      held = ""
+      reasoning(out, all.slice(0, closer.at))
+      phase = "after"
+      afterClose(out, all.slice(closer.at + closer.length))
+      return
+    }
+    const keep = partialCloserLength(lower)
+    held = all.slice(all.length - keep)
+    reasoning(out, all.slice(0, all.length - keep))
+  }
+
+  const startText = (out: Array<ProviderEvent>, text: string) => {
+    const all = held + text
+    const body = all.replace(/^\s+/, "")
+    const lower = body.toLowerCase()
+    // The longer opener first: `<thinking>` must not be read as `<think>` followed by "ing>".
+    const opener = [...OPENERS].reverse().find((tag) => lower.startsWith(tag))
+    if (opener !== undefined) {
+      held = ""
+      phase = "inside"
+      insideText(out, body.slice(opener.length))
+      return
+    }
+    if ((body.length === 0 && all.length <= MAX_LEADING_WHITESPACE) || (body.length > 0 && isPrefixOfOpener(lower))) {
+      held = all
+      return
+    }
+    held = ""
+    phase = "text"
+    visible(out, all)
+  }
+
+  /** Held text is resolved as what it turned out to be: plain text at the start, reasoning inside. */
+  const flush = (out: Array<ProviderEvent>) => {
+    if (held.length === 0) return
+    if (phase === "start") visible(out, held)
+    else if (phase === "inside") reasoning(out, held)
+    held = ""
+    if (phase === "start") phase = "text"
+  }
+
+  const push = (chunk: Chunk.Chunk<ProviderEvent>): Chunk.Chunk<ProviderEvent> => {
+    // Past the start with nothing taken out (almost every answer): the chunk goes on as it is.
+    if (phase === "text" && reasoningChars === 0) return chunk
+    const out: Array<ProviderEvent> = []
+    for (const event of chunk) {
+      switch (event._tag) {
+        case "TextDelta":
+          if (phase === "text") out.push(event)
+          else if (phase === "start") startText(out, event.text)
+          else if (phase === "inside") insideText(out, event.text)
+          else afterClose(out, event.text)
+          break
+        case "Usage":
+          out.push(withEstimatedReasoning(event, reasoningChars + (phase === "inside" ? held.length : 0)))
+          break
+        case "ToolCall":
+        case "Finish":
+          flush(out)
+          out.push(event)
+          break
+        default:
+          out.push(event)
+      }
+    }
+    return Chunk.unsafeFromArray(out)
+  }
+
+  const end = (): ReadonlyArray<ProviderEvent> => {
+    const out: Array<ProviderEvent> = []
+    flush(out)
+    return out
+  }
+
+  return { push, end }
+}
+
 /**
  * Stream transformer: a reasoning block at the start of the text becomes `ReasoningDelta`s; the
  * answer after it (leading whitespace dropped) stays `TextDelta`s. A tag anywhere else is left
- * as it is. Usage without a reasoning count gets an estimate of the reasoning taken out.
+ * as it is. Usage without a reasoning count gets an estimate of the reasoning taken out. Once an
+ * answer without reasoning is under way, its chunks pass through untouched.
  */
 export const stripReasoningTags = () =>
 <E, R>(self: Stream.Stream<ProviderEvent, E, R>): Stream.Stream<ProviderEvent, E, R> =>
-  decodeWith<ProviderEvent, ProviderEvent, never>(() => {
-    let phase: Phase = "start"
-    let held = ""
-    let reasoningChars = 0
-
-    const reasoning = (out: Array<ProviderEvent>, text: string) => {
-      if (text.length === 0) return
-      reasoningChars += text.length
-      out.push(ProviderEvent.ReasoningDelta({ text }))
-    }
-    const visible = (out: Array<ProviderEvent>, text: string) => {
-      if (text.length > 0) out.push(ProviderEvent.TextDelta({ text }))
-    }
-
-    const afterClose = (out: Array<ProviderEvent>, text: string) => {
-      const trimmed = text.replace(/^\s+/, "")
-      if (trimmed.length === 0) return
-      phase = "text"
-      visible(out, trimmed)
-    }
-
-    const insideText = (out: Array<ProviderEvent>, text: string) => {
-      const all = held + text
-      const lower = all.toLowerCase()
-      const closer = findCloser(lower)
-      if (closer !== undefined) {
-        held = ""
-        reasoning(out, all.slice(0, closer.at))
-        phase = "after"
-        afterClose(out, all.slice(closer.at + closer.length))
-        return
-      }
-      const keep = partialCloserLength(lower)
-      held = all.slice(all.length - keep)
-      reasoning(out, all.slice(0, all.length - keep))
-    }
-
-    const startText = (out: Array<ProviderEvent>, text: string) => {
-      const all = held + text
-      const body = all.replace(/^\s+/, "")
-      const lower = body.toLowerCase()
-      // The longer opener first: `<thinking>` must not be read as `<think>` followed by "ing>".
-      const opener = [...OPENERS].reverse().find((tag) => lower.startsWith(tag))
-      if (opener !== undefined) {
-        held = ""
-        phase = "inside"
-        insideText(out, body.slice(opener.length))
-        return
-      }
-      if ((body.length === 0 && all.length <= MAX_LEADING_WHITESPACE) || (body.length > 0 && isPrefixOfOpener(lower))) {
-        held = all
-        return
-      }
-      held = ""
-      phase = "text"
-      visible(out, all)
-    }
-
-    /** Held text is resolved as what it turned out to be: plain text at the start, reasoning inside. */
-    const flush = (out: Array<ProviderEvent>) => {
-      if (held.length === 0) return
-      if (phase === "start") visible(out, held)
-      else if (phase === "inside") reasoning(out, held)
-      held = ""
-      if (phase === "start") phase = "text"
-    }
-
-    const push = (events: Iterable<ProviderEvent>): DecodeStep<ProviderEvent, never> => {
-      const out: Array<ProviderEvent> = []
-      for (const event of events) {
-        switch (event._tag) {
-          case "TextDelta":
-            if (phase === "text") out.push(event)
-            else if (phase === "start") startText(out, event.text)
-            else if (phase === "inside") insideText(out, event.text)
-            else afterClose(out, event.text)
-            break
-          case "Usage":
-            out.push(withEstimatedReasoning(event, reasoningChars + (phase === "inside" ? held.length : 0)))
-            break
-          case "ToolCall":
-          case "Finish":
-            flush(out)
-            out.push(event)
-            break
-          default:
-            out.push(event)
-        }
-      }
-      return { out }
-    }
-
-    return {
-      push,
-      end: () => {
-        const out: Array<ProviderEvent> = []
-        flush(out)
-        return { out }
-      }
-    }
-  })(self)
+  Stream.suspend(() => {
+    const stripper = makeStripper()
+    return Stream.concat(
+      Stream.mapChunks(self, stripper.push),
+      Stream.suspend(() => {
+        const rest = stripper.end()
+        return rest.length === 0 ? Stream.empty : Stream.fromIterable(rest)
+      })
+    )
+  })
 
 type Model = LanguageModel["Type"]
 
