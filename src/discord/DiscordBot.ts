@@ -3,7 +3,7 @@ import { type Cause, Effect, FiberSet, Layer, Option } from "effect"
 import { ChannelQueue } from "../chat/ChannelQueue"
 import { CredentialConfig } from "../config/CredentialConfig"
 import { DiscordConfig } from "../config/DiscordConfig"
-import { effectiveChain, ModelChoiceConfig } from "../config/ModelChoiceConfig"
+import { ModelChoiceConfig } from "../config/ModelChoiceConfig"
 import { ServerSettingsConfig } from "../config/ServerSettingsConfig"
 import { RoutePlan } from "../loop/RoutePlan"
 import { ThoughtLog } from "../loop/ThoughtLog"
@@ -44,7 +44,7 @@ import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, disc
 import { GuildStickerCatalog } from "./GuildStickerCatalog"
 import { PersonaWebhooks } from "./PersonaWebhooks"
 import { RateLimitGauge } from "./RateLimitGauge"
-import { type ReasoningDisplay, serverDisplay, showReasoning } from "./reasoningDisplay"
+import { reasoningAfterReply } from "./reasoningDisplay"
 import { makeServerGate } from "./ServerGate"
 import { UserRateLimiter } from "./UserRateLimiter"
 import { type TriggerFacts, triggerReason } from "./triggers"
@@ -88,8 +88,6 @@ const make = (options: DiscordFrontOptions) =>
     const route = { provider: (yield* LanguageModel).name, model: (yield* RoutePlan).models[0] ?? "(no model configured)" }
 
     const persona = config.persona
-    const thoughtLog = yield* ThoughtLog
-    const capabilities = yield* GuildSettingsStore
     const deps: DiscordTurnDeps = {
       client,
       webhooks,
@@ -100,26 +98,8 @@ const make = (options: DiscordFrontOptions) =>
       replyChainMax,
       options,
       contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries),
-      afterReply: (channel, result) => {
-        const guildId = channel.isDMBased() ? undefined : channel.guildId
-        const display = guildId === undefined ? Effect.succeed<ReasoningDisplay>("hidden") : serverDisplay(capabilities, guildId)
-        return showReasoning({ capabilities: display, thoughtLog }, { channel, guildId }, result)
-      }
+      afterReply: reasoningAfterReply(yield* GuildSettingsStore, yield* ThoughtLog)
     }
-    const serverSettings = yield* ServerSettingsStore
-    const modelChoices = yield* ModelChoiceConfig
-    /** The provider and the model a turn here would start on: the channel's or the server's choice, else the default. */
-    const routeHere = (interaction: ChatInputCommandInteraction) =>
-      interaction.guildId === null ? Effect.succeed(route) : Effect.all([
-        serverSettings.channelModels(interaction.guildId, [interaction.channelId]),
-        Effect.map(serverSettings.get(interaction.guildId), (settings) => settings.models)
-      ]).pipe(
-        Effect.map(([channel, server]) => {
-          const model = (effectiveChain(modelChoices, channel) ?? effectiveChain(modelChoices, server))?.[0]
-          return model === undefined ? route : { ...route, model }
-        }),
-        Effect.orElseSucceed(() => route)
-      )
     const gate = yield* makeServerGate({
       persona,
       personaWebhooks: config.personaWebhooks,
@@ -204,7 +184,10 @@ const make = (options: DiscordFrontOptions) =>
         case "mcp":
           return replyPrivately(interaction, mcpCommand(interaction))
         case "tools":
-          return replyPrivately(interaction, Effect.flatMap(routeHere(interaction), (here) => toolsCommand(interaction, here)))
+          return replyPrivately(interaction, Effect.flatMap(
+            interaction.guildId === null ? Effect.succeed(undefined) : gate.chosenModel(interaction.guildId, interaction.channelId),
+            (model) => toolsCommand(interaction, model === undefined ? route : { ...route, model })
+          ))
         case "key":
           return replyPrivately(interaction, keyCommand(interaction))
         case "usage":

@@ -103,9 +103,16 @@ export const makeServerGate = (options: { readonly persona: Persona; readonly pe
         })
       })
 
+    /** The model a turn in this channel starts on, when the channel or the server chose one. */
+    const chosenModel = (guildId: string, channelId: string): Effect.Effect<string | undefined> =>
+      Effect.all([
+        store.channelModels(guildId, [channelId]).pipe(Effect.orElseSucceed(() => undefined)),
+        Effect.map(settingsOf(guildId), (settings) => settings.models)
+      ]).pipe(Effect.map(([channel, server]) => (effectiveChain(choices, channel) ?? effectiveChain(choices, server))?.[0]))
+
     /** Whether the server sets a persona name (its replies then come through webhooks). */
     const usesPersona = (guildId: string): Effect.Effect<boolean> =>
       Effect.map(settingsOf(guildId), (settings) => settings.persona.name !== undefined)
 
-    return { admit, usesPersona } as const
+    return { admit, usesPersona, chosenModel } as const
   })

@@ -65,3 +65,11 @@ export const showReasoning = (
 /** The display a server's capabilities choose; unreadable settings show nothing. */
 export const serverDisplay = (store: GuildSettingsStore["Type"], guildId: string): Effect.Effect<ReasoningDisplay> =>
   store.get(guildId).pipe(Effect.map(displayOf), Effect.orElseSucceed((): ReasoningDisplay => "hidden"))
+
+/** `DiscordTurnDeps.afterReply`: the reasoning of each reply, shown as its server asks (DMs: thought log only). */
+export const reasoningAfterReply = (store: GuildSettingsStore["Type"], thoughtLog: ThoughtLog["Type"]) =>
+  (channel: SendableChannels, result: TurnResult): Effect.Effect<void> => {
+    const guildId = channel.isDMBased() ? undefined : channel.guildId
+    const capabilities = guildId === undefined ? Effect.succeed<ReasoningDisplay>("hidden") : serverDisplay(store, guildId)
+    return showReasoning({ capabilities, thoughtLog }, { channel, guildId }, result)
+  }
