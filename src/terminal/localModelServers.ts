@@ -1,4 +1,5 @@
 import { Deferred, Duration, Effect, Fiber, Option, Schema } from "effect"
+import { get as httpGet } from "node:http"
 
 /**
  * The model servers people run on their own machine, found on loopback without any setting:
@@ -47,28 +48,31 @@ const OllamaModels = Schema.Struct({ models: Schema.Array(Schema.Struct({ name: 
 const OpenAiModels = Schema.Struct({ data: Schema.Array(Schema.Struct({ id: Schema.String })) })
 const LmStudioModels = Schema.Struct({ data: Schema.Array(Schema.Struct({ id: Schema.String, state: Schema.optional(Schema.String) })) })
 
-/** GET a small JSON document from loopback; interrupting the effect aborts the request. */
+/**
+ * GET a small JSON document from loopback; interrupting the effect aborts the request. Plain
+ * node:http, not `fetch`: a first start would otherwise pay for initialising undici's fetch.
+ */
 const getJson = (origin: string, path: string): Effect.Effect<unknown, Error> =>
-  Effect.tryPromise({
-    try: async (signal) => {
-      const response = await fetch(`${origin}${path}`, { signal, redirect: "error", headers: { accept: "application/json" } })
-      if (!response.ok || response.body === null) throw new Error(`HTTP ${response.status}`)
-      const reader = response.body.getReader()
-      const parts: Array<Uint8Array> = []
-      let size = 0
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) break
-        size += value.byteLength
-        if (size > MAX_BODY_BYTES) {
-          await reader.cancel()
-          throw new Error("body too large")
-        }
-        parts.push(value)
+  Effect.async<unknown, Error>((resume, signal) => {
+    const request = httpGet(`${origin}${path}`, { signal, headers: { accept: "application/json" } }, (response) => {
+      if (response.statusCode !== 200) {
+        response.resume()
+        return resume(Effect.fail(new Error(`HTTP ${response.statusCode}`)))
       }
-      return JSON.parse(Buffer.concat(parts).toString("utf8")) as unknown
-    },
-    catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+      const parts: Array<Buffer> = []
+      let size = 0
+      response.on("data", (part: Buffer) => {
+        size += part.length
+        if (size > MAX_BODY_BYTES) {
+          response.destroy()
+          return resume(Effect.fail(new Error("body too large")))
+        }
+        parts.push(part)
+      })
+      response.on("error", (error) => resume(Effect.fail(error)))
+      response.on("end", () => resume(Effect.try({ try: (): unknown => JSON.parse(Buffer.concat(parts).toString("utf8")), catch: () => new Error("not JSON") })))
+    })
+    request.on("error", (error) => resume(Effect.fail(error)))
   })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>) => (value: unknown) => Effect.mapError(Schema.decodeUnknown(schema)(value), () => new Error("not a model list"))
