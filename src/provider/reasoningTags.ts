@@ -57,6 +57,11 @@ const withEstimatedReasoning = (event: Extract<ProviderEvent, { readonly _tag: "
   return ProviderEvent.Usage({ usage: makeUsage({ ...event.usage, reasoningTokens: estimate }) })
 }
 
+const hasText = (chunk: Chunk.Chunk<ProviderEvent>): boolean => {
+  for (const event of chunk) if (event._tag === "TextDelta") return true
+  return false
+}
+
 /** One stream's state: what it has shown, held back and taken out so far. */
 const makeStripper = () => {
   let phase: Phase = "start"
@@ -126,8 +131,9 @@ const makeStripper = () => {
   }
 
   const push = (chunk: Chunk.Chunk<ProviderEvent>): Chunk.Chunk<ProviderEvent> => {
-    // Past the start with nothing taken out (almost every answer): the chunk goes on as it is.
-    if (phase === "text" && reasoningChars === 0) return chunk
+    // Past the start with nothing taken out (almost every answer), or no text yet and none held
+    // (a pass that only calls a tool): the chunk goes on as it is.
+    if (reasoningChars === 0 && (phase === "text" || (phase === "start" && held.length === 0 && !hasText(chunk)))) return chunk
     const out: Array<ProviderEvent> = []
     for (const event of chunk) {
       switch (event._tag) {
