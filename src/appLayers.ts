@@ -18,8 +18,10 @@ import { FetchConfig } from "./config/FetchConfig"
 import { ImageConfig } from "./config/ImageConfig"
 import { LoopConfig } from "./config/LoopConfig"
 import { McpConfig } from "./config/McpConfig"
+import { ModelChoiceConfig } from "./config/ModelChoiceConfig"
 import { ProviderConfig, type ProviderKind, routePlanLayer } from "./config/ProviderConfig"
 import { SearchConfig } from "./config/SearchConfig"
+import { ServerSettingsConfig } from "./config/ServerSettingsConfig"
 import { SpeechConfig } from "./config/SpeechConfig"
 import { StoreConfig } from "./config/StoreConfig"
 import { VisionConfig } from "./config/VisionConfig"
@@ -40,6 +42,7 @@ import { instrumentedModelLayer } from "./ops/instrumentedModel"
 import { instrumentToolRegistry } from "./ops/instrumentedTools"
 import * as ModelWindowsLive from "./provider/context/modelWindowsLive"
 import type { LanguageModel } from "./provider/LanguageModel"
+import { reasoningTagsLayer } from "./provider/reasoningTags"
 import * as Database from "./store/Database"
 import * as KeyCooldownStore from "./store/KeyCooldownStore"
 import * as Stores from "./store/Stores"
@@ -56,6 +59,7 @@ import { GuildToolSource } from "./tools/GuildToolSource"
 import * as InMemoryToolAffordances from "./tools/InMemoryToolAffordances"
 import { StickerCatalog } from "./tools/StickerCatalog"
 import { make as makeToolRegistry, registerAll, ToolRegistry } from "./tools/ToolRegistry"
+import { TerminalApprovals } from "./terminal/TerminalApprovals"
 
 /**
  * Every setting the app reads, checked before anything starts (a database opens, a server
@@ -76,20 +80,23 @@ export const checkSettings = (front: "terminal" | "discord") =>
     SpeechConfig.layer,
     VisionConfig.layer,
     ContextConfig.layer,
+    ServerSettingsConfig.layer,
+    ModelChoiceConfig.layer,
     front === "discord" ? DiscordConfig.layer : Layer.empty
   )))
 
 /**
  * The model for LLM_PROVIDER; HTTP providers talk through undici, at most 256 sockets per origin.
- * Only the chosen provider's modules are loaded. Passes get spans and provider errors get
+ * Only the chosen provider's modules are loaded. Reasoning a model writes into its text
+ * (`<think>…</think>`) is taken out of the answer as it streams. Passes get spans and provider errors get
  * counted when telemetry is on (ops/instrumentedModel).
  */
 export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
-  instrumentedModelLayer(
+  instrumentedModelLayer(reasoningTagsLayer(
     kind === "scripted"
       ? lazyLayer(() => import("./provider/scriptedLive"), (module) => module.scriptedLive)
       : lazyLayer(() => import("./provider/httpProviderLive"), (module) => module.httpProviderLive(kind))
-  )
+  ))
 
 /** Every store over DATABASE_URL (SQLite by default), migrated once at start-up. */
 export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(StoreConfig.layer, CredentialConfig.layer)))
@@ -127,7 +134,8 @@ const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =
 
 /**
  * Services that differ by front: where hidden notices go, the sticker catalog, who can be
- * blocked, message lookups, and guild tools (guild MCP: only the Discord front has guilds).
+ * blocked, message lookups, and guild tools (guild MCP: only the Discord front has guilds). A
+ * front may add its own (tool approvals): they reach every turn.
  */
 export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages | GuildToolSource
 
@@ -138,6 +146,12 @@ export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
   BlockTargetResolver.fromMembers({}),
   MessageImages.none,
   GuildToolSource.none
+)
+
+/** The interactive chat: the terminal's services, and tools that ask `[y/N]` before they run (`/approvals`). */
+export const terminalInteractiveServices = Layer.merge(
+  terminalFrontServices,
+  TerminalApprovals.live.pipe(Layer.provide(ServerSettingsConfig.layer))
 )
 
 /** Every built-in tool, registered at start-up; guild MCP tools come per turn from the guild source. */
@@ -204,6 +218,8 @@ export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontS
     mediaLive,
     LoopConfig.layer,
     DraftingConfig.layer,
+    ServerSettingsConfig.layer,
+    ModelChoiceConfig.layer,
     InMemoryToolAffordances.layer,
     storesLive,
     shortTermMemoryContext.pipe(Layer.provide(storesLive)),

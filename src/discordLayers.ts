@@ -8,10 +8,12 @@ import { chatLayer, databaseLive, outboundNetwork, storesLive } from "./appLayer
 import { CredentialConfig } from "./config/CredentialConfig"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { McpConfig } from "./config/McpConfig"
+import { ServerSettingsConfig } from "./config/ServerSettingsConfig"
 import type { ProviderKind } from "./config/ProviderConfig"
 import { DiscordBot, DiscordServices } from "./discord/DiscordBot"
 import type { DiscordClient } from "./discord/DiscordClient"
 import { DiscordCredentialRoutes } from "./discord/DiscordCredentials"
+import { DiscordToolApprovals } from "./discord/DiscordToolApprovals"
 import { secretKeyNotice } from "./discord/secretKeyNotice"
 import { DnsResolver } from "./fetch/DnsResolver"
 import { GuildMcpAddressPolicy } from "./mcp/GuildMcpAddressPolicy"
@@ -53,7 +55,9 @@ export const discordBotLayer = (kind: ProviderKind) => {
   // The bot logs in once the global MCP servers had their start-up wait (decision 14): the
   // first message is answered with their tools, and none arrives while nobody listens yet.
   const discord = DiscordServices.pipe(Layer.provide(Layer.merge(DiscordConfig.layer, GlobalMcpConnections.layer.pipe(Layer.provide(McpConfig.layer)))))
-  const chat = chatLayer(kind, Layer.mergeAll(discord, guildToolSourceLive, discordCredentialsLive(discord)))
+  // Tool approvals ask in the turn's channel (the server's /approvals rules say which calls wait).
+  const approvals = DiscordToolApprovals.pipe(Layer.provide(Layer.mergeAll(discord, storesLive, ServerSettingsConfig.layer)))
+  const chat = chatLayer(kind, Layer.mergeAll(discord, guildToolSourceLive, discordCredentialsLive(discord), approvals))
   const planner = DeliberateToolPlanner.layer.pipe(
     Layer.provide(Layer.merge(chat, guildToolSourceLive))
   )

@@ -8,7 +8,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
-import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices } from "./appLayers"
+import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices, terminalInteractiveServices } from "./appLayers"
 import { renderSettings, settingsCatalog } from "./config/catalog"
 import { discordTokenPresent } from "./config/DiscordConfig"
 import { dotenvLayer } from "./config/dotenv"
@@ -22,6 +22,7 @@ import { packageVersion } from "./config/version"
 import { telemetryLayer } from "./ops/Telemetry"
 import { chatInput } from "./terminal/chatInput"
 import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArgs"
+import { nothingConfigured, planFirstStart, withFirstStartSettings } from "./terminal/firstStart"
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
 import { TerminalOutput } from "./terminal/TerminalOutput"
 
@@ -40,7 +41,23 @@ const help = Effect.gen(function*() {
 const NO_FRONT = "DISCORD_TOKEN is not set and stdin is not a terminal, a pipe or a file, so there is no one to chat with: " +
   "set DISCORD_TOKEN for the Discord bot, or run the terminal chat in a terminal (docker run -it) or with input piped in"
 
-const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" }>) => Effect.gen(function*() {
+type ServeCommand = Exclude<CliCommand, { readonly _tag: "Help" | "Version" }>
+
+/**
+ * The interactive chat with nothing configured is a first start: a model server on this machine
+ * (Ollama, LM Studio, llama.cpp) is used when one answers, else the scripted demo; either way the
+ * chat opens and says which. Anything configured runs as configured.
+ */
+const serve = (command: ServeCommand) => Effect.gen(function*() {
+  if (command._tag !== "Interactive" || !(yield* nothingConfigured)) return yield* serveConfigured(command)
+  // Nobody to chat with (a container without -it): no probing, no banner, one line.
+  if ((yield* chatInput) === "none") return yield* new StartupError({ detail: NO_FRONT })
+  const plan = yield* planFirstStart
+  yield* Effect.flatMap(TerminalOutput, (out) => out.stdout(plan.banner.map((line) => `${line}\n`).join("")))
+  return yield* withFirstStartSettings(plan, serveConfigured(command))
+})
+
+const serveConfigured = (command: ServeCommand) => Effect.gen(function*() {
   const settings = yield* providerSettings
   yield* runEnvSetting
   const persona = yield* personaSetting
@@ -63,7 +80,9 @@ const serve = (command: Exclude<CliCommand, { readonly _tag: "Help" | "Version" 
     })
     return yield* Layer.launch(discordBotLayer(settings.provider))
   }
-  return yield* runInteractive({ persona }).pipe(Effect.scoped, Effect.provide(terminalChat))
+  // One build: the chat's turns and the front share the approvals service (the layer is memoized).
+  const interactiveChat = Layer.merge(chatLayer(settings.provider, terminalInteractiveServices), terminalInteractiveServices)
+  return yield* runInteractive({ persona }).pipe(Effect.scoped, Effect.provide(interactiveChat))
 })
 
 const program = Effect.gen(function*() {

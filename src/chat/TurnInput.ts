@@ -34,6 +34,11 @@ export interface TurnInput {
   readonly locale: string
   readonly persona: Persona
   /**
+   * The model chain this turn runs on (a server's or a channel's choice); absent: the operator's
+   * `LLM_MODELS`. Replaces the route plan's models for this turn only.
+   */
+  readonly models?: ReadonlyArray<string>
+  /**
    * The conversation, ending with the message to answer. Loaded when the turn starts, so a
    * queued turn sees the replies that were given while it waited.
    */

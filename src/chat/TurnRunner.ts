@@ -5,6 +5,7 @@ import { type GenerationTurnServices, runGenerationTurn } from "../loop/generati
 import type { ImpersonationAbortedError } from "../loop/ImpersonationAbortedError"
 import { StopResponses } from "../loop/StopResponses"
 import { makeFirstWins } from "../loop/FirstWins"
+import { RoutePlan, withModels } from "../loop/RoutePlan"
 import { TurnSignals, type TurnSignalsShape } from "../loop/TurnSignals"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { makeTurnState } from "../tools/TurnState"
@@ -121,13 +122,15 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
         state
       }
       // The app's services plus this turn's: a plain Context (building Layers per turn costs more).
+      const perTurn = Context.make(ResponseSink, sink).pipe(
+        Context.add(CurrentTurn, turn),
+        Context.add(TurnSignals, options.signals),
+        Context.add(StopResponses, options.stopResponses)
+      )
+      // A server's model chain reaches the outer tier as this turn's route plan.
       const turnContext = Context.merge(
         services,
-        Context.make(ResponseSink, sink).pipe(
-          Context.add(CurrentTurn, turn),
-          Context.add(TurnSignals, options.signals),
-          Context.add(StopResponses, options.stopResponses)
-        )
+        input.models === undefined ? perTurn : Context.add(perTurn, RoutePlan, withModels(Context.get(services, RoutePlan), input.models))
       )
       const exit = yield* runGenerationTurn().pipe(
         Effect.provide(turnContext),

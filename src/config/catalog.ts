@@ -11,11 +11,13 @@ import { ImageConfig } from "./ImageConfig"
 import { LoopConfig } from "./LoopConfig"
 import { McpConfig } from "./McpConfig"
 import { mediaDirSetting } from "./MediaDirConfig"
+import { modelChoicesSetting } from "./ModelChoiceConfig"
 import { OpsConfig } from "./OpsConfig"
 import { personaSetting } from "./PersonaConfig"
 import { providerSettings, scriptSourceSetting } from "./ProviderConfig"
 import { runEnvSetting } from "./RunEnv"
 import { SearchConfig } from "./SearchConfig"
+import { ServerSettingsConfig } from "./ServerSettingsConfig"
 import { SpeechConfig } from "./SpeechConfig"
 import { recordedSettingFacts } from "./settings"
 import { StoreConfig } from "./StoreConfig"
@@ -72,6 +74,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   LLM_BASE_URL: { group: "Model provider", meaning: "provider base URL, e.g. http://127.0.0.1:11434/v1", unset: "OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's public API" },
   LLM_API_KEYS: { group: "Model provider", meaning: "comma-separated API keys, the rotation pool", unset: "OPENAI_API_KEY / ANTHROPIC_API_KEY / GEMINI_API_KEY", secret: true },
   LLM_MODELS: { group: "Model provider", meaning: "comma-separated: the primary model, then the fallback chain (required except for scripted)", default: "" },
+  LLM_MODELS_ALLOWED: { group: "Model provider", meaning: "comma-separated models a server may choose with /model (the models of LLM_MODELS always), or * for any", unset: "the models of LLM_MODELS" },
   LLM_TOOL_CALLING: { group: "Model provider", meaning: "native, or verbatim (tool calls parsed from the text)", default: "native" },
   LLM_SCRIPT: { group: "Model provider", meaning: "scripted provider only: passes to replay, inline JSON or a JSON file", unset: "echo the user" },
   OPENAI_API_KEY: { group: "Model provider", meaning: "the key for openai-compatible when LLM_API_KEYS is unset", secret: true },
@@ -110,6 +113,9 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   DISCORD_COMMAND_GUILD_ID: { group: "Discord", meaning: "register slash commands in this server only (instant; for development)" },
   THOUGHT_LOG_CHANNEL_ID: { group: "Discord", meaning: "channel for hidden operator notices", unset: "logged" },
   DISCORD_MAX_MESSAGES_PER_TURN: { group: "Discord", meaning: "most Discord messages one reply's text may take; a longer reply is cut with a marker" },
+  DISCORD_REPLY_CHAIN_MAX: { group: "Discord", meaning: "messages of a reply chain beyond the recent history brought into the context (0: none; at most 50)" },
+  DISCORD_ALLOW_DMS: { group: "Discord", meaning: "true or false: the bot answers direct messages", default: "true" },
+  TOOL_APPROVAL_TIMEOUT_MS: { group: "Discord", meaning: "how long a tool a server marked with /approvals waits for Approve / Deny before it is denied" },
   DISCORD_SHARD_IDS: { group: "Discord", meaning: "the shards this host runs, e.g. 0-3 or 0,2 (needs DISCORD_SHARD_COUNT; several hosts split one bot)" },
   DISCORD_SHARD_COUNT: { group: "Discord", meaning: "the bot's total shards across every host (alone: all of them here)" },
 
@@ -185,6 +191,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
  */
 export const settingDefinitions: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
   providerSettings,
+  modelChoicesSetting,
   scriptSourceSetting,
   httpProviderSettings,
   anthropicPromptCacheSetting,
@@ -207,6 +214,7 @@ export const settingDefinitions: ReadonlyArray<Effect.Effect<unknown, unknown>> 
     SearchConfig.layer,
     McpConfig.layer,
     DiscordConfig.layer,
+    ServerSettingsConfig.layer,
     OpsConfig.layer
   )))
 ]

@@ -1,29 +1,40 @@
-import { type ChatInputCommandInteraction, Events, type Interaction, type Message } from "discord.js"
+import { type AutocompleteInteraction, type ChatInputCommandInteraction, Events, type Interaction, type Message } from "discord.js"
 import { type Cause, Effect, FiberSet, Layer, Option } from "effect"
 import { ChannelQueue } from "../chat/ChannelQueue"
 import { CredentialConfig } from "../config/CredentialConfig"
 import { DiscordConfig } from "../config/DiscordConfig"
+import { ModelChoiceConfig } from "../config/ModelChoiceConfig"
+import { ServerSettingsConfig } from "../config/ServerSettingsConfig"
 import { RoutePlan } from "../loop/RoutePlan"
+import { ThoughtLog } from "../loop/ThoughtLog"
 import { GuildMcpAdmin } from "../mcp/GuildMcpAdmin"
+import { GuildMcpRegistry } from "../mcp/GuildMcpRegistry"
 import { LanguageModel } from "../provider/LanguageModel"
 import { CredentialStore } from "../store/CredentialStore"
 import { EnabledChannelStore } from "../store/EnabledChannelStore"
 import { GuildImageTagsStore } from "../store/GuildImageTagsStore"
 import { GuildSettingsStore } from "../store/GuildSettingsStore"
 import { PersonaBlockStore } from "../store/PersonaBlockStore"
+import { ServerSettingsStore } from "../store/ServerSettingsStore"
 import { ServerTurnAdmissionStore } from "../store/ServerTurnAdmissionStore"
 import { UsageLedgerStore } from "../store/UsageLedgerStore"
 import { DeliberateToolPlanner } from "../tools/deliberate/DeliberateToolPlanner"
 import { ToolRegistry } from "../tools/ToolRegistry"
+import { accessCommand } from "./commands/accessCommand"
+import { approvalsAutocomplete, approvalsCommand } from "./commands/approvalsCommand"
 import { capabilitiesCommand } from "./commands/capabilitiesCommand"
 import { channelCommand } from "./commands/channelCommand"
 import { imageTagsCommand } from "./commands/imageTagsCommand"
-import { replyPrivately } from "./commands/commandReply"
+import { replyPrivately, replyPrivatelyWithEmbed } from "./commands/commandReply"
 import { commandDefinitions } from "./commands/definitions"
 import { keyCommand } from "./commands/keyCommand"
 import { killCommand } from "./commands/killCommand"
 import { mcpCommand } from "./commands/mcpCommand"
+import { modelAutocomplete, modelCommand } from "./commands/modelCommand"
+import { personaCommand } from "./commands/personaCommand"
+import { settingsCommand } from "./commands/settingsCommand"
 import { toolsCommand } from "./commands/toolsCommand"
+import { triggersCommand } from "./commands/triggersCommand"
 import { usageCommand } from "./commands/usageCommand"
 import { DiscordBlockTargetResolver } from "./DiscordBlockTargetResolver"
 import { DiscordClient } from "./DiscordClient"
@@ -33,6 +44,9 @@ import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, disc
 import { GuildStickerCatalog } from "./GuildStickerCatalog"
 import { PersonaWebhooks } from "./PersonaWebhooks"
 import { RateLimitGauge } from "./RateLimitGauge"
+import { reasoningAfterReply } from "./reasoningDisplay"
+import { makeServerGate } from "./ServerGate"
+import { UserRateLimiter } from "./UserRateLimiter"
 import { type TriggerFacts, triggerReason } from "./triggers"
 
 /** What the slash commands use besides the queue. */
@@ -46,6 +60,9 @@ type CommandServices =
   | UsageLedgerStore
   | ServerTurnAdmissionStore
   | CredentialConfig
+  | ServerSettingsStore
+  | ModelChoiceConfig
+  | GuildMcpRegistry
 
 const logFailure = (what: string) => (cause: Cause.Cause<unknown>) => Effect.logError(`Discord: ${what} failed`, cause)
 
@@ -66,6 +83,7 @@ const make = (options: DiscordFrontOptions) =>
     const enabledChannels = yield* EnabledChannelStore
     const blocks = yield* PersonaBlockStore
     const planner = yield* DeliberateToolPlanner
+    const { allowDms, replyChainMax } = yield* ServerSettingsConfig
     const commandServices = yield* Effect.context<CommandServices>()
     const route = { provider: (yield* LanguageModel).name, model: (yield* RoutePlan).models[0] ?? "(no model configured)" }
 
@@ -77,9 +95,16 @@ const make = (options: DiscordFrontOptions) =>
       persona,
       useWebhooks: config.personaWebhooks,
       maxMessagesPerTurn: config.maxMessagesPerTurn,
+      replyChainMax,
       options,
-      contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries)
+      contextFor: (trigger, entries) => contextWithBlocks(blocks, persona, trigger.guildId ?? undefined, entries),
+      afterReply: reasoningAfterReply(yield* GuildSettingsStore, yield* ThoughtLog)
     }
+    const gate = yield* makeServerGate({
+      persona,
+      personaWebhooks: config.personaWebhooks,
+      ...(options.rateNoticeLifetime === undefined ? {} : { rateNoticeLifetime: options.rateNoticeLifetime })
+    })
 
     const isEnabledChannel = (message: Message<true>) =>
       Effect.gen(function*() {
@@ -100,9 +125,11 @@ const make = (options: DiscordFrontOptions) =>
         if (message.mentions.repliedUser?.id === client.user.id) return true
         const referenced = message.channel.messages.cache.get(message.reference.messageId)
         const webhookId = referenced?.webhookId ?? null
-        return webhookId !== null && deps.useWebhooks && message.channel.isSendable()
-          ? yield* webhooks.isOwnWebhook(message.channel, webhookId)
-          : false
+        if (webhookId === null || !message.channel.isSendable()) return false
+        if ((yield* webhooks.knownOwnIds).has(webhookId)) return true
+        // Asking Discord for the channel's webhook is only worth it where personas post through one.
+        const personaHere = deps.useWebhooks || (message.guildId !== null && (yield* gate.usesPersona(message.guildId)))
+        return personaHere ? yield* webhooks.isOwnWebhook(message.channel, webhookId) : false
       })
 
     /** The facts of triggerReason; the stores are asked only when the cheaper facts leave it open. */
@@ -131,11 +158,17 @@ const make = (options: DiscordFrontOptions) =>
       Effect.gen(function*() {
         const reason = triggerReason(yield* triggerFacts(message))
         if (Option.isNone(reason)) return
+        if (reason.value === "dm" && !allowDms) return
         const channel = message.channel
         if (!channel.isSendable()) return
         yield* Effect.logDebug(`trigger: ${reason.value}`).pipe(Effect.annotateLogs({ channelId: message.channelId, messageId: message.id }))
+        // The server's triggers, access lists and rate, before anything is queued.
+        const admitted = yield* gate.admit(message, reason.value)
+        if (Option.isNone(admitted)) return
+        const { models, persona: turnPersona, useWebhooks } = admitted.value
         const deliberate = yield* planner.plan({ guildId: message.guildId ?? undefined, channelId: message.channelId, messageText: message.content })
-        yield* queue.submit(discordTurnInput(deps, message, channel, deliberate))
+        const input = discordTurnInput({ ...deps, persona: turnPersona, useWebhooks }, message, channel, deliberate)
+        yield* queue.submit(models === undefined ? input : { ...input, models })
       })
 
     const onCommand = (interaction: ChatInputCommandInteraction): Effect.Effect<void, unknown, CommandServices> => {
@@ -151,18 +184,48 @@ const make = (options: DiscordFrontOptions) =>
         case "mcp":
           return replyPrivately(interaction, mcpCommand(interaction))
         case "tools":
-          return replyPrivately(interaction, toolsCommand(interaction, route))
+          return replyPrivately(interaction, Effect.flatMap(
+            interaction.guildId === null ? Effect.succeed(undefined) : gate.chosenModel(interaction.guildId, interaction.channelId),
+            (model) => toolsCommand(interaction, model === undefined ? route : { ...route, model })
+          ))
         case "key":
           return replyPrivately(interaction, keyCommand(interaction))
         case "usage":
           return replyPrivately(interaction, usageCommand(interaction))
+        case "model":
+          return replyPrivately(interaction, modelCommand(interaction))
+        case "persona":
+          return replyPrivately(interaction, personaCommand(interaction, persona.name))
+        case "triggers":
+          return replyPrivately(interaction, triggersCommand(interaction))
+        case "access":
+          return replyPrivately(interaction, accessCommand(interaction))
+        case "approvals":
+          return replyPrivately(interaction, approvalsCommand(interaction))
+        case "settings":
+          return replyPrivatelyWithEmbed(interaction, settingsCommand(interaction, persona.name))
         default:
           return replyPrivately(interaction, Effect.succeed(`Unknown command /${interaction.commandName}.`))
       }
     }
 
+    const onAutocomplete = (interaction: AutocompleteInteraction): Effect.Effect<void, unknown, CommandServices> => {
+      switch (interaction.commandName) {
+        case "model":
+          return modelAutocomplete(interaction)
+        case "approvals":
+          return approvalsAutocomplete(interaction)
+        default:
+          return Effect.tryPromise(() => interaction.respond([]))
+      }
+    }
+
     const onInteraction = (interaction: Interaction) =>
-      interaction.isChatInputCommand() ? Effect.provide(onCommand(interaction), commandServices) : Effect.void
+      interaction.isChatInputCommand()
+        ? Effect.provide(onCommand(interaction), commandServices)
+        : interaction.isAutocomplete()
+        ? Effect.provide(onAutocomplete(interaction), commandServices)
+        : Effect.void
 
     // Handlers run in fibers of this scope: interrupted when the bot stops, never run with runPromise.
     const run = yield* FiberSet.makeRuntime<never>()
@@ -212,7 +275,7 @@ export const DiscordServices = Layer.mergeAll(
 
 export const DiscordBot = {
   /** The Discord front with default timings (what `main` launches when DISCORD_TOKEN is set). */
-  layer: Layer.scopedDiscard(make({})),
+  layer: Layer.scopedDiscard(make({})).pipe(Layer.provide(UserRateLimiter.Default)),
   /** The front with other timings (tests). */
-  layerWith: (options: DiscordFrontOptions) => Layer.scopedDiscard(make(options))
+  layerWith: (options: DiscordFrontOptions) => Layer.scopedDiscard(make(options)).pipe(Layer.provide(UserRateLimiter.Default))
 } as const

@@ -12,6 +12,7 @@ import { type DiscordReplySink, makeDiscordReplySink } from "./DiscordReplySink"
 import { HISTORY_LIMIT, hasContent, type HistoryEntry, historyEntry, isFromSelf, type SelfIdentity, toChatMessage } from "./history"
 import type { PersonaWebhooks } from "./PersonaWebhooks"
 import type { RateLimitGauge } from "./RateLimitGauge"
+import { replyChain } from "./replyChain"
 import { channelReplyTarget } from "./ReplyTarget"
 import { keepTyping, TYPING_REFRESH } from "./TypingIndicator"
 
@@ -20,6 +21,10 @@ export interface DiscordFrontOptions {
   readonly minEditInterval?: Duration.DurationInput
   readonly typingRefresh?: Duration.DurationInput
   readonly historyLimit?: number
+  /** How long the notice to a user over the server's rate stays (default 15 s). */
+  readonly rateNoticeLifetime?: Duration.DurationInput
+  /** All the fetches of one reply chain together (default 3 s). */
+  readonly replyChainBudget?: Duration.DurationInput
 }
 
 /** What building a turn needs from the running bot. */
@@ -35,6 +40,10 @@ export interface DiscordTurnDeps {
   readonly options: DiscordFrontOptions
   /** Turns the history into the model's context (the blocked-user notice is applied here). */
   readonly contextFor: (trigger: Message, entries: ReadonlyArray<HistoryEntry>) => Effect.Effect<ReadonlyArray<ChatMessage>>
+  /** `DISCORD_REPLY_CHAIN_MAX`: replied-to messages outside the history brought in (default 0: none). */
+  readonly replyChainMax?: number
+  /** Runs once the reply is delivered (its reasoning shown, when the server asks for it). */
+  readonly afterReply?: (channel: SendableChannels, result: TurnResult) => Effect.Effect<void>
 }
 
 /**
@@ -91,7 +100,8 @@ export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels
     yield* Effect.forkScoped(keepTyping(Effect.tryPromise(() => channel.sendTyping()), reply.lastWriteAt, deps.options.typingRefresh ?? TYPING_REFRESH))
     const sink: TurnSink = {
       sink: reply.sink,
-      finish: (result) => finishReply(reply, channel, result),
+      finish: (result) =>
+        deps.afterReply === undefined ? finishReply(reply, channel, result) : Effect.zipRight(finishReply(reply, channel, result), deps.afterReply(channel, result)),
       mediaOutlet: discordMediaOutlet(channel, replyTo)
     }
     return sink
@@ -111,8 +121,13 @@ export const discordTurnInput = (deps: DiscordTurnDeps, trigger: Message, channe
   loadContext: Effect.gen(function*() {
     const ownIds = yield* deps.webhooks.knownOwnIds
     const self: SelfIdentity = { botId: deps.client.user.id, isOwnWebhook: (id) => ownIds.has(id) }
-    const entries = yield* recentHistory(trigger, self, deps.options.historyLimit ?? HISTORY_LIMIT)
-    return yield* deps.contextFor(trigger, entries)
+    const recent = yield* recentHistory(trigger, self, deps.options.historyLimit ?? HISTORY_LIMIT)
+    // A reply to a message older than the history brings that message and its chain in, first.
+    const chain = yield* replyChain(trigger, new Set(recent.map((entry) => entry.messageId)), self, {
+      max: deps.replyChainMax ?? 0,
+      ...(deps.options.replyChainBudget === undefined ? {} : { budget: deps.options.replyChainBudget })
+    })
+    return yield* deps.contextFor(trigger, [...chain, ...recent])
   }),
   shouldSurfaceUserErrors: true,
   deliberate,

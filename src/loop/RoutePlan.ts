@@ -10,6 +10,10 @@ export interface RoutePlanShape {
   readonly keys: ReadonlyArray<Redacted.Redacted<string>>
 }
 
+/** The plan with another model chain (a server's choice for one turn); the keys stay the operator's. */
+export const withModels = (plan: RoutePlanShape, models: ReadonlyArray<string> | undefined): RoutePlanShape =>
+  models === undefined || models.length === 0 ? plan : { ...plan, models }
+
 export class RoutePlan extends Context.Tag("loopcord/loop/RoutePlan")<RoutePlan, RoutePlanShape>() {
   /** A plan from plain values (tests, embedding). */
   static readonly make = (models: ReadonlyArray<string>, keys: ReadonlyArray<string> = []) =>

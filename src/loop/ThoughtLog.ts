@@ -13,6 +13,8 @@ export interface HiddenNotice {
     | "draft_unreviewed"
     // The context budget cut the message being answered to fit the model's window.
     | "context_cut"
+    // The model's reasoning for a reply (an excerpt).
+    | "reasoning"
   readonly severity: "error" | "info"
   readonly title: string
   readonly description: string

@@ -15,6 +15,7 @@ import { failureDetails, safeJson } from "../tools/toolFailureDetails"
 import { ToolRegistry } from "../tools/ToolRegistry"
 import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { setFlag } from "../tools/TurnState"
+import { approvalCheckpoint, approved } from "./approvalCheckpoint"
 import type { AttemptInfo } from "./AttemptInfo"
 import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
 import { Checkpoint, rememberOutcome, toolCheckpoint } from "./drafting/toolCheckpoint"
@@ -177,8 +178,16 @@ export const executeToolCall = Effect.fnUntraced(function*(
   }
   // ── end of the Response Drafting hook ──
 
-  // 3 + 6. Build the call's context and race the tool against its timeout and /kill.
-  const dispatched: Dispatched = refused ??
+  // ── Tool approval hook (src/loop/approvalCheckpoint.ts): a call the front marks waits for a human first ──
+  const approval = refused === undefined ? yield* approvalCheckpoint(name, canonicalName, args ?? {}) : approved
+  if (approval._tag === "Stopped") return ToolCallOutcome.Abort({ status: "stopped_by_user" })
+  const denied: Dispatched | undefined = approval._tag === "Denied"
+    ? { result: approval.result, replayedCall: functionCall, blocked: true, raced: false, durationMs: 0 }
+    : undefined
+  // ── end of the tool approval hook ──
+
+  // 3 + 6. Build the call's context and race the tool against its timeout (which starts now) and /kill.
+  const dispatched: Dispatched = refused ?? denied ??
     { ...(yield* dispatch(name, args ?? {}, iteration, attempt)), replayedCall: functionCall, blocked: false, raced: true }
   // 6 (after the race). A stop registered while the tool ran wins: the model never sees the result.
   if (dispatched.raced && (yield* stopRequested)) return ToolCallOutcome.Abort({ status: "stopped_by_user" })

@@ -8,13 +8,22 @@ import { boundedStore } from "./StoreTimeout"
  * Per-guild opt-in capabilities (`/capabilities manage`). Every capability is off until an
  * admin turns it on.
  * - `user_blocking_enabled`: the persona may call `block_user` / `unblock_user`.
- * - `deliberate_tool_mode`: tools are exposed only when the message asks for them (spec §3 step 5).
- * - `server_wide_memory`: one short-term memory for the whole server instead of one per channel
- *   (design decision 16).
+ * - `deliberate_tool_mode`: tools are exposed only when the message asks for them.
+ * - `server_wide_memory`: one short-term memory for the whole server instead of one per channel.
  * - `user_byok_mode`: every user brings their own API key (`/key personal`); the server's key and
- *   the operator's pool never answer for them (spec §5).
+ *   the operator's pool never answer for them.
+ * - `reasoning_as_spoiler` / `reasoning_as_file`: the model's reasoning (native, or written into
+ *   its text as `<think>…</think>`) is shown after the reply, as a spoiler or an attached `.txt`,
+ *   instead of only reaching the thought log.
  */
-export const GUILD_CAPABILITIES = ["user_blocking_enabled", "deliberate_tool_mode", "server_wide_memory", "user_byok_mode"] as const
+export const GUILD_CAPABILITIES = [
+  "user_blocking_enabled",
+  "deliberate_tool_mode",
+  "server_wide_memory",
+  "user_byok_mode",
+  "reasoning_as_spoiler",
+  "reasoning_as_file"
+] as const
 
 export type GuildCapability = (typeof GUILD_CAPABILITIES)[number]
 
@@ -28,7 +37,9 @@ export const defaultGuildSettings: GuildSettings = {
   user_blocking_enabled: false,
   deliberate_tool_mode: false,
   server_wide_memory: false,
-  user_byok_mode: false
+  user_byok_mode: false,
+  reasoning_as_spoiler: false,
+  reasoning_as_file: false
 }
 
 export interface GuildSettingsStoreShape {

@@ -13,6 +13,7 @@ import * as GuildMcpRegistryStore from "./GuildMcpRegistryStore"
 import { GuildSettingsStore } from "./GuildSettingsStore"
 import { PersonaBlockStore } from "./PersonaBlockStore"
 import { SecretBox } from "./SecretBox"
+import { ServerSettingsStore } from "./ServerSettingsStore"
 import { ServerTurnAdmissionStore } from "./ServerTurnAdmissionStore"
 import { ShortTermMemoryStore } from "./ShortTermMemoryStore"
 import { StoreTimeout } from "./StoreTimeout"
@@ -32,6 +33,7 @@ export type Stores =
   | CredentialStore
   | ServerTurnAdmissionStore
   | UsageLedgerStore
+  | ServerSettingsStore
 
 /** All stores over one SqlClient (already migrated: see `Database.layer`), sealing secrets with the SecretBox. */
 export const layerOnClient: Layer.Layer<Stores, never, SqlClient.SqlClient | SecretBox> = Layer.mergeAll(
@@ -44,7 +46,8 @@ export const layerOnClient: Layer.Layer<Stores, never, SqlClient.SqlClient | Sec
   ToolUsageStore.statsLayer.pipe(Layer.provideMerge(ToolUsageStore.layer)),
   CredentialStore.layer,
   ServerTurnAdmissionStore.layer,
-  UsageLedgerStore.layer
+  UsageLedgerStore.layer,
+  ServerSettingsStore.layer
 )
 
 /**

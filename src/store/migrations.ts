@@ -157,12 +157,60 @@ const guildImageTags = Effect.gen(function* () {
   )`
 })
 
+/**
+ * What each server sets for its own bot: model chain (and per-channel overrides), persona,
+ * triggers, per-user rate, access lists and tool approval rules. Lists are one row per entry, so
+ * two admins adding at once never overwrite each other.
+ */
+const serverSettings = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE server_settings (
+    guild_id TEXT NOT NULL PRIMARY KEY,
+    models TEXT,
+    persona_name TEXT,
+    persona_avatar_url TEXT,
+    persona_prompt TEXT,
+    respond_to_mentions INTEGER,
+    respond_to_replies INTEGER,
+    respond_in_channels INTEGER,
+    user_messages_per_minute INTEGER,
+    updated_by TEXT,
+    updated_at BIGINT NOT NULL
+  )`
+  yield* sql`CREATE TABLE server_channel_models (
+    guild_id TEXT NOT NULL,
+    channel_id TEXT NOT NULL,
+    models TEXT NOT NULL,
+    set_by TEXT,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (guild_id, channel_id)
+  )`
+  yield* sql`CREATE TABLE server_access_entries (
+    guild_id TEXT NOT NULL,
+    list_name TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    added_by TEXT,
+    added_at BIGINT NOT NULL,
+    PRIMARY KEY (guild_id, list_name, target_id)
+  )`
+  yield* sql`CREATE TABLE server_tool_approvals (
+    guild_id TEXT NOT NULL,
+    rule_kind TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    added_by TEXT,
+    added_at BIGINT NOT NULL,
+    PRIMARY KEY (guild_id, rule_kind, name_key)
+  )`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_initial_schema": initialSchema,
   "2_channel_memory": channelMemory,
   "3_key_cooldowns": keyCooldowns,
   "4_credentials": credentials,
-  "13_guild_image_tags": guildImageTags
+  "13_guild_image_tags": guildImageTags,
+  "15_server_settings": serverSettings
 }
 
 /** Name of the table the Migrator keeps applied versions in. */

@@ -4,6 +4,7 @@ import { ChannelQueue, type TurnFailure } from "../chat/ChannelQueue"
 import { makeCollectingSink } from "../chat/CollectingSink"
 import type { TurnInput, TurnSink } from "../chat/TurnInput"
 import { mediaDirSetting } from "../config/MediaDirConfig"
+import { ModelChoiceConfig } from "../config/ModelChoiceConfig"
 import { VisionConfig } from "../config/VisionConfig"
 import type { ChatMessage, ImageRef } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
@@ -13,6 +14,8 @@ import { dim, renderNotice } from "./render"
 import { turnReportLine } from "./report"
 import { TerminalOutput } from "./TerminalOutput"
 import { attachImageFile, fileMediaOutlet } from "./TerminalMedia"
+import { terminalModelCommand } from "./modelCommand"
+import { TerminalApprovals } from "./TerminalApprovals"
 import { makeTerminalSink } from "./TerminalSink"
 
 /** The terminal is one conversation: one channel. */
@@ -106,6 +109,8 @@ const TerminalEvent = Data.taggedEnum<TerminalEvent>()
  * kills the running turn (stream and tool); Ctrl-C with nothing running, or twice quickly,
  * exits; so do `/exit` and end of input (after the pending replies). `/attach FILE` attaches an
  * image to the next message; generated media are saved under MEDIA_DIR and their paths shown.
+ * `/model` shows or picks the model chain for the session (from LLM_MODELS_ALLOWED);
+ * `/approvals add NAME` makes a tool ask `[y/N]` before it runs (the next line is the answer).
  */
 export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function*(options: { readonly persona: Persona }) {
   const queue = yield* ChannelQueue
@@ -117,6 +122,10 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
   const mediaDir = yield* mediaDirSetting
   // Images attached with /attach, sent with the next message (a handful: the vision budget is 8).
   const attachments = yield* Ref.make<ReadonlyArray<ImageRef>>([])
+  // The model chain `/model` picked for this session (undefined: LLM_MODELS).
+  const choices = yield* ModelChoiceConfig
+  const chosenModels = yield* Ref.make<ReadonlyArray<string> | undefined>(undefined)
+  const approvals = yield* TerminalApprovals
   const pending = yield* Ref.make(0)
   const lastInterrupt = yield* Ref.make(Number.NEGATIVE_INFINITY)
   // One fiber per submitted message, waiting for its reply (closed with the chat).
@@ -126,6 +135,8 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
   // Someone typing may interrupt a reply; lines piped in all at once are answered one by one.
   const typing = process.stdin.isTTY === true
 
+  // Piped input can end while a reply still streams: the prompt is not shown on a closed interface.
+  const inputClosed = yield* Ref.make(false)
   const rl = yield* Effect.acquireRelease(
     Effect.sync(() => {
       const terminal = typing
@@ -133,12 +144,15 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
       face.setPrompt(terminal ? "you › " : "")
       face.on("line", (text) => offer(TerminalEvent.Line({ text })))
       face.on("SIGINT", () => offer(TerminalEvent.Interrupt()))
-      face.on("close", () => offer(TerminalEvent.Closed()))
+      face.on("close", () => {
+        Runtime.runFork(runtime)(Ref.set(inputClosed, true))
+        offer(TerminalEvent.Closed())
+      })
       return face
     }),
     (face) => Effect.sync(() => face.close())
   )
-  const prompt = Effect.sync(() => rl.prompt())
+  const prompt = Effect.flatMap(Ref.get(inputClosed), (closed) => (closed ? Effect.void : Effect.sync(() => rl.prompt())))
   const status = (line: string) => out.stdout(`${dim(line, out.colour)}\n`)
 
   const submit = (text: string) =>
@@ -163,7 +177,12 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
         })
       )
       // `message`: a line folded into a later one's turn (queue full) still reaches its context.
-      const ticket = yield* queue.submit({ ...baseInput(options.persona, Effect.map(Ref.get(history), (items) => [...items, user]), openSink), message: user })
+      const models = yield* Ref.get(chosenModels)
+      const ticket = yield* queue.submit({
+        ...baseInput(options.persona, Effect.map(Ref.get(history), (items) => [...items, user]), openSink),
+        message: user,
+        ...(models === undefined ? {} : { models })
+      })
       yield* Ref.update(pending, (n) => n + 1)
       const settle = ticket.result.pipe(
         Effect.catchAll((error) => Effect.succeed(failedTurn(error))),
@@ -175,8 +194,8 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
           })
         )
       )
-      if (typing) yield* FiberSet.run(watchers, settle)
-      else yield* settle
+      // Piped lines still go one by one: the next line waits for this reply (see the loop).
+      yield* FiberSet.run(watchers, settle)
     })
 
   yield* status(`loopcord terminal chat as ${options.persona.name}. Ctrl-C stops a reply; Ctrl-C again (or /exit) quits.`)
@@ -198,6 +217,13 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
       continue
     }
     const text = event.text.trim()
+    // A line typed while a tool waits for approval is the answer (Enter alone: no).
+    if (yield* approvals.answerLine(text)) continue
+    if (!typing) {
+      // Piped lines are answered one by one; one that arrives while a question waits answers it.
+      yield* Effect.raceFirst(FiberSet.awaitEmpty(watchers), approvals.questionWaiting)
+      if (yield* approvals.answerLine(text)) continue
+    }
     if (text.length === 0) {
       if ((yield* Ref.get(pending)) === 0) yield* prompt
       continue
@@ -218,6 +244,18 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
           })
         )
       }
+      if ((yield* Ref.get(pending)) === 0) yield* prompt
+      continue
+    }
+    if (text === "/approvals" || text.startsWith("/approvals ")) {
+      yield* status(yield* approvals.command(text.slice("/approvals".length)))
+      if ((yield* Ref.get(pending)) === 0) yield* prompt
+      continue
+    }
+    if (text === "/model" || text.startsWith("/model ")) {
+      const change = terminalModelCommand(choices, yield* Ref.get(chosenModels), text.slice("/model".length))
+      yield* Ref.set(chosenModels, change.chain)
+      yield* status(change.line)
       if ((yield* Ref.get(pending)) === 0) yield* prompt
       continue
     }

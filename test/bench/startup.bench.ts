@@ -6,6 +6,8 @@
  *    its compiled build (`node dist/main.js`, and `npm start` as a user types it) scripted on
  *    `sqlite::memory:`, and against the loopback server like the AI SDK one-shot script; the
  *    floor is `node -e 0`.
+ * 1b. The interactive chat to its prompt: configured, and a first start with nothing configured
+ *    (the loopback probe of local model servers: none answering, or a fake Ollama), median of 10.
  * 2. Idle RSS (VmRSS 2 s after ready) of the terminal front and of the Discord front logged
  *    into the fake Discord, with a bare discord.js Client as the Discord floor; median of 3.
  * 3. Cold steps: 40 tool steps (each an unknown-tool error sent back to the model) in one fresh
@@ -18,6 +20,8 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -123,6 +127,61 @@ const idleRss = async (
 
 const median = (values: ReadonlyArray<number>) => percentile(values, 50)
 
+/** Spawn → the interactive chat's ready line on stdout (stdin kept open), then the process is stopped. */
+const timeToPrompt = async (command: string, args: ReadonlyArray<string>, env: Record<string, string>, ready: string): Promise<{ readonly ms: number; readonly output: string }> => {
+  const startedAt = nowNs()
+  const child: ChildProcess = spawn(command, args, {
+    cwd: root,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? root, NO_COLOR: "1", ...env },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  let output = ""
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  try {
+    const readyAt = await new Promise<number>((resolve, reject) => {
+      const onData = (piece: Buffer) => {
+        output += piece.toString("utf8")
+        if (output.includes(ready)) resolve(nowNs())
+      }
+      child.stdout?.on("data", onData)
+      child.stderr?.on("data", (piece: Buffer) => (output += piece.toString("utf8")))
+      child.once("exit", () => reject(new Error(`${args.join(" ")} exited before its prompt: ${output.slice(-2000)}`)))
+      setTimeout(() => reject(new Error(`${args.join(" ")}: no prompt after 60 s: ${output.slice(-2000)}`)), 60_000)
+    })
+    return { ms: ms(readyAt - startedAt), output }
+  } finally {
+    child.kill("SIGTERM")
+    await Promise.race([exited, sleep(10_000)])
+    if (child.exitCode === null) child.kill("SIGKILL")
+  }
+}
+
+/** A loopback stand-in for Ollama: its model lists, nothing else (the chat is not used). */
+const fakeOllama = async (): Promise<{ readonly port: number; readonly close: () => Promise<void> }> => {
+  const models = { models: [{ name: "qwen3:4b", model: "qwen3:4b" }] }
+  const server = createServer((request, response) => {
+    response.writeHead(request.url === "/api/ps" || request.url === "/api/tags" ? 200 : 404, { "content-type": "application/json" })
+    response.end(JSON.stringify(models))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
+  }
+}
+
+/** A loopback port nothing listens on. */
+const closedPort = async (): Promise<number> => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
 const main = async () => {
   const loadAtStart = loadLine()
   execFileSync(process.execPath, [join(root, "scripts", "build.mjs"), "--if-stale"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] })
@@ -185,6 +244,45 @@ const main = async () => {
     }
   }
   const loadAfterStartup = loadLine()
+
+  // 1b. The interactive chat to its prompt: configured, and a first start (nothing configured) that
+  // probes Ollama, LM Studio and llama.cpp on loopback (closed ports here, or a fake Ollama).
+  const ollama = await fakeOllama()
+  const nowhere = `ollama=${await closedPort()},lmstudio=${await closedPort()},llamacpp=${await closedPort()}`
+  const withOllama = `ollama=${ollama.port},lmstudio=${await closedPort()},llamacpp=${await closedPort()}`
+  const READY = "loopcord terminal chat as"
+  interface PromptContender {
+    readonly name: string
+    readonly run: () => Promise<{ readonly ms: number; readonly output: string }>
+    readonly expect: string
+  }
+  const promptContenders: ReadonlyArray<PromptContender> = [
+    { name: "`node dist/main.js`, LLM_PROVIDER=scripted (configured)", run: () => timeToPrompt(process.execPath, ["dist/main.js"], { LLM_PROVIDER: "scripted", DATABASE_URL: "sqlite::memory:" }, READY), expect: READY },
+    { name: "`node dist/main.js`, nothing configured, no local server (demo)", run: () => timeToPrompt(process.execPath, ["dist/main.js"], { LOOPCORD_LOCAL_MODEL_SERVERS: nowhere, DATABASE_URL: "sqlite::memory:" }, READY), expect: "scripted demo" },
+    { name: "`node dist/main.js`, nothing configured, a local Ollama", run: () => timeToPrompt(process.execPath, ["dist/main.js"], { LOOPCORD_LOCAL_MODEL_SERVERS: withOllama, DATABASE_URL: "sqlite::memory:" }, READY), expect: "Found Ollama" },
+    {
+      name: "`node dist/main.js`, the same Ollama configured (LLM_BASE_URL, LLM_MODELS)",
+      run: () => timeToPrompt(process.execPath, ["dist/main.js"], { LLM_BASE_URL: `http://127.0.0.1:${ollama.port}/v1`, LLM_MODELS: "qwen3:4b", DATABASE_URL: "sqlite::memory:" }, READY),
+      expect: READY
+    },
+    { name: "`npm start`, nothing configured, no local server (demo)", run: () => timeToPrompt("npm", ["start", "--silent"], { LOOPCORD_LOCAL_MODEL_SERVERS: nowhere, DATABASE_URL: "sqlite::memory:" }, READY), expect: "scripted demo" }
+  ]
+  const prompts = new Map<string, Array<number>>()
+  try {
+    for (const contender of promptContenders) await contender.run()
+    for (let round = 0; round < STARTUP_RUNS; round += 1) {
+      const order = round % 2 === 0 ? promptContenders : [...promptContenders].reverse()
+      for (const contender of order) {
+        process.stderr.write(`  to the prompt: ${contender.name} (run ${round + 1})\n`)
+        const run = await contender.run()
+        check(run.output.includes(contender.expect), `${contender.name}: ${run.output.slice(-2000)}`)
+        prompts.set(contender.name, [...(prompts.get(contender.name) ?? []), run.ms])
+      }
+    }
+  } finally {
+    await ollama.close()
+  }
+  const loadAfterPrompts = loadLine()
 
   // 2. Idle RSS.
   const fake = await FakeDiscord.start({})
@@ -272,6 +370,18 @@ const main = async () => {
     `loopcord / AI SDK against the same loopback server: wall ${ratio(wallOf(3), wallOf(4))}, CPU ${ratio(cpuOf(3), cpuOf(4))}, peak RSS ${ratio(rssOf(3), rssOf(4))}.`,
     `(${loadAfterStartup.replace(/^Machine: /, "after the start-up runs: ")})`,
     "",
+    `### The interactive chat to its prompt (spawn → its ready line), median of ${STARTUP_RUNS}`,
+    "",
+    "A first start (nothing configured) probes Ollama, LM Studio and llama.cpp on loopback first (at most 500 ms; a closed port answers at once), then opens the chat against what it found, or the scripted demo.",
+    "",
+    "| contender | ms (median) | ms (min / max) | / configured |",
+    "|---|---:|---:|---:|",
+    ...promptContenders.map((contender) => {
+      const times = prompts.get(contender.name) ?? []
+      return `| ${contender.name} | ${fmt(median(times))} | ${fmt(Math.min(...times))} / ${fmt(Math.max(...times))} | ${ratio(median(times), median(prompts.get(promptContenders[0]!.name) ?? []))} |`
+    }),
+    `(${loadAfterPrompts.replace(/^Machine: /, "after these runs: ")})`,
+    "",
     `### Idle RSS, median of ${IDLE_RUNS}`,
     "",
     "| front | idle RSS MiB |",
@@ -308,6 +418,7 @@ const main = async () => {
     "",
     "Targets:",
     `- \`--once\` wall ≤ 1.0 s: \`npm start\` ${fmt(wallOf(2))} ms ${meets(wallOf(2), 1000)}; \`node dist/main.js\` ${fmt(wallOf(1))} ms ${meets(wallOf(1), 1000)}.`,
+    `- first start (nothing configured) to the prompt ≤ 1.0 s: \`npm start\` ${fmt(median(prompts.get(promptContenders[4]!.name) ?? []))} ms ${meets(median(prompts.get(promptContenders[4]!.name) ?? []), 1000)}; found Ollama ${fmt(median(prompts.get(promptContenders[2]!.name) ?? []))} ms ${meets(median(prompts.get(promptContenders[2]!.name) ?? []), 1000)} (${ratio(median(prompts.get(promptContenders[2]!.name) ?? []), median(prompts.get(promptContenders[3]!.name) ?? []))}× the same server configured).`,
     `- \`--once\` peak RSS ≤ 120 MB: ${fmt(rssOf(1), 1)} MiB ${meets(rssOf(1), 120)}.`,
     `- idle RSS of the Discord front ≤ 150 MB: ${fmt(median(idle.discord), 1)} MiB ${meets(median(idle.discord), 150)}.`,
     `- cold-process per-step p50 ≤ 1.0× AI SDK: ${ratio(percentile(ours.gaps, 50), percentile(sdk.gaps, 50))} ${meets(percentile(ours.gaps, 50) / percentile(sdk.gaps, 50), 1)}; p99 ≤ 1.0×: ${ratio(percentile(ours.gaps, 99), percentile(sdk.gaps, 99))} ${meets(percentile(ours.gaps, 99) / percentile(sdk.gaps, 99), 1)}.`

@@ -179,7 +179,9 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       yield* waitUntil(fake, "user list", () => user.original !== undefined)
       assert.include(user.original?.content ?? "", "Manage Server")
       // Slash commands were registered once at start-up.
-      assert.deepStrictEqual([...fake.registeredCommands.get("global") ?? []].map((c) => c["name"]).sort(), ["capabilities", "channel", "image-tags", "key", "kill", "mcp", "tools", "usage"])
+      assert.deepStrictEqual([...fake.registeredCommands.get("global") ?? []].map((c) => c["name"]).sort(), [
+        "access", "approvals", "capabilities", "channel", "image-tags", "key", "kill", "mcp", "model", "persona", "settings", "tools", "triggers", "usage"
+      ])
     }))
 
   it.scopedLive("a failed tool posts a hidden notice to THOUGHT_LOG_CHANNEL_ID; a chosen sticker is sent after the reply", () =>

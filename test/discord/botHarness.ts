@@ -5,14 +5,18 @@ import { CredentialConfig, type CredentialSettings } from "../../src/config/Cred
 import { DiscordConfig } from "../../src/config/DiscordConfig"
 import { DraftingConfig, type DraftingSettings } from "../../src/config/DraftingConfig"
 import { LoopConfig, type LoopSettings } from "../../src/config/LoopConfig"
+import { ModelChoiceConfig } from "../../src/config/ModelChoiceConfig"
+import { ServerSettingsConfig, type ServerControlSettings } from "../../src/config/ServerSettingsConfig"
 import { DiscordBot, DiscordServices } from "../../src/discord/DiscordBot"
 import { DiscordCredentialRoutes } from "../../src/discord/DiscordCredentials"
+import { DiscordToolApprovals } from "../../src/discord/DiscordToolApprovals"
 import type { DiscordFrontOptions } from "../../src/discord/DiscordTurnInput"
 import { KeyPool } from "../../src/loop/KeyPool"
 import { PendingContextStash } from "../../src/loop/PendingContextStash"
 import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { LanguageModel } from "../../src/provider/LanguageModel"
 import type { Script } from "../../src/provider/scripted/Script"
+import { reasoningTagsLayer } from "../../src/provider/reasoningTags"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import type { VisionConfig } from "../../src/config/VisionConfig"
@@ -57,6 +61,10 @@ export interface BotHarnessOptions {
   readonly model?: Layer.Layer<LanguageModel>
   /** Models and operator keys (`LLM_MODELS`, `LLM_API_KEYS`; default: `model-a`, keyless). */
   readonly routePlan?: { readonly models: ReadonlyArray<string>; readonly keys?: ReadonlyArray<string> }
+  /** `LLM_MODELS_ALLOWED` (default: only the route plan's models). */
+  readonly allowedModels?: ReadonlyArray<string> | "*"
+  /** TOOL_APPROVAL_TIMEOUT_MS, DISCORD_REPLY_CHAIN_MAX, DISCORD_ALLOW_DMS (default: their defaults). */
+  readonly serverControls?: Partial<ServerControlSettings>
   /** Cooldown, quotas and secret keys (default: all off). */
   readonly credentials?: Partial<CredentialSettings>
   /** Response Drafting on, with these settings (default: off, as `main` without RESPONSE_DRAFTING). */
@@ -102,7 +110,10 @@ export const botHarness = (options: BotHarnessOptions) =>
       })
     ).pipe(Layer.provide(Layer.merge(GuildToolSource.none, discord)), Layer.provide(stores))
     const enricher = options.shortTermMemory === true ? shortTermMemoryContext.pipe(Layer.provide(stores)) : Layer.empty
-    const scripted = Scripted.layer({ script: options.script })
+    // As main wires every provider: reasoning written into the text is taken out as it streams.
+    const scriptedModel = Scripted.layer({ script: options.script })
+    // The right side wins: its LanguageModel is the wrapped one; the probe is the same model's (memoized).
+    const scripted = Layer.merge(scriptedModel, reasoningTagsLayer(scriptedModel))
     // With media, the turns talk to the vision gate over the scripted model (the probe is the same model's, memoized).
     const gated = options.media === undefined
       ? Layer.empty
@@ -117,6 +128,8 @@ export const botHarness = (options: BotHarnessOptions) =>
       ToolUsageStats.none,
       PendingContextStash.Default,
       RoutePlan.make(options.routePlan?.models ?? ["model-a"], options.routePlan?.keys ?? []),
+      ModelChoiceConfig.make(options.routePlan?.models ?? ["model-a"], options.allowedModels ?? []),
+      ServerSettingsConfig.make(options.serverControls),
       KeyPool.Default,
       options.drafting === undefined ? Layer.empty : DraftingConfig.make(options.drafting)
     )
@@ -125,7 +138,9 @@ export const botHarness = (options: BotHarnessOptions) =>
     const credentials = Layer.mergeAll(DiscordCredentialRoutes, ServerTurnAdmissionStore.admissionLayer, UsageLedgerStore.ledgerLayer).pipe(
       Layer.provide(Layer.mergeAll(stores, credentialConfig, discord))
     )
-    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher, credentials)))
+    // Tool approvals as main wires them: the server's /approvals rules, buttons in the channel.
+    const approvals = DiscordToolApprovals.pipe(Layer.provide(Layer.mergeAll(discord, stores, ServerSettingsConfig.make(options.serverControls))))
+    const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, enricher, credentials, approvals)))
     const mcp = guildMcpLayer(options.guildMcp).layer
     const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
     const bot = DiscordBot.layerWith({ minEditInterval: "50 millis", typingRefresh: "200 millis", ...options.front }).pipe(

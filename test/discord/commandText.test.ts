@@ -63,10 +63,20 @@ describe("what the Discord front writes", () => {
 
   it("slash commands: valid names and sizes for registration", () => {
     const names = commandDefinitions.map((command) => command.name)
-    assert.deepStrictEqual(names, ["kill", "channel", "mcp", "tools", "capabilities", "key", "usage", "image-tags"])
-    for (const command of commandDefinitions) {
-      assert.match(command.name, /^[-_a-z0-9]{1,32}$/)
-      assert.isAtMost(command.description.length, 100)
+    assert.deepStrictEqual(names, [
+      "kill", "channel", "mcp", "tools", "capabilities", "key", "usage", "image-tags",
+      "model", "persona", "triggers", "access", "approvals", "settings"
+    ])
+    // Discord refuses the whole bulk registration for one bad option: every level is checked.
+    interface OptionJson { readonly name: string; readonly description: string; readonly choices?: ReadonlyArray<{ readonly name: string }>; readonly options?: ReadonlyArray<OptionJson> }
+    const check = (item: OptionJson, path: string) => {
+      assert.match(item.name, /^[-_a-z0-9]{1,32}$/, path)
+      assert.isAtMost(item.description.length, 100, path)
+      assert.isAtMost(item.choices?.length ?? 0, 25, path)
+      for (const choice of item.choices ?? []) assert.isAtMost(choice.name.length, 100, `${path} choice ${choice.name}`)
+      assert.isAtMost(item.options?.length ?? 0, 25, path)
+      for (const option of item.options ?? []) check(option, `${path} ${option.name}`)
     }
+    for (const command of commandDefinitions) check(command as OptionJson, command.name)
   })
 })

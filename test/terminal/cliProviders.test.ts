@@ -173,3 +173,28 @@ describe("--once --json on the second-wave providers (child process, issue 14)",
     })
   }, 90_000)
 })
+
+describe("--once --json with reasoning written into the text (child process)", () => {
+  it("LLM_PROVIDER=openai-compatible: a <think> block split across deltas is not in the text and is counted as reasoning tokens", async () => {
+    const llm = await startFakeLlmServer()
+    const { finishChunk, openAiStream, textChunk, usageChunk } = await import("../support/fakeProviders/openAiCompatible")
+    llm.enqueue(openAiStream([
+      textChunk("<thi"),
+      textChunk("nk>The user greets me; "),
+      textChunk("greet back.</thi"),
+      textChunk("nk>\n\nHello!"),
+      finishChunk("stop"),
+      usageChunk(10, 20)
+    ], { splitSizes: [4] }))
+    const run = await start(["--once", "hi", "--json"], {
+      LLM_PROVIDER: "openai-compatible",
+      LLM_BASE_URL: `${llm.url}/v1`,
+      LLM_MODELS: "qwen3"
+    }).finally(() => llm.close())
+    assert.strictEqual(run.code, 0, run.stderr)
+    const result = report(run)
+    assert.strictEqual(result.text, "Hello!")
+    // 31 characters of reasoning, estimated at 4 per token: 8 of the 20 output tokens.
+    assert.deepStrictEqual(result.usage, { inputTokens: 10, outputTokens: 20, totalTokens: 30, cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 8 })
+  })
+})

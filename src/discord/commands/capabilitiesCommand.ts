@@ -7,7 +7,9 @@ const explanation: Readonly<Record<(typeof GUILD_CAPABILITIES)[number], string>>
   user_blocking_enabled: "the persona may mute or block users (block_user / unblock_user)",
   deliberate_tool_mode: "tools are offered only when a message asks for them",
   server_wide_memory: "one short-term memory for the whole server (off: each channel keeps its own, threads share their channel's)",
-  user_byok_mode: "everyone brings their own API key (/key personal); the server's key is never used for them"
+  user_byok_mode: "everyone brings their own API key (/key personal); the server's key is never used for them",
+  reasoning_as_spoiler: "the model's reasoning is shown after its reply, behind a spoiler",
+  reasoning_as_file: "the model's reasoning is attached after its reply as a .txt file"
 }
 
 /** `/capabilities show|manage`: the guild's opt-in settings. */

@@ -1,4 +1,4 @@
-import { type ChatInputCommandInteraction, MessageFlags } from "discord.js"
+import { type APIEmbed, type ChatInputCommandInteraction, MessageFlags } from "discord.js"
 import { Data, Effect } from "effect"
 import { NO_MENTIONS } from "../DiscordClient"
 import { clip, DiscordLimit } from "../discordLimits"
@@ -43,4 +43,21 @@ export const replyPrivately = <R>(
       )
     )
     yield* Effect.tryPromise(() => interaction.editReply({ content: clip(text, DiscordLimit.content), allowedMentions: NO_MENTIONS }))
+  })
+
+/** `replyPrivately` for a command whose answer is an embed (the refusal stays plain text). */
+export const replyPrivatelyWithEmbed = <R>(
+  interaction: ChatInputCommandInteraction,
+  work: Effect.Effect<APIEmbed, CommandError, R>
+): Effect.Effect<void, unknown, R> =>
+  Effect.gen(function*() {
+    yield* Effect.tryPromise(() => interaction.deferReply({ flags: MessageFlags.Ephemeral }))
+    const answer = yield* work.pipe(
+      Effect.map((embed) => ({ content: "", embeds: [embed] })),
+      Effect.catchTag("CommandError", (error) => Effect.succeed({ content: `⚠️ ${error.message}`, embeds: [] })),
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logError(`/${interaction.commandName} failed`, cause), { content: "⚠️ Something went wrong; the error was logged.", embeds: [] })
+      )
+    )
+    yield* Effect.tryPromise(() => interaction.editReply({ content: clip(answer.content, DiscordLimit.content), embeds: answer.embeds, allowedMentions: NO_MENTIONS }))
   })

@@ -6,6 +6,7 @@ import {
 } from "discord.js"
 import { API_KEY_MAX_LENGTH } from "../../store/CredentialStore"
 import { GUILD_CAPABILITIES } from "../../store/GuildSettingsStore"
+import { serverSettingsCommands } from "./serverSettingsDefinitions"
 
 /** The slash commands the bot registers at start-up (bulk overwrite). */
 
@@ -161,5 +162,6 @@ export const commandDefinitions: ReadonlyArray<RESTPostAPIChatInputApplicationCo
   capabilities.toJSON(),
   key.toJSON(),
   usage.toJSON(),
-  imageTags.toJSON()
+  imageTags.toJSON(),
+  ...serverSettingsCommands
 ]

@@ -4,6 +4,7 @@ import { ProviderEvent } from "../../domain/ProviderEvent"
 import type { ToolDeclaration } from "../../domain/ToolDeclaration"
 import { decodeWith, type DecodeStep } from "../decodeWith"
 import { LanguageModel } from "../LanguageModel"
+import { stripReasoningTags } from "../reasoningTags"
 import { defaultVerbatimMaxBufferChars } from "../providerConfig"
 import { withVerbatimScaffolding } from "./verbatimScaffolding"
 import { type VerbatimOutput, VerbatimParser, verbatimToolsFrom } from "./VerbatimParser"
@@ -85,7 +86,8 @@ export const withVerbatimToolCalling = (model: Model, options: VerbatimOptions =
     stream: (request): Stream.Stream<ProviderEvent, ProviderError> =>
       request.tools.length === 0
         ? model.stream(request)
-        : model.stream(withVerbatimScaffolding(request)).pipe(parseVerbatimToolCalls(request.tools, options))
+        // Reasoning in the text is taken out first: a call it mentions is never parsed as one.
+        : model.stream(withVerbatimScaffolding(request)).pipe(stripReasoningTags(), parseVerbatimToolCalls(request.tools, options))
   })
 
 /** The same for any provider Layer: `verbatim(OpenAiCompatible.layer())`. */

@@ -11,12 +11,14 @@ import {
   type ChannelKind,
   type FakeChannel,
   type FakeGuild,
+  type FakeRole,
   type FakeSticker,
   type FakeUser,
   guildCreatePayload,
   type JsonObject,
   memberPayload,
   messagePayload,
+  rolePayload,
   snowflake,
   type StoredMessage,
   userPayload
@@ -42,6 +44,8 @@ export interface FakeDiscordOptions {
   readonly stickers?: ReadonlyArray<FakeSticker>
   /** Permissions of the bot's role in the default guild. */
   readonly botPermissions?: bigint
+  /** The default guild's id (a second fake with the same id plays the same server after a restart). */
+  readonly guildId?: string
 }
 
 export interface RecordedRequest {
@@ -100,6 +104,8 @@ export interface FaultRule {
   times?: number
   /** No answer at all: the connection is cut once the request is read (a network failure; `status` is ignored). */
   readonly cutConnection?: boolean
+  /** No answer ever: the request is read and left open (a stalled Discord; `status` is ignored). */
+  readonly hang?: boolean
 }
 
 export interface FakeWebhook {
@@ -119,7 +125,12 @@ export interface FakeInteraction {
   readonly callbacks: Array<JsonObject>
   original: StoredMessage | undefined
   readonly followUps: Array<StoredMessage>
+  /** A button press: the message the button is on (an update callback edits it). */
+  readonly messageId?: string
 }
+
+/** A slash or autocomplete option value: plain, or a role or user (sent with its resolved object, as Discord does). */
+export type FakeOptionValue = string | number | boolean | { readonly role: FakeRole } | { readonly user: FakeUser }
 
 interface GatewaySession {
   readonly id: string
@@ -154,6 +165,8 @@ export class FakeDiscord {
   private readonly webhooksById = new Map<string, FakeWebhook>()
   private readonly interactionsByToken = new Map<string, FakeInteraction>()
   private readonly users = new Map<string, FakeUser>()
+  /** Role ids each user holds (`giveRole`). */
+  private readonly memberRoles = new Map<string, ReadonlyArray<string>>()
   private readonly sessions = new Map<string, GatewaySession>()
   private readonly faults: Array<FaultRule> = []
   /** Attachment bytes by CDN path (`/attachments/<channel>/<id>/<name>`). */
@@ -173,7 +186,7 @@ export class FakeDiscord {
     this.token = options.token ?? "fake-bot-token"
     this.bot = { id: snowflake(), username: "loopcord", bot: true }
     this.applicationId = this.bot.id
-    this.guild = this.addGuild("Test Guild", options.stickers ?? [], options.botPermissions ?? botPermissions)
+    this.guild = this.addGuild("Test Guild", options.stickers ?? [], options.botPermissions ?? botPermissions, options.guildId)
     this.channel = this.addChannel({ kind: "text", name: "general", guildId: this.guild.id })
     this.changes.setMaxListeners(100)
   }
@@ -207,9 +220,14 @@ export class FakeDiscord {
 
   // ---------------------------------------------------------------- world building
 
-  addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions): FakeGuild {
-    const guild: FakeGuild = { id: snowflake(), name, ownerId: snowflake(), botRoleId: snowflake(), adminRoleId: snowflake(), botPermissions: permissions, stickers }
+  addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions, id: string = snowflake()): FakeGuild {
+    const guild: FakeGuild = { id, name, ownerId: snowflake(), botRoleId: snowflake(), adminRoleId: snowflake(), botPermissions: permissions, stickers, roles: [] }
     this.guilds.push(guild)
+    // A guild added once the bot is online joins it at once (as when the bot is invited).
+    if (this.sessions.size > 0) {
+      const channels = [...this.channels.values()].filter((channel) => channel.guildId === guild.id && !channel.deleted)
+      this.dispatch("GUILD_CREATE", guildCreatePayload(guild, this.bot, channels), guild.id)
+    }
     return guild
   }
 
@@ -226,6 +244,9 @@ export class FakeDiscord {
       noWebhooks: false
     }
     this.channels.set(channel.id, channel)
+    if (channel.kind === "text" && channel.guildId !== undefined && this.sessions.size > 0) {
+      this.dispatch("CHANNEL_CREATE", channelPayload(channel), channel.guildId)
+    }
     return channel
   }
 
@@ -239,6 +260,19 @@ export class FakeDiscord {
   dmChannel(user: FakeUser): FakeChannel {
     const existing = [...this.channels.values()].find((channel) => channel.kind === "dm" && channel.recipient?.id === user.id)
     return existing ?? this.addChannel({ kind: "dm", name: user.username, recipient: user })
+  }
+
+  /** A role of `guild`, announced to a connected client with GUILD_ROLE_CREATE. */
+  addRole(name: string, guild: FakeGuild = this.guild): FakeRole {
+    const role: FakeRole = { id: snowflake(), name }
+    guild.roles.push(role)
+    this.dispatch("GUILD_ROLE_CREATE", { guild_id: guild.id, role: rolePayload(role, 2 + guild.roles.length) }, guild.id)
+    return role
+  }
+
+  /** `user` holds `role` from now on (their later messages carry it). */
+  giveRole(user: FakeUser, role: FakeRole): void {
+    this.memberRoles.set(user.id, [...(this.memberRoles.get(user.id) ?? []), role.id])
   }
 
   user(username: string, options: { readonly bot?: boolean; readonly admin?: boolean } = {}): FakeUser {
@@ -313,6 +347,32 @@ export class FakeDiscord {
     return message
   }
 
+  /**
+   * A message that was posted before the bot connected: stored (REST sees it) but never
+   * dispatched, so the client has to fetch it. `replyTo` makes it a reply.
+   */
+  seedMessage(channel: FakeChannel, content: string, options: { readonly author?: FakeUser; readonly replyTo?: string } = {}): StoredMessage {
+    const message: StoredMessage = {
+      id: snowflake(),
+      channelId: channel.id,
+      guildId: channel.guildId,
+      author: options.author ?? this.user("alice"),
+      content,
+      embeds: [],
+      attachments: [],
+      mentions: [],
+      replyTo: options.replyTo,
+      webhookId: undefined,
+      stickerIds: [],
+      createdAt: new Date().toISOString(),
+      editedAt: undefined,
+      history: [content],
+      deleted: false
+    }
+    this.messagesById.set(message.id, message)
+    return message
+  }
+
   /** The bytes behind an attachment URL (or media proxy URL) of this fake. */
   attachmentData(url: string): Buffer | undefined {
     return this.cdn.get(cdnPath(new URL(url).pathname))?.data
@@ -331,27 +391,67 @@ export class FakeDiscord {
       readonly channel?: FakeChannel
       readonly user?: FakeUser
       readonly subcommand?: string
-      readonly options?: Readonly<Record<string, string | number | boolean>>
+      readonly options?: Readonly<Record<string, FakeOptionValue>>
       /** Member permissions (default: none beyond @everyone). */
       readonly permissions?: bigint
     } = {}
   ): FakeInteraction {
-    const channel = options.channel ?? this.channel
+    return this.commandInteraction(2, name, options, undefined)
+  }
+
+  /** The user types in option `focused` of a command: an autocomplete interaction (its answer is the type 8 callback). */
+  autocomplete(
+    name: string,
+    focused: string,
+    options: {
+      readonly channel?: FakeChannel
+      readonly user?: FakeUser
+      readonly subcommand?: string
+      readonly options?: Readonly<Record<string, FakeOptionValue>>
+      readonly permissions?: bigint
+    } = {}
+  ): FakeInteraction {
+    return this.commandInteraction(4, name, options, focused)
+  }
+
+  /** The choices the bot answered an autocomplete with. */
+  autocompleteChoices(interaction: FakeInteraction): ReadonlyArray<{ readonly name: string; readonly value: unknown }> | undefined {
+    const callback = interaction.callbacks.find((body) => body["type"] === 8)
+    return (callback?.["data"] as { choices?: ReadonlyArray<{ name: string; value: unknown }> } | undefined)?.choices
+  }
+
+  /** A member presses the button `customId` on `message` (a component interaction). */
+  pressButton(
+    message: StoredMessage,
+    customId: string,
+    options: { readonly user?: FakeUser; readonly permissions?: bigint } = {}
+  ): FakeInteraction {
+    const channel = this.getChannel(message.channelId)
     const user = options.user ?? this.user("alice")
-    const interaction: FakeInteraction = { id: snowflake(), token: randomBytes(16).toString("hex"), channelId: channel.id, name, callbacks: [], original: undefined, followUps: [] }
+    const interaction: FakeInteraction = {
+      id: snowflake(),
+      token: randomBytes(16).toString("hex"),
+      channelId: channel.id,
+      name: customId,
+      callbacks: [],
+      original: undefined,
+      followUps: [],
+      messageId: message.id
+    }
     this.interactionsByToken.set(interaction.token, interaction)
-    const values = Object.entries(options.options ?? {}).map(([optionName, value]) => ({
-      name: optionName,
-      type: typeof value === "string" ? 3 : typeof value === "number" ? 4 : 5,
-      value
-    }))
-    const commandOptions = options.subcommand === undefined ? values : [{ name: options.subcommand, type: 1, options: values }]
-    const registered = [...this.registeredCommands.values()].flat().find((command) => command["name"] === name)
-    const permissions = (options.permissions ?? 0n).toString()
     this.dispatch("INTERACTION_CREATE", {
+      ...this.interactionEnvelope(interaction, channel, user, options.permissions ?? 0n),
+      type: 3,
+      message: this.payloadOf(message),
+      data: { custom_id: customId, component_type: 2 }
+    }, channel.guildId)
+    return interaction
+  }
+
+  private interactionEnvelope(interaction: FakeInteraction, channel: FakeChannel, user: FakeUser, permissions: bigint): JsonObject {
+    return {
       id: interaction.id,
       application_id: this.applicationId,
-      type: 2,
       token: interaction.token,
       version: 1,
       channel_id: channel.id,
@@ -361,14 +461,66 @@ export class FakeDiscord {
         : {
           guild_id: channel.guildId,
           guild_locale: "en-US",
-          member: { user: userPayload(user), roles: [], permissions, joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, nick: null, avatar: null, pending: false },
+          member: { user: userPayload(user), roles: this.memberRoles.get(user.id) ?? [], permissions: permissions.toString(), joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, nick: null, avatar: null, pending: false },
           context: 0
         }),
-      data: { id: typeof registered?.["id"] === "string" ? registered["id"] : snowflake(), name, type: 1, options: commandOptions },
       app_permissions: botPermissions.toString(),
       locale: "en-US",
       entitlements: [],
       authorizing_integration_owners: { "0": channel.guildId ?? "0" }
+    }
+  }
+
+  private commandInteraction(
+    type: 2 | 4,
+    name: string,
+    options: {
+      readonly channel?: FakeChannel
+      readonly user?: FakeUser
+      readonly subcommand?: string
+      readonly options?: Readonly<Record<string, FakeOptionValue>>
+      readonly permissions?: bigint
+    },
+    focused: string | undefined
+  ): FakeInteraction {
+    const channel = options.channel ?? this.channel
+    const user = options.user ?? this.user("alice")
+    const interaction: FakeInteraction = { id: snowflake(), token: randomBytes(16).toString("hex"), channelId: channel.id, name, callbacks: [], original: undefined, followUps: [] }
+    this.interactionsByToken.set(interaction.token, interaction)
+    const roles: Record<string, JsonObject> = {}
+    const users: Record<string, JsonObject> = {}
+    const guild = this.guilds.find((candidate) => candidate.id === channel.guildId)
+    const values = Object.entries(options.options ?? {}).map(([optionName, value]) => {
+      const isFocused = optionName === focused ? { focused: true } : {}
+      if (typeof value === "object" && "role" in value) {
+        roles[value.role.id] = rolePayload(value.role, 3)
+        return { name: optionName, type: 8, value: value.role.id, ...isFocused }
+      }
+      if (typeof value === "object" && "user" in value) {
+        users[value.user.id] = userPayload(value.user)
+        return { name: optionName, type: 6, value: value.user.id, ...isFocused }
+      }
+      return { name: optionName, type: typeof value === "string" ? 3 : typeof value === "number" ? 4 : 5, value, ...isFocused }
+    })
+    const commandOptions = options.subcommand === undefined ? values : [{ name: options.subcommand, type: 1, options: values }]
+    const registered = [...this.registeredCommands.values()].flat().find((command) => command["name"] === name)
+    const resolved = {
+      ...(Object.keys(roles).length === 0 ? {} : { roles }),
+      ...(Object.keys(users).length === 0 ? {} : {
+        users,
+        ...(guild === undefined ? {} : { members: Object.fromEntries(Object.entries(users).map(([id]) => [id, { roles: this.memberRoles.get(id) ?? [], joined_at: new Date().toISOString(), permissions: "0", flags: 0 }])) })
+      })
+    }
+    this.dispatch("INTERACTION_CREATE", {
+      ...this.interactionEnvelope(interaction, channel, user, options.permissions ?? 0n),
+      type,
+      data: {
+        id: typeof registered?.["id"] === "string" ? registered["id"] : snowflake(),
+        name,
+        type: 1,
+        options: commandOptions,
+        ...(Object.keys(resolved).length === 0 ? {} : { resolved })
+      }
     }, channel.guildId)
     return interaction
   }
@@ -497,9 +649,11 @@ export class FakeDiscord {
     readonly webhookId?: string
     readonly stickerIds?: ReadonlyArray<string>
     readonly flags?: number
+    readonly components?: ReadonlyArray<JsonObject>
   }): StoredMessage {
     const message: StoredMessage = {
       ...(spec.flags === undefined || spec.flags === 0 ? {} : { flags: spec.flags }),
+      ...(spec.components === undefined || spec.components.length === 0 ? {} : { components: spec.components }),
       id: snowflake(),
       channelId: spec.channel.id,
       guildId: spec.channel.guildId,
@@ -528,7 +682,7 @@ export class FakeDiscord {
     const guild = this.guilds.find((candidate) => candidate.id === message.guildId)
     return {
       ...messagePayload(message, referenced),
-      ...(guild === undefined || message.webhookId !== undefined ? {} : { member: memberPayload(guild, message.author, false) })
+      ...(guild === undefined || message.webhookId !== undefined ? {} : { member: memberPayload(guild, message.author, false, this.memberRoles.get(message.author.id) ?? []) })
     }
   }
 
@@ -700,7 +854,11 @@ export class FakeDiscord {
       doneAt: 0
     }
     this.requests.push(record)
-    const { status, body: responseBody, headers, cut } = this.route(record)
+    const { status, body: responseBody, headers, cut, hang } = this.route(record)
+    if (hang === true) {
+      this.changed()
+      return
+    }
     if (cut === true) {
       record.doneAt = Date.now()
       response.socket?.destroy()
@@ -714,9 +872,10 @@ export class FakeDiscord {
     this.changed()
   }
 
-  private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string>; cut?: boolean } {
+  private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string>; cut?: boolean; hang?: boolean } {
     const fault = this.matchFault(request)
     if (fault !== undefined) {
+      if (fault.hang === true) return { status: 0, hang: true }
       if (fault.applied === true) this.routeNormally(request)
       if (fault.cutConnection === true) return { status: 0, cut: true }
       return this.faultResponse(fault, request)
@@ -901,6 +1060,7 @@ export class FakeDiscord {
         embeds: (request.body?.["embeds"] as ReadonlyArray<JsonObject> | undefined) ?? [],
         replyTo: replyTo !== undefined && this.messagesById.get(replyTo)?.deleted === false ? replyTo : undefined,
         stickerIds: (request.body?.["sticker_ids"] as ReadonlyArray<string> | undefined) ?? [],
+        components: (request.body?.["components"] as ReadonlyArray<JsonObject> | undefined) ?? [],
         attachments: uploaded.attachments,
         flags: Number(request.body?.["flags"] ?? 0)
       })
@@ -943,6 +1103,7 @@ export class FakeDiscord {
   private applyEdit(message: StoredMessage, body: JsonObject | undefined): void {
     if (typeof body?.["content"] === "string") message.content = body["content"]
     if (Array.isArray(body?.["embeds"])) message.embeds = body["embeds"] as ReadonlyArray<JsonObject>
+    if (Array.isArray(body?.["components"])) message.components = body["components"] as ReadonlyArray<JsonObject>
     message.editedAt = new Date().toISOString()
     message.history.push(message.content)
     this.dispatch("MESSAGE_UPDATE", this.payloadOf(message), message.guildId)
@@ -1011,6 +1172,11 @@ export class FakeDiscord {
     const data = body["data"] as JsonObject | undefined
     if (body["type"] === 4) {
       interaction.original = this.interactionMessage(interaction, data)
+    }
+    // A component interaction's update edits the message the component is on.
+    if (body["type"] === 7 && interaction.messageId !== undefined) {
+      const message = this.messagesById.get(interaction.messageId)
+      if (message !== undefined && !message.deleted) this.applyEdit(message, data)
     }
     if (request.query.get("with_response") !== "true") return { status: 204 }
     return {

@@ -101,7 +101,18 @@ export interface FakeGuild {
   readonly adminRoleId: string
   readonly botPermissions: bigint
   readonly stickers: ReadonlyArray<FakeSticker>
+  /** Roles a test added (`FakeDiscord.addRole`), besides @everyone, the bot's and Admin. */
+  readonly roles: Array<FakeRole>
 }
+
+export interface FakeRole {
+  readonly id: string
+  readonly name: string
+}
+
+export const rolePayload = (role: FakeRole, position: number): JsonObject => ({
+  id: role.id, name: role.name, permissions: "0", position, color: 0, hoist: false, managed: false, mentionable: false, flags: 0
+})
 
 export const guildCreatePayload = (guild: FakeGuild, bot: FakeUser, channels: ReadonlyArray<FakeChannel>): JsonObject => ({
   id: guild.id,
@@ -125,7 +136,8 @@ export const guildCreatePayload = (guild: FakeGuild, bot: FakeUser, channels: Re
   roles: [
     { id: guild.id, name: "@everyone", permissions: (Permission.ViewChannel | Permission.SendMessages | Permission.ReadMessageHistory | Permission.UseApplicationCommands).toString(), position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 },
     { id: guild.botRoleId, name: "loopcord", permissions: guild.botPermissions.toString(), position: 1, color: 0, hoist: false, managed: true, mentionable: false, flags: 0, tags: { bot_id: bot.id } },
-    { id: guild.adminRoleId, name: "Admin", permissions: Permission.Administrator.toString(), position: 2, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 }
+    { id: guild.adminRoleId, name: "Admin", permissions: Permission.Administrator.toString(), position: 2, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 },
+    ...guild.roles.map((role, index) => rolePayload(role, 3 + index))
   ],
   channels: channels.filter((channel) => channel.kind === "text").map(channelPayload),
   threads: channels.filter((channel) => channel.kind === "thread").map(channelPayload),
@@ -149,9 +161,9 @@ export const guildCreatePayload = (guild: FakeGuild, bot: FakeUser, channels: Re
 })
 
 /** A guild member object for `user` (the Admin role when the user is an admin). */
-export const memberPayload = (guild: FakeGuild, user: FakeUser, withUser: boolean): JsonObject => ({
+export const memberPayload = (guild: FakeGuild, user: FakeUser, withUser: boolean, roleIds: ReadonlyArray<string> = []): JsonObject => ({
   ...(withUser ? { user: userPayload(user) } : {}),
-  roles: user.admin === true ? [guild.adminRoleId] : [],
+  roles: [...(user.admin === true ? [guild.adminRoleId] : []), ...roleIds],
   nick: null,
   avatar: null,
   joined_at: new Date().toISOString(),
@@ -175,6 +187,8 @@ export interface StoredMessage {
   readonly stickerIds: ReadonlyArray<string>
   /** Message flags as created (IS_VOICE_MESSAGE = 1 << 13). */
   readonly flags?: number
+  /** Action rows (buttons) as last set. */
+  components?: ReadonlyArray<JsonObject>
   readonly createdAt: string
   editedAt: string | undefined
   /** Every content the message had, in order (first = as created). */
@@ -199,6 +213,7 @@ export const messagePayload = (message: StoredMessage, referenced?: StoredMessag
   pinned: false,
   type: message.replyTo === undefined ? 0 : 19,
   flags: message.flags ?? 0,
+  components: message.components ?? [],
   ...(message.webhookId === undefined ? {} : { webhook_id: message.webhookId }),
   ...(message.stickerIds.length === 0 ? {} : { sticker_items: message.stickerIds.map((id) => ({ id, name: "sticker", format_type: 1 })) }),
   ...(message.replyTo === undefined
