@@ -22,7 +22,7 @@ import { packageVersion } from "./config/version"
 import { telemetryLayer } from "./ops/Telemetry"
 import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArgs"
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
-import { TerminalOutput } from "./terminal/TerminalOutput"
+import { TerminalOutput, whenStdioFlushed } from "./terminal/TerminalOutput"
 
 /**
  * What a signal (SIGTERM/SIGINT) exits with: 0 for the Discord bot, which drains gracefully
@@ -97,7 +97,8 @@ NodeRuntime.runMain(main, {
       ? exitCodeOnSignal
       : 1
     onExit(code)
-    // Exit now even if a library left a handle open (keep-alive sockets, stdin).
-    process.exit(code)
+    // Exit once stdout has taken the whole report (a pipe is written asynchronously), even if a
+    // library left a handle open (keep-alive sockets, stdin).
+    whenStdioFlushed(() => process.exit(code))
   }
 })
