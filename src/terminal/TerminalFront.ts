@@ -13,7 +13,7 @@ import { dim, renderNotice } from "./render"
 import { turnReportLine } from "./report"
 import { TerminalOutput } from "./TerminalOutput"
 import { attachImageFile, fileMediaOutlet } from "./TerminalMedia"
-import { makeTerminalSink } from "./TerminalSink"
+import { makeTerminalSink, TERMINAL_REPLY_CAPACITY } from "./TerminalSink"
 
 /** The terminal is one conversation: one channel. */
 export const TERMINAL_CHANNEL = "terminal"
@@ -75,7 +75,7 @@ export const runOnce = Effect.fn("TerminalFront.runOnce")(function*(options: {
   const context = Effect.succeed<ReadonlyArray<ChatMessage>>([userMessage(options.text, attached.map((file) => file.image))])
 
   const openSink: TurnInput["openSink"] = options.json
-    ? Effect.map(makeCollectingSink(), (collected): TurnSink => ({
+    ? Effect.map(makeCollectingSink({ capacity: TERMINAL_REPLY_CAPACITY }), (collected): TurnSink => ({
       sink: {
         ...collected.sink,
         notice: (notice) => Effect.zipRight(collected.sink.notice(notice), out.stderr(`${renderNotice(notice)}\n`))
