@@ -78,7 +78,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   ANTHROPIC_API_KEY: { group: "Model provider", meaning: "the key for anthropic when LLM_API_KEYS is unset", secret: true },
   ANTHROPIC_BASE_URL: { group: "Model provider", meaning: "the base URL for anthropic when LLM_BASE_URL is unset" },
   GEMINI_API_KEY: { group: "Model provider", meaning: "the key for google when LLM_API_KEYS is unset", secret: true },
-  BOT_JSON_REPAIR_MAX_CHARS: { group: "Model provider", meaning: "longest truncated tool-argument payload that is repaired" },
+  BOT_JSON_REPAIR_MAX_CHARS: { group: "Model provider", meaning: "longest tool-argument payload one call may stream (beyond it the stream stops and the call is refused as truncated), and the longest cut one that is repaired" },
   ANTHROPIC_PROMPT_CACHE: { group: "Model provider", meaning: "on or off: prompt-caching breakpoints for LLM_PROVIDER=anthropic", default: "on" },
   NOVELAI_FRAGMENT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: output tokens one NovelAI request asks for" },
   NOVELAI_MAX_OUTPUT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: the output budget of one reply, across its fragments" },
@@ -87,6 +87,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   TOOL_EXECUTION_TIMEOUT_MS: { group: "Tool loop", meaning: "per tool call, fresh for each call" },
   STREAM_SDK_CALL_TIMEOUT_MS: { group: "Tool loop", meaning: "stream inactivity budget once content arrives" },
   STREAM_FIRST_TOKEN_TIMEOUT_MS: { group: "Tool loop", meaning: "budget until the first token (min 10000)", derivedDefault: "max(STREAM_SDK_CALL_TIMEOUT_MS, 300000)" },
+  STREAM_MAX_REASONING_CHARS: { group: "Tool loop", meaning: "reasoning one pass keeps for the thought log; a provider reasoning on past it is stopped and the pass ends cut" },
   BOT_MAX_FUNCTION_CALL_ITERATIONS: { group: "Tool loop", meaning: "passes per attempt before the turn ends as timeout" },
   BOT_MAX_CONSECUTIVE_TOOL_ERRORS: { group: "Tool loop", meaning: "consecutive tool failures before the turn ends as error" },
 
