@@ -156,7 +156,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   DATABASE_URL: { group: "Storage", meaning: "sqlite:PATH, sqlite::memory: or postgres://… (PostgreSQL: shared by several hosts)", default: "sqlite:./data/loopcord.db" },
   STORE_TIMEOUT_MS: { group: "Storage", meaning: "longest one database call may take" },
 
-  LOOPCORD_SECRET_KEY: { group: "Credentials", meaning: "32 bytes in base64: seals personal and server API keys and guild MCP headers in the database", unset: "/key and MCP headers are refused", secret: true },
+  LOOPCORD_SECRET_KEY: { group: "Credentials", meaning: "32 bytes in base64: seals personal and server API keys, guild MCP headers and guild MCP URL paths and queries in the database", unset: "/key, MCP headers and MCP URLs with a secret path or query are refused", secret: true },
   LOOPCORD_SECRET_KEY_PREVIOUS: { group: "Credentials", meaning: "the key being rotated out: what it sealed is re-sealed under LOOPCORD_SECRET_KEY", secret: true },
   SERVER_MESSAGE_COOLDOWN_MS: { group: "Credentials", meaning: "least time between two server-paid turns of one user in one server (0: off)" },
   SERVER_DAILY_TURN_QUOTA: { group: "Credentials", meaning: "server-paid turns per server per UTC day (0: unlimited)" },
