@@ -11,7 +11,7 @@ export type UrlPolicyErrorCode =
 export const PRIVATE_NETWORK_OPT_IN = "FETCH_URL_ALLOW_PRIVATE_NETWORK=true"
 
 /**
- * An outbound URL was refused by the address policy (spec §7.2). The message is for operators
+ * An outbound URL was refused by the address policy. The message is for operators
  * (the logs, the thought log, an admin's command): it names the host, the offending address,
  * the reason, and, for a private-network refusal, the opt-in that would allow it. The model
  * only ever reads `failureClass`.

@@ -71,12 +71,12 @@ const httpFailure = (error: SafeHttpFailure, maxBodyBytes: number): EngineFailur
   }
 }
 
-/** Gate-1 refusal (spec §7.1): the model reads the kind of refusal only. */
+/** Gate-1 refusal (the address policy, before any request): the model reads the kind of refusal only. */
 const policyFailure = (requested: string, error: UrlPolicyError): ToolResult =>
   fetchFailure(requested, { failure: toolFailureClassText[error.failureClass], detail: `${error.code}: ${error.message}` })
 
 /**
- * `fetch_url` (spec §7): argument validation, gate 1 (AddressPolicy), engine chain (Crawl4AI
+ * `fetch_url`: argument validation, gate 1 (AddressPolicy), engine chain (Crawl4AI
  * where admitted, safe_http always last), Markdown conversion and slicing. One GET per hop:
  * the type and the size are judged from its headers (a declared length over the cap, or a type
  * that is not text, stops it before the body is read) and the byte cap. Dependencies are
