@@ -147,6 +147,37 @@ describe("tool-call arguments past BOT_JSON_REPAIR_MAX_CHARS: the stream stops, 
     }))
 })
 
+describe("hidden parts a decoder keeps for the replay have caps of their own (they show nothing the loop could count)", () => {
+  it.scopedLive("[issue 25] Anthropic: a thinking signature without end fails the pass and the request is aborted", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeLlmServer()
+      const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url, jsonRepairMaxChars: ARGUMENT_CAP }))
+      server.enqueue(endless(
+        sse(messageStart(), "message_start") +
+          sse(blockStart(0, { type: "thinking", thinking: "", signature: "" }), "content_block_start"),
+        sse(blockDelta(0, { type: "signature_delta", signature: filler(2048) }), "content_block_delta")
+      ))
+      const result = yield* bounded(collect(model, request()))
+      yield* hungUp(server.requests[0]!)
+      assert.strictEqual(result.error?.reason, "InvalidResponse")
+      assert.include(result.error?.detail ?? "", `signature grew past ${ARGUMENT_CAP} characters`)
+    }))
+
+  it.scopedLive("[issue 25] Chat Completions: an encrypted reasoning_details block without end fails the pass and the request is aborted", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeLlmServer()
+      const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1`, jsonRepairMaxChars: ARGUMENT_CAP }))
+      server.enqueue(endless(
+        sse(chunk({ reasoning_details: [{ type: "reasoning.encrypted", index: 0, data: "" }] })),
+        sse(chunk({ reasoning_details: [{ type: "reasoning.encrypted", index: 0, data: filler(2048) }] }))
+      ))
+      const result = yield* bounded(collect(model, request()))
+      yield* hungUp(server.requests[0]!)
+      assert.strictEqual(result.error?.reason, "InvalidResponse")
+      assert.include(result.error?.detail ?? "", `reasoning_details block grew past ${ARGUMENT_CAP} characters`)
+    }))
+})
+
 /** One pass (streamOnce) over a real OpenAI-compatible model, with small caps. */
 const passOver = (baseUrl: string, capacity: number | undefined) =>
   Effect.gen(function*() {

@@ -226,7 +226,13 @@ export const makeMessagesDecoder = (options: {
           }
           case "signature_delta": {
             const block = thinking.get(index)
-            if (block && delta.signature) block.signature = (block.signature ?? "") + delta.signature
+            if (!block || !delta.signature) return undefined
+            // A signature shows nothing, so no other cap sees it grow: it has one of its own.
+            if ((block.signature?.length ?? 0) + delta.signature.length > options.maxRepairChars) {
+              done = true
+              return Effect.fail(invalidResponse(options.provider, `a thinking block's signature grew past ${options.maxRepairChars} characters`))
+            }
+            block.signature = (block.signature ?? "") + delta.signature
             return undefined
           }
           default:

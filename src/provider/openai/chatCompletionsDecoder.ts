@@ -49,9 +49,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /**
  * OpenRouter streams reasoning blocks in pieces tagged with an `index`: pieces of one block are
- * merged (text fields concatenated, the rest last-wins) so the replay carries whole blocks.
+ * merged (text fields concatenated, the rest last-wins) so the replay carries whole blocks. A
+ * merged field never grows past `maxChars` (an encrypted `data` field shows nothing, so no
+ * other cap would see it grow): `undefined` says one would have.
  */
-const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArray<unknown>): string => {
+const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArray<unknown>, maxChars: number): string | undefined => {
   let visible = ""
   for (const piece of pieces) {
     if (!isRecord(piece)) continue
@@ -67,10 +69,9 @@ const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArr
     }
     for (const [key, value] of Object.entries(piece)) {
       const previous = existing[key]
-      existing[key] = (key === "text" || key === "summary" || key === "data") && typeof previous === "string" &&
-          typeof value === "string"
-        ? previous + value
-        : value
+      const concatenated = (key === "text" || key === "summary" || key === "data") && typeof previous === "string" && typeof value === "string"
+      if (concatenated && previous.length + value.length > maxChars) return undefined
+      existing[key] = concatenated ? previous + value : value
     }
   }
   return visible
@@ -226,7 +227,11 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
           reasoningContent.push(delta.reasoning_content)
           out.push(ProviderEvent.ReasoningDelta({ text: delta.reasoning_content }))
         }
-        const detailsText = delta.reasoning_details ? mergeReasoningDetails(reasoningDetails, delta.reasoning_details) : ""
+        const detailsText = delta.reasoning_details ? mergeReasoningDetails(reasoningDetails, delta.reasoning_details, options.maxRepairChars) : ""
+        if (detailsText === undefined) {
+          done = true
+          return Effect.fail(invalidResponse(options.provider, `a reasoning_details block grew past ${options.maxRepairChars} characters`))
+        }
         if (delta.reasoning) out.push(ProviderEvent.ReasoningDelta({ text: delta.reasoning }))
         else if (detailsText.length > 0 && !delta.reasoning_content) {
           out.push(ProviderEvent.ReasoningDelta({ text: detailsText }))
