@@ -24,7 +24,7 @@ import { chatInput } from "./terminal/chatInput"
 import { type CliCommand, OPTIONS, parseCliArgs, USAGE } from "./terminal/cliArgs"
 import { nothingConfigured, planFirstStart, withFirstStartSettings } from "./terminal/firstStart"
 import { runInteractive, runOnce } from "./terminal/TerminalFront"
-import { TerminalOutput } from "./terminal/TerminalOutput"
+import { TerminalOutput, whenStdioFlushed } from "./terminal/TerminalOutput"
 
 /**
  * What a signal (SIGTERM/SIGINT) exits with: 0 for the Discord bot, which drains gracefully
@@ -125,7 +125,8 @@ NodeRuntime.runMain(main, {
       ? exitCodeOnSignal
       : 1
     onExit(code)
-    // Exit now even if a library left a handle open (keep-alive sockets, stdin).
-    process.exit(code)
+    // Exit once stdout has taken the whole report (a pipe is written asynchronously), even if a
+    // library left a handle open (keep-alive sockets, stdin).
+    whenStdioFlushed(() => process.exit(code))
   }
 })

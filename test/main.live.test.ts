@@ -77,7 +77,7 @@ describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as sh
       yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000)
       const lines = output.join("").split("\n").filter((line) => line.includes("LOOPCORD_SECRET_KEY is not set"))
       assert.strictEqual(lines.length, 1, output.join(""))
-      assert.include(lines[0], "/key and guild MCP headers will be refused")
+      assert.include(lines[0], "/key, guild MCP headers and guild MCP URLs with a secret path or query will be refused")
       const setKey = fake.slash("key", { subcommand: "personal", options: { value: "sk-unsealable-0123456789" } })
       yield* waitUntil(fake, "/key personal", () => setKey.original !== undefined, 10_000)
       assert.include(setKey.original?.content ?? "", "has not set LOOPCORD_SECRET_KEY")

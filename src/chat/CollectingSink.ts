@@ -1,4 +1,4 @@
-import { type Context, Duration, Effect, Option, Ref } from "effect"
+import { Chunk, type Context, Duration, Effect, Option, Ref } from "effect"
 import type { DeliveryError, ResponseSink } from "../loop/ResponseSink"
 import type { ToolActivity } from "../loop/ToolActivity"
 import type { UserNotice } from "../loop/UserNotice"
@@ -21,6 +21,8 @@ export interface CollectingSinkOptions {
   readonly deliveryDelay?: Duration.DurationInput
   /** Fail every delivery from the n-th one on (0-based) with this error. */
   readonly failFrom?: { readonly delivery: number; readonly error: DeliveryError }
+  /** The reply text one turn can show (`ResponseSink.capacity`); unset: the loop's default. */
+  readonly capacity?: number
 }
 
 export interface CollectingSink {
@@ -35,7 +37,8 @@ interface State {
   readonly passText: string
   readonly buffer: string
   readonly deliveries: number
-  readonly events: ReadonlyArray<SinkEvent>
+  /** A Chunk: appending one event costs no copy of the others (a reply may come in a million deltas). */
+  readonly events: Chunk.Chunk<SinkEvent>
 }
 
 /**
@@ -45,11 +48,11 @@ interface State {
  */
 export const makeCollectingSink = (options: CollectingSinkOptions = {}): Effect.Effect<CollectingSink> =>
   Effect.gen(function*() {
-    const state = yield* Ref.make<State>({ delivered: "", passText: "", buffer: "", deliveries: 0, events: [] })
+    const state = yield* Ref.make<State>({ delivered: "", passText: "", buffer: "", deliveries: 0, events: Chunk.empty<SinkEvent>() })
     const chunkSize = options.chunkSize ?? 0
     const delay = options.deliveryDelay === undefined ? Option.none() : Option.some(Duration.decode(options.deliveryDelay))
 
-    const record = (event: SinkEvent) => Ref.update(state, (s) => ({ ...s, events: [...s.events, event] }))
+    const record = (event: SinkEvent) => Ref.update(state, (s) => ({ ...s, events: Chunk.append(s.events, event) }))
 
     const deliver = (text: string): Effect.Effect<void, DeliveryError> =>
       Effect.gen(function*() {
@@ -64,7 +67,7 @@ export const makeCollectingSink = (options: CollectingSinkOptions = {}): Effect.
           ...s,
           delivered: s.delivered + text,
           passText: s.passText + text,
-          events: [...s.events, event]
+          events: Chunk.append(s.events, event)
         }))
       })
 
@@ -90,11 +93,12 @@ export const makeCollectingSink = (options: CollectingSinkOptions = {}): Effect.
           return text
         }),
       delivered: Effect.map(Ref.get(state), (s) => s.delivered),
+      ...(options.capacity === undefined ? {} : { capacity: options.capacity }),
       notice: (notice) => record({ _tag: "Notice", notice }),
       toolActivity: (activity) => record({ _tag: "Tool", activity })
     }
 
-    const events = Effect.map(Ref.get(state), (s) => s.events)
+    const events = Effect.map(Ref.get(state), (s) => Chunk.toReadonlyArray(s.events))
     return {
       sink,
       events,

@@ -18,8 +18,6 @@ export interface FetchSettings {
   readonly maxBodyBytes: number
   /** Redirect hops followed (`USER_REMOTE_FETCH_MAX_REDIRECTS`). */
   readonly maxRedirects: number
-  /** HEAD size preflight budget (constant 5 s). */
-  readonly headTimeout: Duration.Duration
   readonly crawl4aiBaseUrl: Option.Option<string>
 }
 
@@ -43,7 +41,6 @@ export const makeFetchSettings = (options: {
   timeout: Duration.millis(15_000),
   maxBodyBytes: (options.production ? 5 : 50) * MIB,
   maxRedirects: 3,
-  headTimeout: Duration.millis(5_000),
   crawl4aiBaseUrl: Option.none(),
   ...overrides
 })
@@ -65,7 +62,6 @@ const fromEnv: Config.Config<FetchSettings> = Config.all({
   Config.map(({ maxFetchMb, ...rest }) => ({
     ...rest,
     maxBodyBytes: Math.max(1, Option.getOrElse(maxFetchMb, () => (rest.production ? 5 : 50))) * MIB,
-    headTimeout: Duration.millis(5_000),
     crawl4aiBaseUrl: Option.map(rest.crawl4aiBaseUrl, (url) => url.trim())
   }))
 )

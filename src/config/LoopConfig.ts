@@ -17,7 +17,13 @@ export interface LoopSettings {
   readonly softWarnIteration: number
   /** Turns a successful tool stays exposed after deliberate mode picked it. */
   readonly deliberateToolContextTurns: number
+  /** Reasoning characters one pass keeps; a provider that reasons on past them is stopped. */
+  readonly maxReasoningChars: number
 }
+
+/** Default and floor of `STREAM_MAX_REASONING_CHARS`. */
+export const DEFAULT_MAX_REASONING_CHARS = 1_048_576
+export const MIN_MAX_REASONING_CHARS = 1024
 
 export const defaultLoopSettings: LoopSettings = {
   toolExecutionTimeout: Duration.millis(300_000),
@@ -27,7 +33,8 @@ export const defaultLoopSettings: LoopSettings = {
   maxIterations: 100,
   maxConsecutiveToolErrors: 5,
   softWarnIteration: 20,
-  deliberateToolContextTurns: 3
+  deliberateToolContextTurns: 3,
+  maxReasoningChars: DEFAULT_MAX_REASONING_CHARS
 }
 
 const fromEnv: Config.Config<LoopSettings> = Config.all({
@@ -35,7 +42,8 @@ const fromEnv: Config.Config<LoopSettings> = Config.all({
   streamInactivityTimeout: millisSetting("STREAM_SDK_CALL_TIMEOUT_MS", { default: 120_000, min: 10_000 }),
   firstTokenOverride: Config.option(Config.integer("STREAM_FIRST_TOKEN_TIMEOUT_MS")),
   maxIterations: intSetting("BOT_MAX_FUNCTION_CALL_ITERATIONS", { default: 100, min: 1 }),
-  maxConsecutiveToolErrors: intSetting("BOT_MAX_CONSECUTIVE_TOOL_ERRORS", { default: 5, min: 1 })
+  maxConsecutiveToolErrors: intSetting("BOT_MAX_CONSECUTIVE_TOOL_ERRORS", { default: 5, min: 1 }),
+  maxReasoningChars: intSetting("STREAM_MAX_REASONING_CHARS", { default: DEFAULT_MAX_REASONING_CHARS, min: MIN_MAX_REASONING_CHARS })
 }).pipe(
   Config.map(({ firstTokenOverride, ...rest }) => ({
     ...defaultLoopSettings,

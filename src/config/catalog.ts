@@ -82,7 +82,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   ANTHROPIC_API_KEY: { group: "Model provider", meaning: "the key for anthropic when LLM_API_KEYS is unset", secret: true },
   ANTHROPIC_BASE_URL: { group: "Model provider", meaning: "the base URL for anthropic when LLM_BASE_URL is unset" },
   GEMINI_API_KEY: { group: "Model provider", meaning: "the key for google when LLM_API_KEYS is unset", secret: true },
-  BOT_JSON_REPAIR_MAX_CHARS: { group: "Model provider", meaning: "longest truncated tool-argument payload that is repaired" },
+  BOT_JSON_REPAIR_MAX_CHARS: { group: "Model provider", meaning: "longest tool-argument payload one call may stream (beyond it the stream stops and the call is refused as truncated), and the longest cut one that is repaired" },
   ANTHROPIC_PROMPT_CACHE: { group: "Model provider", meaning: "on or off: prompt-caching breakpoints for LLM_PROVIDER=anthropic", default: "on" },
   NOVELAI_FRAGMENT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: output tokens one NovelAI request asks for" },
   NOVELAI_MAX_OUTPUT_TOKENS: { group: "Model provider", meaning: "LLM_PROVIDER=novelai: the output budget of one reply, across its fragments" },
@@ -97,6 +97,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   TOOL_EXECUTION_TIMEOUT_MS: { group: "Tool loop", meaning: "per tool call, fresh for each call" },
   STREAM_SDK_CALL_TIMEOUT_MS: { group: "Tool loop", meaning: "stream inactivity budget once content arrives" },
   STREAM_FIRST_TOKEN_TIMEOUT_MS: { group: "Tool loop", meaning: "budget until the first token (min 10000)", derivedDefault: "max(STREAM_SDK_CALL_TIMEOUT_MS, 300000)" },
+  STREAM_MAX_REASONING_CHARS: { group: "Tool loop", meaning: "reasoning one pass keeps for the thought log; a provider reasoning on past it is stopped and the pass ends cut" },
   BOT_MAX_FUNCTION_CALL_ITERATIONS: { group: "Tool loop", meaning: "passes per attempt before the turn ends as timeout" },
   BOT_MAX_CONSECUTIVE_TOOL_ERRORS: { group: "Tool loop", meaning: "consecutive tool failures before the turn ends as error" },
 
@@ -168,7 +169,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   DATABASE_URL: { group: "Storage", meaning: "sqlite:PATH, sqlite::memory: or postgres://… (PostgreSQL: shared by several hosts)", default: "sqlite:./data/loopcord.db" },
   STORE_TIMEOUT_MS: { group: "Storage", meaning: "longest one database call may take" },
 
-  LOOPCORD_SECRET_KEY: { group: "Credentials", meaning: "32 bytes in base64: seals personal and server API keys and guild MCP headers in the database", unset: "/key and MCP headers are refused", secret: true },
+  LOOPCORD_SECRET_KEY: { group: "Credentials", meaning: "32 bytes in base64: seals personal and server API keys, guild MCP headers and guild MCP URL paths and queries in the database", unset: "/key, MCP headers and MCP URLs with a secret path or query are refused", secret: true },
   LOOPCORD_SECRET_KEY_PREVIOUS: { group: "Credentials", meaning: "the key being rotated out: what it sealed is re-sealed under LOOPCORD_SECRET_KEY", secret: true },
   SERVER_MESSAGE_COOLDOWN_MS: { group: "Credentials", meaning: "least time between two server-paid turns of one user in one server (0: off)" },
   SERVER_DAILY_TURN_QUOTA: { group: "Credentials", meaning: "server-paid turns per server per UTC day (0: unlimited)" },

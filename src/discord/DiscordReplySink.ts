@@ -37,6 +37,12 @@ export const DEFAULT_MIN_EDIT_INTERVAL = Duration.seconds(1)
 export const DEFAULT_TRANSIENT_RETRIES = 4
 export const DEFAULT_TRANSIENT_BASE_DELAY = Duration.seconds(1)
 
+/**
+ * Reply text a turn may stream beyond what its messages hold: the layout cuts the reply at its
+ * last message (with its own marker) well before the loop stops reading the provider.
+ */
+const CAPACITY_MARGIN = DISCORD_MESSAGE_LIMIT
+
 /** Words are shown whole; a run without whitespace is shown once it gets this long. */
 const MAX_HELD_CHARACTERS = 200
 
@@ -294,6 +300,7 @@ export const makeDiscordReplySink = (
           ])
         }),
       delivered: Effect.map(SubscriptionRef.get(state), delivered),
+      capacity: maxMessages * DISCORD_MESSAGE_LIMIT + CAPACITY_MARGIN,
       notice: (notice) =>
         notice._tag === "Stopped"
           ? markStopped

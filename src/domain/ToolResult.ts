@@ -11,6 +11,12 @@ export interface ToolResult {
   readonly data?: unknown
   readonly error?: string
   readonly message?: string
+  /**
+   * For operators only (the logs and the thought log), never replayed to the model: what went
+   * wrong in full (addresses, hosts, a vendor's error text). `error` and `message` name the
+   * class of the failure only (the model repeats what it reads).
+   */
+  readonly detail?: string
   /** End the turn right after this tool (status `completed`). */
   readonly endTurn?: boolean
   readonly imageMetadata?: ImageMetadata
@@ -29,3 +35,7 @@ export const toolFailure = (error: string, extra: Omit<ToolResult, "success" | "
 /** The reason fed to the model for a failed result (spec §1.4). */
 export const failureReason = (result: ToolResult): string =>
   result.message || result.error || "Tool execution failed without specific error"
+
+/** What operators read about a failed result: the reason the model saw, then the details. */
+export const operatorReason = (result: ToolResult): string =>
+  result.detail === undefined || result.detail === "" ? failureReason(result) : `${failureReason(result)} [detail: ${result.detail}]`

@@ -26,7 +26,12 @@ export interface AddressPolicyShape {
    * (IP literal ⇒ itself; unresolvable ⇒ refused even when private networks are allowed) and
    * judge every address. Used for fetch_url and every redirect hop (and, as its own instance, guild MCP URLs).
    */
-  readonly validate: (url: string | URL) => Effect.Effect<ValidatedTarget, UrlPolicyError>
+  readonly validate: (url: string | URL, options?: ValidateOptions) => Effect.Effect<ValidatedTarget, UrlPolicyError>
+}
+
+export interface ValidateOptions {
+  /** Allow private addresses for this URL (an operator-configured host); the metadata floor still holds. */
+  readonly allowPrivateNetwork?: boolean
 }
 
 /** `Example.COM..` ⇒ `example.com`, `[::1]` ⇒ `::1`. */
@@ -130,7 +135,7 @@ export const makeAddressPolicy = (options: AddressPolicyOptions) =>
             })
           )
 
-    const validate = Effect.fn("AddressPolicy.validate")(function* (input: string | URL) {
+    const validate = Effect.fn("AddressPolicy.validate")(function* (input: string | URL, validateOptions?: ValidateOptions) {
       const url = yield* parseUrl(input)
       const host = normalizeHost(url.hostname)
       if (metadataHostNames.has(host)) {
@@ -144,7 +149,8 @@ export const makeAddressPolicy = (options: AddressPolicyOptions) =>
         })
       }
       const addresses = (yield* resolve(host)).map(canonical)
-      const refusal = judgeAddresses(host, addresses, options.allowPrivateNetwork, options.optIn)
+      const allowPrivate = options.allowPrivateNetwork || validateOptions?.allowPrivateNetwork === true
+      const refusal = judgeAddresses(host, addresses, allowPrivate, options.optIn)
       if (refusal !== undefined) return yield* refusal
       return { url, host, isIpLiteral: isIP(host) !== 0, addresses } satisfies ValidatedTarget
     })

@@ -1,7 +1,8 @@
 import { Data, Duration, Effect, Exit, RcMap } from "effect"
 import { fetch as undiciFetch, type Response as UndiciResponse } from "undici"
 import { FetchConfig } from "../config/FetchConfig"
-import { AddressPolicy, type UrlPolicyError, type ValidatedTarget } from "./AddressPolicy"
+import type { ToolFailureClass } from "../domain/ToolFailureClass"
+import { AddressPolicy, normalizeHost, type UrlPolicyError, type ValidatedTarget } from "./AddressPolicy"
 import { makePinnedDispatcher } from "./pinnedDispatcher"
 import { ResponseSizeError } from "./ResponseSizeError"
 import { SocketConnector } from "./SocketConnector"
@@ -20,6 +21,17 @@ export interface SafeHttpRequest {
   readonly maxRedirects?: number
   /** An outside cancellation (ToolContext.abortSignal); interruption cancels too. */
   readonly signal?: AbortSignal
+  /**
+   * Decides from the final answer's status and headers whether its body is worth reading; when
+   * not, it is never downloaded (the response comes back with an empty body, `bodyRead` false).
+   * One GET then serves where a HEAD preflight and a GET were needed.
+   */
+  readonly readBody?: (head: { readonly status: number; readonly headers: ReadonlyMap<string, string> }) => boolean
+  /**
+   * A host an operator configured (a backend's own): private addresses are allowed for it, the
+   * metadata floor still holds. Any other host, redirects included, meets the policy as it is.
+   */
+  readonly trustedHost?: string
 }
 
 export interface SafeHttpResponse {
@@ -27,11 +39,14 @@ export interface SafeHttpResponse {
   readonly url: URL
   readonly status: number
   readonly headers: ReadonlyMap<string, string>
-  /** The decompressed body, never longer than the cap (empty for HEAD). */
+  /** The decompressed body, never longer than the cap (empty for HEAD and when `readBody` declined it). */
   readonly body: Uint8Array
+  /** False when the body was not read (HEAD, or `readBody` declined it). */
+  readonly bodyRead: boolean
   readonly redirects: number
 }
 
+/** A request failed on the way; `reason` (the message) is for operators, `failureClass` for the model. */
 export class SafeHttpError extends Data.TaggedError("SafeHttpError")<{
   readonly code: "TOO_MANY_REDIRECTS" | "BAD_REDIRECT" | "TIMEOUT" | "ABORTED" | "REQUEST_FAILED"
   readonly url: string
@@ -39,6 +54,21 @@ export class SafeHttpError extends Data.TaggedError("SafeHttpError")<{
 }> {
   override get message(): string {
     return this.reason
+  }
+
+  get failureClass(): ToolFailureClass {
+    switch (this.code) {
+      case "TOO_MANY_REDIRECTS":
+        return "too_many_redirects"
+      case "BAD_REDIRECT":
+        return "bad_redirect"
+      case "TIMEOUT":
+        return "timed_out"
+      case "ABORTED":
+        return "cancelled"
+      case "REQUEST_FAILED":
+        return "unreachable"
+    }
   }
 }
 
@@ -49,6 +79,12 @@ const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"]
 const CONTENT_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-location"]
 
 const shown = (url: URL): string => `${url.origin}${url.pathname}`
+
+/** The normalized host of a hop's URL ("" when it does not parse: the policy refuses it anyway). */
+const hostOf = (url: string | URL): string => {
+  const text = typeof url === "string" ? url.trim() : url.href
+  return URL.canParse(text) ? normalizeHost(new URL(text).hostname) : ""
+}
 
 const failureText = (cause: unknown): string => {
   if (!(cause instanceof Error)) return String(cause)
@@ -153,7 +189,10 @@ export class SafeHttp extends Effect.Service<SafeHttp>()("loopcord/fetch/SafeHtt
         }
         const visited: Array<string> = []
         for (let redirects = 0; ; redirects++) {
-          const target = yield* policy.validate(hop.url)
+          const target = yield* policy.validate(
+            hop.url,
+            request.trustedHost !== undefined && hostOf(hop.url) === request.trustedHost ? { allowPrivateNetwork: true } : undefined
+          )
           visited.push(target.url.href)
           const outcome = yield* Effect.scoped(
             Effect.gen(function* () {
@@ -162,11 +201,24 @@ export class SafeHttp extends Effect.Service<SafeHttp>()("loopcord/fetch/SafeHtt
                 yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
                 return { redirect: response } as const
               }
-              const body = hop.method === "HEAD" ? new Uint8Array(0) : yield* readCapped(response, target.url, maxBytes)
               const headers = new Map<string, string>()
               response.headers.forEach((value, key) => headers.set(key, value))
+              const wanted = hop.method !== "HEAD" && (request.readBody?.({ status: response.status, headers }) ?? true)
+              if (!wanted) {
+                yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
+                return {
+                  done: { url: target.url, status: response.status, headers, body: new Uint8Array(0), bodyRead: false, redirects } satisfies SafeHttpResponse
+                } as const
+              }
+              // A declared length over the cap is refused before a byte of the body is read.
+              const declared = Number(headers.get("content-length") ?? Number.NaN)
+              if (Number.isFinite(declared) && declared > maxBytes) {
+                yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
+                return yield* new ResponseSizeError({ url: shown(target.url), limitBytes: maxBytes })
+              }
+              const body = yield* readCapped(response, target.url, maxBytes)
               return {
-                done: { url: target.url, status: response.status, headers, body, redirects } satisfies SafeHttpResponse
+                done: { url: target.url, status: response.status, headers, body, bodyRead: true, redirects } satisfies SafeHttpResponse
               } as const
             })
           )

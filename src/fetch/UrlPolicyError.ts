@@ -1,4 +1,5 @@
 import { Data } from "effect"
+import type { ToolFailureClass } from "../domain/ToolFailureClass"
 
 export type UrlPolicyErrorCode =
   | "INVALID_FORMAT"
@@ -10,9 +11,10 @@ export type UrlPolicyErrorCode =
 export const PRIVATE_NETWORK_OPT_IN = "FETCH_URL_ALLOW_PRIVATE_NETWORK=true"
 
 /**
- * An outbound URL was refused by the address policy (spec §7.2). The message is written for the
- * model and the admin alike: it names the host, the offending address, the reason, and, for a
- * private-network refusal, the opt-in that would allow it.
+ * An outbound URL was refused by the address policy. The message is for operators
+ * (the logs, the thought log, an admin's command): it names the host, the offending address,
+ * the reason, and, for a private-network refusal, the opt-in that would allow it. The model
+ * only ever reads `failureClass`.
  */
 export class UrlPolicyError extends Data.TaggedError("UrlPolicyError")<{
   readonly code: UrlPolicyErrorCode
@@ -28,6 +30,22 @@ export class UrlPolicyError extends Data.TaggedError("UrlPolicyError")<{
   /** The setting that would allow a private-network address (fetch_url's unless the policy says otherwise). */
   readonly optIn?: string
 }> {
+  /** The kind of refusal, which is all the model may read of it. */
+  get failureClass(): ToolFailureClass {
+    switch (this.code) {
+      case "INVALID_FORMAT":
+        return "invalid_url"
+      case "INVALID_PROTOCOL":
+        return "blocked_protocol"
+      case "CREDENTIALS_IN_URL":
+        return "blocked_credentials"
+      case "DNS_RESOLUTION_FAILED":
+        return "unreachable"
+      case "PRIVATE_NETWORK_BLOCKED":
+        return this.alwaysBlocked === true ? "blocked_always" : "blocked_private"
+    }
+  }
+
   override get message(): string {
     switch (this.code) {
       case "INVALID_FORMAT":

@@ -17,6 +17,12 @@ export class ResponseSink extends Context.Tag("loopcord/loop/ResponseSink")<Resp
   /** All text delivered so far in this turn, across passes and attempts. */
   readonly delivered: Effect.Effect<string>
   readonly notice: (notice: UserNotice) => Effect.Effect<void>
+  /**
+   * Optional: the most reply text one turn can show here, in characters (Discord: its messages
+   * per turn × 2000, and a margin). A provider that streams more is stopped there and the reply
+   * is cut with a marker. Unset: 1 MiB, as in the terminal.
+   */
+  readonly capacity?: number
   /** Optional: tool calls as they start and end (the terminal shows them as status lines). */
   readonly toolActivity?: (activity: ToolActivity) => Effect.Effect<void>
 }>() {}

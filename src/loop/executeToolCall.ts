@@ -7,7 +7,7 @@ import type { PassResult } from "../domain/PassResult"
 import type { Sticker } from "../domain/Sticker"
 import { ToolCallOutcome } from "../domain/ToolCallOutcome"
 import { preToolTextParts, responsePayload, ToolHistoryEntry } from "../domain/ToolHistoryEntry"
-import { failureReason, toolFailure, type ToolResult, toolSuccess } from "../domain/ToolResult"
+import { operatorReason, toolFailure, type ToolResult, toolSuccess } from "../domain/ToolResult"
 import { StickerCatalog } from "../tools/StickerCatalog"
 import { ToolAffordances } from "../tools/ToolAffordances"
 import { ToolContext, type ToolContextShape } from "../tools/ToolContext"
@@ -206,7 +206,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
       kind: "tool_failed",
       severity: "error",
       title: `Tool failed: ${name}`,
-      description: failureReason(result),
+      description: operatorReason(result),
       details: failureDetails(args, result.data),
       channelId: turn.channelId,
       guildId: turn.guildId

@@ -18,6 +18,7 @@ export const makeQuietSink = (sink: ResponseSink["Type"]): Effect.Effect<QuietSi
       write: (delta) => Ref.update(withheld, (text) => text + delta),
       endPass: () => Effect.succeed(""),
       delivered: sink.delivered,
+      ...(sink.capacity === undefined ? {} : { capacity: sink.capacity }),
       notice: sink.notice,
       ...(sink.toolActivity === undefined ? {} : { toolActivity: sink.toolActivity })
     },

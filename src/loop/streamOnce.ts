@@ -11,6 +11,7 @@ import type { GenerationRequest } from "../provider/GenerationRequest"
 import { LanguageModel } from "../provider/LanguageModel"
 import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { makeFirstWins } from "./FirstWins"
+import { addReasoning, DEFAULT_REPLY_CAPACITY, headOf, logPassCut, type PassCut, REPLY_CUT_MARKER } from "./passCaps"
 import { longestNap } from "./TurnAlarm"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
@@ -37,6 +38,8 @@ interface PassState {
   /** NovelAI scene metadata and held-back fragment (issue 14): hidden, carried on the PassResult. */
   readonly details: ReadonlyArray<string>
   readonly fragment: string | undefined
+  /** The pass stopped reading at a cap (reasoning or reply text). */
+  readonly cut: PassCut | undefined
 }
 
 const initialState: PassState = {
@@ -46,7 +49,8 @@ const initialState: PassState = {
   calling: false,
   reasoning: "",
   details: [],
-  fragment: undefined
+  fragment: undefined,
+  cut: undefined
 }
 
 type Phase = "first_token" | "idle"
@@ -104,6 +108,8 @@ export const streamOnce = Effect.fnUntraced(function*(
   }
 
   const deliveredBefore = (yield* sink.delivered).length
+  // Reply text this pass may still show; past it the reply is cut and reading stops.
+  let room = (sink.capacity ?? DEFAULT_REPLY_CAPACITY) - deliveredBefore
   // Written only by the consumer fiber, one event at a time; read by this fiber once the
   // consumer has ended or was stopped. Plain fields: a Ref per event cost an op (and an
   // allocation) for state no other fiber writes.
@@ -130,9 +136,12 @@ export const streamOnce = Effect.fnUntraced(function*(
   /** Applies an event that shows nothing; true when it was content (it re-arms the budget). */
   const absorb = (event: ProviderEvent): boolean => {
     switch (event._tag) {
-      case "ReasoningDelta":
-        state.reasoning += event.text
+      case "ReasoningDelta": {
+        const kept = addReasoning(state.reasoning, event.text, config.maxReasoningChars)
+        state.reasoning = kept.text
+        if (kept.cut) state.cut = "reasoning"
         return true
+      }
       case "ToolCall":
         state.call = event.call
         state.calling = true
@@ -191,13 +200,21 @@ export const streamOnce = Effect.fnUntraced(function*(
         if (event._tag === "TextDelta") {
           const [deliverable, next] = feedEcho(echo, event.text)
           echo = next
+          if (deliverable.length > room) {
+            // More than the destination can show: what fits, the marker, and no further reading.
+            state.cut = "reply"
+            yield* deliver(headOf(deliverable, room) + REPLY_CUT_MARKER)
+            return
+          }
           if (deliverable.length > 0) {
+            room -= deliverable.length
             if (!(yield* deliver(deliverable))) return
             content = false
             continue
           }
         }
         if (absorb(event)) content = true
+        if (state.cut !== undefined) return
         if (event._tag === "ToolCall") break
       }
       if (content) yield* rearm
@@ -308,18 +325,21 @@ export const streamOnce = Effect.fnUntraced(function*(
           Effect.map(common, (shared) => PassResult.Error({ ...shared, accumulatedText, error: reason })))
       }
       const s = state
+      if (s.cut !== undefined) yield* logPassCut(s.cut, input.attempt)
       return yield* settle("flush", (accumulatedText) =>
         Effect.map(common, (shared) => {
           // A call without a payload is still a call: executeToolCall refuses it (`error`, spec [13]).
           if (s.calling) return PassResult.FunctionCall({ ...shared, accumulatedText, call: s.call })
           if (accumulatedText.trim().length === 0) {
+            // Reasoning that never ended is an answer cut short, never one that may settle.
+            if (s.cut === "reasoning") return PassResult.EmptyResponse({ ...shared, accumulatedText, finishReason: "length", emptyResponseReason: "reasoning_limit" })
             return PassResult.EmptyResponse({
               ...shared,
               accumulatedText,
               ...(s.finishReason === undefined ? {} : { finishReason: s.finishReason })
             })
           }
-          return PassResult.Completed({ ...shared, accumulatedText })
+          return PassResult.Completed({ ...shared, accumulatedText, ...(s.cut === "reply" ? { stopReason: "send_message_limit" as const } : {}) })
         }))
     }
   }

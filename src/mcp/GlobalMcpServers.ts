@@ -54,7 +54,7 @@ const executeGlobal = (session: McpSession, info: McpToolInfo, resultMaxChars: n
                 error: `The MCP server '${session.server}' had dropped its session; it is reconnecting and this call was not run. Call the tool again if it is still needed.`
               })
             )
-          : new ToolError({ tool: info.declaredName, error: error.message })
+          : new ToolError({ tool: info.declaredName, error: error.modelText, detail: error.message })
       )
     )
     return toToolResult(info.mcpName, output, resultMaxChars)

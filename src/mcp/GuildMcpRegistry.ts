@@ -15,8 +15,9 @@ export interface GuildMcpServerConfig {
   readonly addedBy: string
   readonly addedAt: number
   /**
-   * The stored headers do not open (sealed under a key this bot no longer has): the server is
-   * reported off, with no headers, until an admin adds it again.
+   * The stored secrets (headers, or the URL's path and query) do not open (sealed under a key
+   * this bot no longer has): the server is reported off, with no headers and only its origin,
+   * until an admin adds it again.
    */
   readonly headersUnusable?: true
 }

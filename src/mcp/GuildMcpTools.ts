@@ -2,6 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { McpConfig } from "../config/McpConfig"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { type ToolResult, toolFailure } from "../domain/ToolResult"
+import { toolFailureClassText } from "../domain/ToolFailureClass"
 import { AddressPolicy } from "../fetch/AddressPolicy"
 import { type GuildToolSet, GuildToolSource } from "../tools/GuildToolSource"
 import { ToolContext } from "../tools/ToolContext"
@@ -44,7 +45,10 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
         if (config.type === "generic") return Option.none<ToolResult>()
         for (const url of urlArguments(info.inputSchema, args)) {
           const refusal = yield* Effect.flip(policy.validate(url)).pipe(Effect.option)
-          if (Option.isSome(refusal)) return Option.some(toolFailure(refusal.value.message))
+          if (Option.isSome(refusal)) {
+            // The kind of refusal only: the resolved addresses stay with operators.
+            return Option.some(toolFailure(`The URL ${url} was refused: ${toolFailureClassText[refusal.value.failureClass]}.`, { detail: refusal.value.message }))
+          }
         }
         return Option.none<ToolResult>()
       })
@@ -67,7 +71,7 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
         const session = yield* pool.session(config).pipe(
           // The pool logged why; the guild is told only that the server is unreachable.
           Effect.mapError((error) =>
-            new ToolError({ tool: declaredName, error: error._tag === "McpConnectError" ? `${error.publicMessage} right now.` : error.message })
+            new ToolError({ tool: declaredName, error: error._tag === "McpConnectError" ? `${error.publicMessage} right now.` : error.message, detail: error.message })
           )
         )
         const info = session.tools.find((tool) => tool.declaredName === declaredName)
@@ -84,11 +88,11 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
         }).pipe(
           Effect.ensuring(pool.touch(config, session)),
           Effect.catchTag("McpCallError", (error) => {
-            if (error.reason === "transport") {
+            if (error.reason === "transport" || error.reason === "too_large") {
               // The connection is gone (closed, broken stream): the next use must reconnect.
-              return Effect.zipRight(pool.invalidate(config, session), new ToolError({ tool: declaredName, error: error.message }))
+              return Effect.zipRight(pool.invalidate(config, session), new ToolError({ tool: declaredName, error: error.modelText, detail: error.message }))
             }
-            if (error.reason !== "session_expired") return new ToolError({ tool: declaredName, error: error.message })
+            if (error.reason !== "session_expired") return new ToolError({ tool: declaredName, error: error.modelText, detail: error.message })
             // Re-establish once; the call already sent is not replayed (it may have side effects).
             return pool.invalidate(config, session).pipe(
               Effect.zipRight(Effect.either(pool.session(config))),
@@ -97,7 +101,8 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
                   tool: declaredName,
                   error: renewed._tag === "Right"
                     ? `The MCP server '${serverName}' had dropped its session; a new session is open but this call was not run. Call the tool again if it is still needed.`
-                    : `The MCP server '${serverName}' dropped its session and reconnecting failed: ${renewed.left._tag === "McpConnectError" ? renewed.left.publicMessage : renewed.left.message}`
+                    : `The MCP server '${serverName}' dropped its session and reconnecting failed: ${renewed.left._tag === "McpConnectError" ? renewed.left.publicMessage : renewed.left.message}`,
+                  ...(renewed._tag === "Left" ? { detail: renewed.left.message } : {})
                 })
               )
             )

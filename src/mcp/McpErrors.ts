@@ -51,14 +51,32 @@ export class McpServerUnavailableError extends Data.TaggedError("McpServerUnavai
 
 export type McpSessionError = McpConnectError | McpQuarantinedError | McpServerUnavailableError
 
-/** A tool call failed below the tool level (tool errors are results, not this). */
+/**
+ * A tool call failed below the tool level (tool errors are results, not this). The message
+ * carries the detail (a network error, the server's words) for the logs; the model reads
+ * `modelText`, the kind of failure only.
+ */
 export class McpCallError extends Data.TaggedError("McpCallError")<{
   readonly server: string
   readonly tool: string
-  readonly reason: "timeout" | "session_expired" | "transport" | "protocol"
+  /** `too_large`: the answer outgrew the response cap (the stream was cut there). */
+  readonly reason: "timeout" | "session_expired" | "transport" | "protocol" | "too_large"
   readonly detail: string
 }> {
   override get message(): string {
     return `MCP tool '${this.tool}' on '${this.server}': ${this.detail}`
+  }
+
+  get modelText(): string {
+    const kind = this.reason === "timeout"
+      ? "timed out"
+      : this.reason === "protocol"
+      ? "the server answered with a protocol error"
+      : this.reason === "session_expired"
+      ? "the server dropped its session"
+      : this.reason === "too_large"
+      ? "its answer was too large"
+      : "the connection to the server was lost (unreachable)"
+    return `MCP tool '${this.tool}' on '${this.server}' failed: ${kind}`
   }
 }

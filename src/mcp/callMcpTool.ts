@@ -9,6 +9,9 @@ import { withRequestSignal } from "./requestSignal"
 
 const MAX_DETAIL_CHARS = 300
 
+/** The stream broke at the response cap (the guarded transport's own ResponseSizeError words). */
+const cutAtCap = (reason: string): boolean => reason.includes("exceeds the maximum allowed size")
+
 const short = (text: string) => (text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text)
 
 /** A 404 on a session request means the server forgot the session (restart, expiry). */
@@ -56,7 +59,11 @@ export const callMcpTool = (
   }).pipe(
     Effect.catchAll((error) =>
       Effect.flatMap(Ref.get(session.streamFailure), (reason) =>
-        Effect.fail(Option.isSome(reason) && error.reason === "transport" ? new McpCallError({ server: error.server, tool: error.tool, reason: error.reason, detail: reason.value }) : error)
+        Effect.fail(
+          Option.isSome(reason) && error.reason === "transport"
+            ? new McpCallError({ server: error.server, tool: error.tool, reason: cutAtCap(reason.value) ? "too_large" : "transport", detail: reason.value })
+            : error
+        )
       )
     ),
     Effect.timeoutFail({

@@ -1,5 +1,6 @@
 import { Data, type Duration, Effect, Option, Ref } from "effect"
 import { VisionConfig } from "../config/VisionConfig"
+import { toolFailureClassText } from "../domain/ToolFailureClass"
 import { SafeHttp } from "../fetch/SafeHttp"
 import { type ImageFormat, sniffImage } from "./imageFormat"
 import { MediaLibrary, storedIdOf } from "./MediaLibrary"
@@ -12,10 +13,15 @@ export interface LoadedImage {
 
 export type ImageLoadFailure = "unknown_media" | "not_an_image" | "too_large" | "blocked" | "http_status" | "unreachable"
 
-/** An image could not be had; the message is written for the model (no addresses beyond the host). */
+/**
+ * An image could not be had. The message (`detail`) is written for the model: the kind of
+ * failure and at most the host the URL itself names, never a resolved address or a network
+ * error; `operatorDetail` keeps those for the logs and the thought log.
+ */
 export class ImageLoadError extends Data.TaggedError("ImageLoadError")<{
   readonly reason: ImageLoadFailure
   readonly detail: string
+  readonly operatorDetail?: string
 }> {
   override get message(): string {
     return this.detail
@@ -71,13 +77,15 @@ export class ImageLoader extends Effect.Service<ImageLoader>()("loopcord/media/I
         ...(options.timeout === undefined ? {} : { timeout: options.timeout })
       }).pipe(
         Effect.catchTags({
-          UrlPolicyError: (error) => Effect.fail(new ImageLoadError({ reason: "blocked", detail: error.message })),
+          UrlPolicyError: (error) =>
+            Effect.fail(new ImageLoadError({ reason: "blocked", detail: `The image URL was refused (${toolFailureClassText[error.failureClass]})`, operatorDetail: error.message })),
           ResponseSizeError: () =>
             Effect.fail(new ImageLoadError({
               reason: "too_large",
               detail: `The image at ${hostOf(url)} is larger than ${Math.round(vision.maxImageBytes / (1024 * 1024))} MB (VISION_MAX_IMAGE_MB)`
             })),
-          SafeHttpError: (error) => Effect.fail(new ImageLoadError({ reason: "unreachable", detail: `Could not download the image: ${error.message}` }))
+          SafeHttpError: (error) =>
+            Effect.fail(new ImageLoadError({ reason: "unreachable", detail: `Could not download the image: ${toolFailureClassText[error.failureClass]}`, operatorDetail: error.message }))
         }),
         Effect.flatMap((response) =>
           response.status >= 200 && response.status < 300

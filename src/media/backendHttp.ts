@@ -58,7 +58,7 @@ const errorText = (bytes: Uint8Array): string => {
   return text.replace(/\s+/g, " ").trim().slice(0, 300)
 }
 
-/** A 2xx response as is; any other status is `http_status` with the vendor's message. */
+/** A 2xx response as is; any other status is `http_status`, the vendor's message in the detail (for the logs only). */
 export const expectOk = (response: HttpClientResponse.HttpClientResponse, backend: string) =>
   response.status >= 200 && response.status < 300
     ? Effect.succeed(response)

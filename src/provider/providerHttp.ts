@@ -8,6 +8,7 @@ import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErro
 import type { Decoder } from "./decodeWith"
 import * as UndiciHttpClient from "./http/UndiciHttpClient"
 import { sseBytesDecoder, type SseFrame } from "./sse/Sse"
+import { defaultMaxEventChars } from "./sse/SseParser"
 import { decodeBody } from "./http/DecodableBody"
 
 /** What a 2xx answer to a streaming request turned out to be. */
@@ -59,16 +60,22 @@ const parseJson = (text: string): { readonly ok: true; readonly value: unknown }
 export const sendStreaming = (
   client: HttpClient.HttpClient,
   request: HttpClientRequest.HttpClientRequest,
-  provider: string
+  provider: string,
+  /** The longest SSE line or event read (`sseEventLimit`); longer fails the stream. */
+  maxEventChars: number = defaultMaxEventChars
 ): Effect.Effect<ProviderBody, ProviderError> =>
   // No span is made (vendorClient), so no header is ever recorded that would need redacting.
   Effect.matchEffect(client.execute(request), {
     onFailure: (error) => Effect.fail(fromHttpClientError(provider, error)),
-    onSuccess: (response) => classify(response, provider)
+    onSuccess: (response) => classify(response, provider, maxEventChars)
   })
 
 /** The usual answer, an event stream, costs no further effect; the rest read their body first. */
-const classify = (response: HttpClientResponse.HttpClientResponse, provider: string): Effect.Effect<ProviderBody, ProviderError> => {
+const classify = (
+  response: HttpClientResponse.HttpClientResponse,
+  provider: string,
+  maxEventChars: number
+): Effect.Effect<ProviderBody, ProviderError> => {
   if (response.status < 200 || response.status >= 300) return failedStatus(response, provider)
   const contentType = (response.headers["content-type"] ?? "").toLowerCase()
   if (contentType.length === 0 || contentType.includes("text/event-stream")) {
@@ -77,7 +84,7 @@ const classify = (response: HttpClientResponse.HttpClientResponse, provider: str
       decode: (make) =>
         decodeBody(
           response,
-          sseBytesDecoder(make, (error) => Effect.fail(invalidResponse(provider, error.message))),
+          sseBytesDecoder(make, (error) => Effect.fail(invalidResponse(provider, error.message)), { maxEventChars }),
           (error) => fromHttpClientError(provider, error)
         )
     })

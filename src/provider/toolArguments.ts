@@ -51,6 +51,29 @@ const truncatedCalls = Metric.counter("tool_arguments_truncated", {
 })
 
 /**
+ * Whether one more streamed piece takes a call's arguments past `maxChars`
+ * (`BOT_JSON_REPAIR_MAX_CHARS`): a provider may stream arguments without end, and a decoder
+ * keeps none beyond the cap.
+ */
+export const exceedsArgumentCap = (heldChars: number, piece: string, maxChars: number): boolean => heldChars + piece.length > maxChars
+
+/**
+ * A call whose streamed arguments outgrew the cap: nothing of them is kept and the call is
+ * refused as truncated (the decoder stops reading there, which aborts the request).
+ */
+export const argumentsOverCap = (context: {
+  readonly adapter: string
+  readonly toolName: string
+  readonly maxChars: number
+}): { readonly result: FinalizedArguments; readonly log: Effect.Effect<void> } => ({
+  result: { args: {}, truncated: true },
+  log: Effect.logError("tool arguments outgrew BOT_JSON_REPAIR_MAX_CHARS; the stream was stopped and the call is refused as truncated").pipe(
+    Effect.annotateLogs({ adapter: context.adapter, tool_name: context.toolName, max_chars: context.maxChars }),
+    Effect.zipRight(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
+  )
+})
+
+/**
  * Decides a call's arguments and whether they were truncated. Pure apart from the log: the
  * returned effect logs the `tool_arguments_truncated` line (error level, so it is seen in
  * production) or the unparseable-arguments error, or nothing.

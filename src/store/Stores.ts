@@ -73,7 +73,7 @@ export const layer = (
  */
 export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfig | CredentialConfig> = Layer.unwrapEffect(
   Effect.map(StoreConfig, (settings) =>
-    Layer.merge(layerOnClient, GuildMcpRegistryStore.sealPlainHeadersLayer).pipe(
+    Layer.merge(layerOnClient, GuildMcpRegistryStore.sealPlainSecretsLayer).pipe(
       Layer.provide(Layer.succeed(StoreTimeout, settings.timeout))
     ))
 ).pipe(Layer.provide(Layer.merge(Database.layerConfig, SecretBox.layerConfig)))

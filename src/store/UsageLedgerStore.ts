@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Ref, Schema } from "effect"
 import { CREDENTIAL_SOURCES, type CredentialSource } from "../domain/CredentialSource"
 import { type TurnUsage, UsageLedger } from "../loop/UsageLedger"
 import { DbBigInt, storeFailure } from "./columns"
@@ -8,8 +8,10 @@ import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
 
 /**
- * The usage ledger (issue 17): turns and tokens per server, user, UTC day and credential source,
- * one row per combination incremented by an atomic upsert (no count is lost between processes).
+ * The usage ledger: turns and tokens per server, user, UTC day and credential source, one row
+ * per combination incremented by an atomic upsert (no count is lost between processes). It is
+ * read for `MAX_USAGE_DAYS` and kept no longer: the first write of each UTC day drops the rows
+ * that fell out of the window.
  */
 
 /** One day's totals for one credential source. */
@@ -25,8 +27,11 @@ export interface UsageTotals {
 /** Whose usage: one user's (everywhere) or one server's (every user). */
 export type UsageScope = { readonly userId: string } | { readonly guildId: string }
 
-/** At most this many days are read back. */
+/** At most this many days are read back, and kept. */
 export const MAX_USAGE_DAYS = 90
+
+/** The oldest day still inside the window on `today`. */
+export const oldestKeptDay = (today: number): number => today - MAX_USAGE_DAYS + 1
 
 export interface UsageLedgerStoreShape {
   readonly record: (entry: TurnUsage) => Effect.Effect<void, StoreError>
@@ -47,6 +52,12 @@ const TotalsRow = Schema.Struct({
 
 const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  // The day this process last pruned (once a day is enough; another process pruning too is harmless).
+  const prunedOn = yield* Ref.make(Number.NaN)
+
+  const pruneOnce = (day: number) =>
+    Effect.flatMap(Ref.getAndSet(prunedOn, day), (last) =>
+      last === day ? Effect.void : sql`DELETE FROM usage_ledger WHERE day < ${oldestKeptDay(day)}`)
 
   const record = Effect.fn("UsageLedgerStore.record")(
     function* (entry: TurnUsage) {
@@ -61,6 +72,7 @@ const make = Effect.gen(function* () {
           input_tokens = usage_ledger.input_tokens + excluded.input_tokens,
           output_tokens = usage_ledger.output_tokens + excluded.output_tokens,
           total_tokens = usage_ledger.total_tokens + excluded.total_tokens`
+      yield* pruneOnce(day)
     },
     Effect.mapError(storeFailure(STORE, "record"))
   )

@@ -204,12 +204,23 @@ const serverSettings = Effect.gen(function* () {
   )`
 })
 
+/**
+ * Guild MCP URLs keep only their origin readable: the path and query move to `url_rest`,
+ * sealed. The move itself needs LOOPCORD_SECRET_KEY, so it is the store's start-up step
+ * (GuildMcpRegistryStore.sealPlainSecretsLayer); until then `url_rest` is empty and `url` whole.
+ */
+const guildMcpUrlSealed = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE guild_mcp_servers ADD COLUMN url_rest TEXT NOT NULL DEFAULT ''`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_initial_schema": initialSchema,
   "2_channel_memory": channelMemory,
   "3_key_cooldowns": keyCooldowns,
   "4_credentials": credentials,
   "13_guild_image_tags": guildImageTags,
+  "14_guild_mcp_url_sealed": guildMcpUrlSealed,
   "15_server_settings": serverSettings
 }
 

@@ -16,7 +16,7 @@ import { TerminalOutput } from "./TerminalOutput"
 import { attachImageFile, fileMediaOutlet } from "./TerminalMedia"
 import { terminalModelCommand } from "./modelCommand"
 import { TerminalApprovals } from "./TerminalApprovals"
-import { makeTerminalSink } from "./TerminalSink"
+import { makeTerminalSink, TERMINAL_REPLY_CAPACITY } from "./TerminalSink"
 
 /** The terminal is one conversation: one channel. */
 export const TERMINAL_CHANNEL = "terminal"
@@ -78,7 +78,7 @@ export const runOnce = Effect.fn("TerminalFront.runOnce")(function*(options: {
   const context = Effect.succeed<ReadonlyArray<ChatMessage>>([userMessage(options.text, attached.map((file) => file.image))])
 
   const openSink: TurnInput["openSink"] = options.json
-    ? Effect.map(makeCollectingSink(), (collected): TurnSink => ({
+    ? Effect.map(makeCollectingSink({ capacity: TERMINAL_REPLY_CAPACITY }), (collected): TurnSink => ({
       sink: {
         ...collected.sink,
         notice: (notice) => Effect.zipRight(collected.sink.notice(notice), out.stderr(`${renderNotice(notice)}\n`))

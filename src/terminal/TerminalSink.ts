@@ -12,6 +12,9 @@ export interface TerminalSinkOptions {
   readonly colour: boolean
 }
 
+/** Reply text one turn may print: a provider streaming more is stopped there (the reply is cut). */
+export const TERMINAL_REPLY_CAPACITY = 1_048_576
+
 interface State {
   readonly passText: string
   readonly delivered: string
@@ -53,6 +56,7 @@ export const makeTerminalSink = (options: TerminalSinkOptions): Effect.Effect<Te
         }),
       endPass: () => Ref.modify(state, (s) => [s.passText, { ...s, passText: "" }]),
       delivered: Effect.map(Ref.get(state), (s) => s.delivered),
+      capacity: TERMINAL_REPLY_CAPACITY,
       notice: (notice) => statusLine(renderNotice(notice)),
       toolActivity: (activity) =>
         Effect.gen(function*() {

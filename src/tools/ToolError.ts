@@ -6,10 +6,12 @@ import { Data } from "effect"
  */
 export class ToolError extends Data.TaggedError("ToolError")<{
   readonly tool: string
-  /** Short reason (becomes `ToolResult.error`). */
+  /** Short reason (becomes `ToolResult.error`): the model reads it, so a class, never internals. */
   readonly error: string
   /** Friendlier reason preferred for the model (becomes `ToolResult.message`). */
   readonly userMessage?: string
+  /** What went wrong in full, for the logs and the thought log only (becomes `ToolResult.detail`). */
+  readonly detail?: string
   readonly cause?: unknown
 }> {
   override get message(): string {

@@ -1,6 +1,7 @@
 import { Cause, Chunk, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
+import { toolFailureClassText } from "../domain/ToolFailureClass"
 import { assembleTools } from "./assembly"
 import { availabilityOf, routeTool, selectTurnTools } from "./availability"
 import { closestName } from "./closestName"
@@ -76,6 +77,10 @@ interface Registered {
   readonly tools: ReadonlyMap<string, Tool>
   readonly aliases: ReadonlyMap<string, string>
 }
+
+/** A tool that failed in a way it did not describe: the model hears the class, operators the rest. */
+const internalFailure = (tool: string, detail: string): ToolResult =>
+  toolFailure(`Tool '${tool}' failed: ${toolFailureClassText.internal_error}.`, { detail })
 
 const describeDefect = (defect: unknown): string =>
   defect instanceof Error ? defect.message : typeof defect === "string" ? defect : Cause.pretty(Cause.die(defect))
@@ -264,18 +269,21 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
       Effect.catchAll((error: unknown) => {
         if (error instanceof ToolError) {
           return Effect.as(
-            Effect.logWarning(`Tool '${tool.name}' failed: ${error.error}`),
-            toolFailure(error.error, error.userMessage === undefined ? {} : { message: error.userMessage })
+            Effect.logWarning(`Tool '${tool.name}' failed: ${error.error}${error.detail === undefined ? "" : ` (${error.detail})`}`),
+            toolFailure(error.error, {
+              ...(error.userMessage === undefined ? {} : { message: error.userMessage }),
+              ...(error.detail === undefined ? {} : { detail: error.detail })
+            })
           )
         }
         const detail = describeDefect(error)
-        return Effect.as(Effect.logError(`Tool '${tool.name}' failed with an unexpected error: ${detail}`), toolFailure(detail))
+        return Effect.as(Effect.logError(`Tool '${tool.name}' failed with an unexpected error: ${detail}`), internalFailure(tool.name, detail))
       }),
       Effect.catchAllDefect((defect) => {
         const detail = describeDefect(defect)
         return Effect.as(
           Effect.logError(`Tool '${tool.name}' crashed: ${detail}`).pipe(Effect.annotateLogs({ defect: Cause.pretty(Cause.die(defect)) })),
-          toolFailure(detail)
+          internalFailure(tool.name, detail)
         )
       })
     )

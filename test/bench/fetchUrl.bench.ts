@@ -1,5 +1,5 @@
 /**
- * fetch_url end to end (gate 1, HEAD size preflight, pinned GET through safe_http, byte cap,
+ * fetch_url end to end (gate 1, one pinned GET through safe_http judged by its headers, byte cap,
  * HTML → Markdown, slicing) versus the floor: plain `undici.fetch` + `res.text()` + the same
  * converter, on the same loopback pages (1 KB to 2 MB of HTML) served by a separate process,
  * interleaved in the same run. Target: fetch_url ≤ 1.15× the floor.
@@ -118,7 +118,7 @@ const main = async () => {
     "",
     loadLine(),
     "Pages: generated articles (nav, headings, paragraphs, lists, code, tables) served from a separate process on 127.0.0.1 with keep-alive; contenders interleaved, medians of N runs after warm-up.",
-    "fetch_url does more work than the floor: gate-1 validation, a HEAD size preflight (spec §7.1), a pinned connection per hop, a byte-capped read and the 50 000-character slice.",
+    "fetch_url does more work than the floor: gate-1 validation, a pinned connection per hop (one GET, type and size judged from its headers), a byte-capped read and the 50 000-character slice.",
     "",
     "| page | N | floor median ms | fetch_url median ms | ratio of medians | median of paired ratios | floor p95 | fetch_url p95 |",
     "|---|---|---|---|---|---|---|---|"

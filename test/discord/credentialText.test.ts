@@ -52,7 +52,7 @@ describe("what the Discord front says about keys, quotas and usage (pure)", () =
     const text = formatServerList([
       { name: "lost", url: "https://mcp.example/mcp", type: "generic", enabled: false, headerNames: [], headersUnusable: true, addedBy: "1", addedAt: 0, connection: ConnectionStatus.Idle() }
     ])
-    assert.include(text, "**lost** (generic) https://mcp.example/mcp: disabled · its stored headers can no longer be read")
+    assert.include(text, "**lost** (generic) https://mcp.example/mcp: disabled · its stored secrets (headers or URL) can no longer be read")
   })
 
   it("/key and /usage register with Discord's limits (every description ≤ 100 characters, the key option bounded)", () => {

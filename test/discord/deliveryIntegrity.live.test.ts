@@ -83,4 +83,19 @@ describe("honest delivery end to end (issue 11; real discord.js, fake Discord, s
       assert.strictEqual(contents.length, 2)
       assert.isTrue(long.join("").startsWith(contents.join("").slice(0, -CUT_MARKER.length)))
     }), 40_000)
+
+  it.scopedLive("[issue 25] a model that streams far past DISCORD_MAX_MESSAGES_PER_TURN is stopped at the reply's capacity (2 × 2000 + 2000 characters)", () =>
+    Effect.gen(function*() {
+      // 2,000 pieces of 50 characters: 100,000 characters, far more than two messages hold.
+      const piece = "An answer that never ends, fifty characters long. "
+      const { fake, probe } = yield* botHarness({ script: [[...Array.from({ length: 2000 }, () => text(piece)), finish("stop")]], maxMessagesPerTurn: 2 })
+      fake.userSays(fake.channel, "write forever", { mentionBot: true })
+      assert.strictEqual(yield* probe.awaitFinalized(0), "abandoned", "the provider was stopped before its end")
+      yield* awaitBotMessages(fake, fake.channel.id, 2, "the cut reply", (contents) => contents[1]?.endsWith(CUT_MARKER) === true, 20_000)
+      const call = (yield* probe.calls)[0]
+      // The stream is read up to the capacity and not much beyond (one piece past it).
+      assert.isAtMost((call?.emitted ?? 0) * piece.length, 6000 + piece.length * 2)
+      assert.isAtLeast((call?.emitted ?? 0) * piece.length, 6000)
+      assert.strictEqual(fake.botMessages(fake.channel.id).length, 2)
+    }), 40_000)
 })

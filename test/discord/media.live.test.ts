@@ -43,8 +43,7 @@ describe("media on the fake Discord (real discord.js)", () => {
       const images = yield* scoped(() => startFakeOpenAiImages())
       const media = mediaServices()
       const tool = yield* built(generateImageTool, Layer.mergeAll(
-        OpenAiImages.layer.pipe(Layer.provideMerge(Layer.merge(httpClient, ImageConfig.make({ backend: Option.some("openai"), baseUrl: images.baseUrl })))),
-        media
+        OpenAiImages.layer.pipe(Layer.provideMerge(Layer.mergeAll(httpClient, ImageConfig.make({ backend: Option.some("openai"), baseUrl: images.baseUrl }), media)))
       ))
       const { fake } = yield* botHarness({ script: [callTool("generate_image", { prompt: "a lighthouse" }, "Drawing it. "), reply("Here is your lighthouse.")], tools: [tool] })
       const trigger = fake.userSays(fake.channel, "draw a lighthouse", { mentionBot: true })

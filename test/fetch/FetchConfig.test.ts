@@ -19,7 +19,6 @@ describe("FetchConfig / SearchConfig", () => {
       assert.strictEqual(Duration.toMillis(settings.timeout), 15_000)
       assert.strictEqual(settings.maxRedirects, 3)
       assert.strictEqual(settings.maxContentLength, 50_000)
-      assert.strictEqual(Duration.toMillis(settings.headTimeout), 5_000)
       assert.deepStrictEqual(settings.engineOrder, [])
       assert.isTrue(Option.isNone(settings.crawl4aiBaseUrl))
     })

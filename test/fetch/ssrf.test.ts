@@ -324,17 +324,19 @@ if (namespaceWorks) {
         })
       )
 
-      it.scoped("fetch_url: a rebinding answer between the HEAD preflight and the GET is refused", () =>
+      it.scoped("fetch_url: a rebinding answer between gate 1 and the GET is refused; the model never reads the address", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((_request, response) => response.end("page"))
           const dns = rebindingResolver("flip.test", [PUBLIC, "10.1.2.3"])
           const kit = fetchUrlKit({ production: true, resolver: dns.resolver, translate: { [PUBLIC]: "127.0.0.1" } })
           const tool = yield* kit.tool
-          // Gate 1 takes the first answer; the HEAD and the GET each validate again.
+          // Gate 1 takes the first answer; the GET validates again and meets the second.
           const result = yield* kit.call(tool, { url: `http://flip.test:${server.port}/` })
           assert.isFalse(result.success)
-          assert.include(result.error ?? "", "10.1.2.3")
-          assert.isTrue(server.requests.every((request) => request.method === "HEAD"))
+          assert.strictEqual(result.error, "blocked: a private address")
+          assert.notInclude(result.message ?? "", "10.1.2.3")
+          assert.include(result.detail ?? "", "10.1.2.3")
+          assert.deepStrictEqual(server.requests, [])
           assert.deepStrictEqual(kit.connector.refused, [])
         })
       )

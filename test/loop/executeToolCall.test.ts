@@ -189,18 +189,21 @@ describe("executeToolCall: failing tools never take the loop down", () => {
       })
     }))
 
-  it.effect("a tool that dies becomes a failed entry with the defect's message and an error log", () =>
+  it.effect("[issue 25] a tool that dies becomes a failed entry: the model reads the class, the defect's message goes to the log and the thought log", () =>
     Effect.gen(function*() {
       const h = yield* makeToolCallHarness({ tools: [dyingTool("crashy", "null is not a function")] })
       const outcome = history(yield* run(h, { name: "crashy" }))
       assert.strictEqual(outcome.success, false)
       assert.deepStrictEqual(outcome.historyEntry.functionResponse.response.result, {
         status: "tool_execution_failed",
-        reason: "null is not a function",
+        reason: "Tool 'crashy' failed: an internal error.",
         tool_name: "crashy"
       })
       const crashLog = yield* h.logs.matching("Tool 'crashy' crashed")
       assert.strictEqual(crashLog[0]?.level, "ERROR")
+      assert.include(crashLog[0]?.message ?? "", "null is not a function")
+      const [notice] = yield* h.thoughtLog.notices
+      assert.strictEqual(notice?.description, "Tool 'crashy' failed: an internal error. [detail: null is not a function]")
     }))
 
   it.effect("a tool that throws synchronously (outside Effect) is a failed entry too", () =>
@@ -210,7 +213,8 @@ describe("executeToolCall: failing tools never take the loop down", () => {
       })
       const outcome = history(yield* run(h, { name: "thrower" }))
       assert.strictEqual(outcome.success, false)
-      assert.include(JSON.stringify(outcome.historyEntry.functionResponse.response.result), "sync boom")
+      assert.notInclude(JSON.stringify(outcome.historyEntry.functionResponse.response.result), "sync boom")
+      assert.include((yield* h.thoughtLog.notices)[0]?.description ?? "", "sync boom")
     }))
 
   it.effect("a failed call posts a hidden tool_failed notice with redacted, capped JSON details", () =>

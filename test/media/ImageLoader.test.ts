@@ -12,8 +12,8 @@ const loaderIn = (production: boolean) =>
     Layer.provideMerge(Layer.mergeAll(webStack({ production }).layer, MediaLibrary.Default, VisionConfig.make({ maxImageBytes: 1024 * 1024 })))
   )
 
-const reasonOf = (effect: Effect.Effect<unknown, { readonly reason: string; readonly message: string }>) =>
-  Effect.map(Effect.flip(effect), (error) => ({ reason: error.reason, message: error.message }))
+const reasonOf = (effect: Effect.Effect<unknown, { readonly reason: string; readonly message: string; readonly operatorDetail?: string }>) =>
+  Effect.map(Effect.flip(effect), (error) => ({ reason: error.reason, message: error.message, operatorDetail: error.operatorDetail }))
 
 describe("ImageLoader (safe_http, VISION_MAX_IMAGE_MB, sniffing)", () => {
   it.scoped("downloads a loopback image in development; HTML under an image name, a 404 and an oversize image are typed failures", () =>
@@ -38,7 +38,10 @@ describe("ImageLoader (safe_http, VISION_MAX_IMAGE_MB, sniffing)", () => {
       const host = yield* imageHost()
       const blocked = yield* reasonOf((yield* ImageLoader).load(`${host.origin}/pixel.png`))
       assert.strictEqual(blocked.reason, "blocked")
-      assert.include(blocked.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK")
+      // The model reads the class; the address and the opt-in stay with operators.
+      assert.strictEqual(blocked.message, "The image URL was refused (blocked: a private address)")
+      assert.include(blocked.operatorDetail ?? "", "address 127.0.0.1 is loopback")
+      assert.include(blocked.operatorDetail ?? "", "FETCH_URL_ALLOW_PRIVATE_NETWORK")
       assert.strictEqual(host.connections(), 0)
     }).pipe(Effect.provide(loaderIn(true))))
 

@@ -6,7 +6,7 @@ import { sniffImage } from "../../src/media/imageFormat"
 import { startFakeOpenAiImages } from "../support/fakeMedia/fakeOpenAiImages"
 import { parseMultipart } from "../support/multipart"
 import { pixelPng } from "../support/mediaFixtures"
-import { key, openAiImagesBackend } from "./backendKit"
+import { key, openAiImagesBackend, openAiImagesWithStack } from "./backendKit"
 
 const txt2img: ImageJob = { mode: "txt2img", prompt: "a lighthouse at dusk", negativePrompt: undefined, aspectRatio: "16:9", seed: 7 }
 const fake = (options: Parameters<typeof startFakeOpenAiImages>[0] = {}) =>
@@ -63,6 +63,51 @@ describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
       const canvas = { image: pixelPng(), mask: pixelPng(), width: 4, height: 3 }
       const unsupported = yield* Effect.flip((yield* openAiImagesBackend({ baseUrl: html.baseUrl })).generate({ ...txt2img, mode: "inpaint", canvas, denoise: 1 }))
       assert.strictEqual(unsupported.reason, "unsupported")
+    }))
+
+  it.scoped("[issue 25] a link on the backend's own host is fetched through safe_http even in production (the operator's host)", () =>
+    Effect.gen(function*() {
+      const server = yield* fake({ answer: "url" })
+      const { backend, connector } = yield* openAiImagesWithStack({ baseUrl: server.baseUrl, model: "dall-e-3" })
+      const image = yield* backend.generate(txt2img)
+      assert.strictEqual(image.format.mimeType, "image/png")
+      // The link went through the pinned connector (safe_http), to the validated address only.
+      assert.deepStrictEqual(connector.attempts.map((attempt) => attempt.address), ["127.0.0.1"])
+    }))
+
+  it.scoped("[issue 25] a link to the metadata service is refused before any connection; the model would read the class only", () =>
+    Effect.gen(function*() {
+      const server = yield* fake({ answer: "url", link: "http://169.254.169.254/latest/meta-data/iam/security-credentials/" })
+      for (const production of [true, false]) {
+        const { backend, connector } = yield* openAiImagesWithStack({ baseUrl: server.baseUrl, model: "dall-e-3" }, { production })
+        const error = yield* Effect.flip(backend.generate(txt2img))
+        assert.strictEqual(error.reason, "blocked_link")
+        assert.strictEqual(error.failureText("image"), "the image service returned a link that is not fetched")
+        assert.include(error.detail, "169.254.169.254")
+        assert.deepStrictEqual(connector.attempts, [])
+      }
+    }))
+
+  it.scoped("[issue 25] a link to another host on a private address follows the fetch policy: refused in production, fetched in development", () =>
+    Effect.gen(function*() {
+      const server = yield* fake({ answer: "url", link: "{origin}/files/generated.png" })
+      const port = new URL(server.baseUrl).port
+      const elsewhere = yield* fake({ answer: "url", link: `http://cdn.internal:${port}/files/generated.png` })
+      const dns = { "cdn.internal": ["127.0.0.1"] }
+      const refused = yield* Effect.flip((yield* openAiImagesWithStack({ baseUrl: elsewhere.baseUrl }, { production: true, dns })).backend.generate(txt2img))
+      assert.strictEqual(refused.reason, "blocked_link")
+      assert.include(refused.detail, "cdn.internal")
+      const allowed = yield* (yield* openAiImagesWithStack({ baseUrl: elsewhere.baseUrl }, { production: false, dns })).backend.generate(txt2img)
+      assert.strictEqual(allowed.format.mimeType, "image/png")
+    }))
+
+  it.scoped("[issue 25] a link answering an error: the status only, its body is never read into the error", () =>
+    Effect.gen(function*() {
+      const server = yield* fake({ answer: "url", link: "{origin}/files/missing.png" })
+      const error = yield* Effect.flip((yield* openAiImagesBackend({ baseUrl: server.baseUrl })).generate(txt2img))
+      assert.strictEqual(error.reason, "http_status")
+      assert.strictEqual(error.detail, "the image link answered HTTP 404")
+      assert.strictEqual(error.failureText("image"), "the image service refused the request (HTTP 404)")
     }))
 
   it("sizes follow the model: gpt-image and dall-e-3 fixed sizes, others WxH", () => {

@@ -8,6 +8,7 @@ import { ImageBackend } from "../../src/media/image/ImageBackend"
 import * as OpenAiImages from "../../src/media/image/OpenAiImages"
 import * as OpenAiSpeech from "../../src/media/speech/OpenAiSpeech"
 import { SpeechBackend } from "../../src/media/speech/SpeechBackend"
+import { type WebKitOptions, webStack } from "../support/fakeWeb/webTestKit"
 
 /** The platform's undici HttpClient, as the app gives the media backends. */
 export const httpClient = NodeHttpClient.layerUndici
@@ -15,8 +16,21 @@ export const httpClient = NodeHttpClient.layerUndici
 /** The service of `layer`, built in the current scope (its HTTP client lives as long). */
 const service = <I, S>(tag: Context.Tag<I, S>, layer: Layer.Layer<I>) => Effect.map(Layer.build(layer), (built) => Context.get(built, tag))
 
-export const openAiImagesBackend = (settings: Partial<ImageSettings>) =>
-  service(ImageBackend, OpenAiImages.layer.pipe(Layer.provide(Layer.merge(httpClient, ImageConfig.make({ backend: Option.some("openai"), ...settings })))))
+/**
+ * The OpenAI Images backend; the links it answers with are fetched through the real safe_http
+ * stack (production policy unless told otherwise) over the loopback-only connector.
+ */
+export const openAiImagesBackend = (settings: Partial<ImageSettings>, web: WebKitOptions = { production: true }) =>
+  Effect.map(openAiImagesWithStack(settings, web), ({ backend }) => backend)
+
+/** `openAiImagesBackend` with the loopback connector, which records every address dialled. */
+export const openAiImagesWithStack = (settings: Partial<ImageSettings>, web: WebKitOptions = { production: true }) => {
+  const stack = webStack(web)
+  return Effect.map(
+    service(ImageBackend, OpenAiImages.layer.pipe(Layer.provide(Layer.mergeAll(httpClient, stack.layer, ImageConfig.make({ backend: Option.some("openai"), ...settings }))))),
+    (backend) => ({ backend, connector: stack.connector })
+  )
+}
 
 export const comfyBackend = (baseUrl: string, workflow: ComfyWorkflowJson, settings: Partial<ImageSettings> = {}) =>
   service(

@@ -71,8 +71,9 @@ for (const database of testDatabases) {
     it.effect("a smaller configured cap applies", () =>
       Effect.gen(function* () {
         const registry = yield* GuildMcpRegistry
-        yield* registry.add(server("a"))
-        const error = yield* Effect.flip(registry.add(server("b")))
+        // Without a key only a bare endpoint URL can be stored (its path holds no secret).
+        yield* registry.add(server("a", { url: "https://mcp.example.com/mcp" }))
+        const error = yield* Effect.flip(registry.add(server("b", { url: "https://mcp.example.com/sse" })))
         assert.strictEqual(error.reason, "limit_reached")
       }).pipe(Effect.provide(GuildMcpRegistryStore.layer({ maxPerGuild: 1 }).pipe(Layer.provide(Layer.merge(migratedLayer(database), SecretBox.unkeyed)))))
     )

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { TokenUsage } from "../../src/domain/TokenUsage"
 import { UsageLedger } from "../../src/loop/UsageLedger"
 import { DAY_MS } from "../../src/store/ServerTurnAdmissionStore"
-import { UsageLedgerStore } from "../../src/store/UsageLedgerStore"
+import { MAX_USAGE_DAYS, UsageLedgerStore } from "../../src/store/UsageLedgerStore"
 import { storesOnHangingDatabase } from "./hangingDatabase"
 import { makeLogCapture } from "../support/tools/logCapture"
 import { testDatabases } from "./databases"
@@ -38,6 +39,32 @@ for (const database of testDatabases) {
         ])
         // Only the last `days` days are read back.
         assert.deepStrictEqual((yield* ledger.totals({ userId: "alice" }, 1)).map((row) => row.day), [1])
+      }).pipe(Effect.provide(storesOn(database))))
+
+    it.effect("[issue 25] rows older than the 90-day window are dropped (the first write of a day prunes)", () =>
+      Effect.gen(function*() {
+        const ledger = yield* UsageLedgerStore
+        const sql = yield* SqlClient.SqlClient
+        const daysStored = Effect.map(
+          sql<{ readonly day: unknown }>`SELECT DISTINCT day FROM usage_ledger ORDER BY day`,
+          (rows) => rows.map((row) => Number(row.day))
+        )
+        yield* ledger.record({ guildId: "g1", userId: "alice", source: "server", usage: usage(1, 1) })
+        yield* TestClock.adjust(Duration.millis(DAY_MS))
+        yield* ledger.record({ guildId: "g2", userId: "bob", source: "personal", usage: usage(2, 2) })
+        // Day 89: day 0 is still the oldest day of the window, and read back.
+        yield* TestClock.adjust(Duration.millis((MAX_USAGE_DAYS - 2) * DAY_MS))
+        yield* ledger.record({ guildId: "g1", userId: "carol", source: "server", usage: usage(3, 3) })
+        assert.deepStrictEqual(yield* daysStored, [0, 1, MAX_USAGE_DAYS - 1])
+        assert.deepStrictEqual((yield* ledger.totals({ guildId: "g1" }, MAX_USAGE_DAYS)).map((row) => row.day), [MAX_USAGE_DAYS - 1, 0])
+        // Day 90: day 0 fell out of the window, and out of the table with the day's first write.
+        yield* TestClock.adjust(Duration.millis(DAY_MS))
+        yield* ledger.record({ guildId: "g1", userId: "alice", source: "server", usage: usage(4, 4) })
+        assert.deepStrictEqual(yield* daysStored, [1, MAX_USAGE_DAYS - 1, MAX_USAGE_DAYS])
+        // Long after: only the newest day is left.
+        yield* TestClock.adjust(Duration.millis(400 * DAY_MS))
+        yield* ledger.record({ guildId: "g3", userId: "dave", source: "operator", usage: undefined })
+        assert.deepStrictEqual(yield* daysStored, [MAX_USAGE_DAYS + 400])
       }).pipe(Effect.provide(storesOn(database))))
 
     it.effect("concurrent turns never lose a count", () =>

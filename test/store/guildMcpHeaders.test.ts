@@ -35,7 +35,7 @@ const sharedDatabase = (database: TestDatabase) =>
       sql,
       registryWith: (secrets: Layer.Layer<SecretBox>) => Layer.merge(GuildMcpRegistryStore.layer().pipe(Layer.provide(Layer.merge(sql, secrets))), sql),
       startUp: (secrets: Layer.Layer<SecretBox>) =>
-        Effect.scoped(Layer.build(GuildMcpRegistryStore.sealPlainHeadersLayer.pipe(Layer.provide(Layer.merge(sql, secrets)))))
+        Effect.scoped(Layer.build(GuildMcpRegistryStore.sealPlainSecretsLayer.pipe(Layer.provide(Layer.merge(sql, secrets)))))
     }
   })
 
@@ -68,7 +68,7 @@ for (const database of testDatabases) {
           assert.include(error.message, "LOOPCORD_SECRET_KEY")
           assert.notInclude(error.message, SECRET)
           assert.strictEqual((yield* logs.matching("refused to store guild MCP headers: LOOPCORD_SECRET_KEY is not set")).length, 1)
-          yield* registry.add(server("plain", {}))
+          yield* registry.add({ ...server("plain", {}), url: "https://mcp.example.com/mcp" })
           assert.deepStrictEqual((yield* rawHeaders).map(([name]) => name), ["open", "plain", "search"])
         }).pipe(Effect.provide(registryWith(SecretBox.unkeyed)))
       }))

@@ -20,6 +20,8 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>,
     execFile(process.execPath, [join(repoRoot, "dist/main.js"), ...args], {
       cwd,
       timeout: 90_000,
+      // A --json report may be several MB (long replies and tool results).
+      maxBuffer: 64 * 1024 * 1024,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? repoRoot, NO_COLOR: "1", DATABASE_URL: "sqlite::memory:", ...env }
     }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1

@@ -149,7 +149,8 @@ describe("--once --json with media tools (issue 13 done-when, child process)", (
     assert.strictEqual(reportOf(dev.stdout).toolCalls[0]?.response["analysis"], "I see 1 image: image/png 4×3.")
     const refused = reportOf(prod.stdout).toolCalls[0]
     assert.isFalse(refused?.success)
-    assert.include(String(refused?.response["reason"]), "FETCH_URL_ALLOW_PRIVATE_NETWORK")
+    assert.match(String(refused?.response["reason"]), /^Could not load the image: img_[a-z0-9]+: The image URL was refused \(blocked: a private address\)$/)
+    assert.include(prod.stderr, "FETCH_URL_ALLOW_PRIVATE_NETWORK", "the log keeps the address and the opt-in")
     assert.strictEqual(host.requests.length, 1, "only the development run reached the server")
   }, 120_000)
 

@@ -159,7 +159,8 @@ describe("ToolRegistry.execute gates (spec §6.1, §6.2)", () => {
       const hanging = yield* makeHangingTool("hang")
       const h = yield* harness({ tools: [failingTool("f", "raw", "friendly"), dyingTool("d", "kaboom"), hanging.tool] })
       assert.deepStrictEqual(yield* execute(h, "f"), { success: false, error: "raw", message: "friendly" })
-      assert.deepStrictEqual(yield* execute(h, "d"), { success: false, error: "kaboom" })
+      // A defect's words are for operators (detail): the model reads the class.
+      assert.deepStrictEqual(yield* execute(h, "d"), { success: false, error: "Tool 'd' failed: an internal error.", detail: "kaboom" })
       const fiber = yield* Effect.fork(execute(h, "hang"))
       yield* Deferred.await(hanging.started)
       const exit = yield* Fiber.interrupt(fiber)

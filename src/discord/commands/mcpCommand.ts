@@ -39,7 +39,7 @@ export const formatServerList = (views: ReadonlyArray<GuildMcpServerView>): stri
     : views
       .map((view) =>
         `• **${view.name}** (${view.type}) ${view.url}: ${describeConnection(view)}${view.headerNames.length === 0 ? "" : ` · headers: ${view.headerNames.join(", ")}`}` +
-        (view.headersUnusable === true ? " · its stored headers can no longer be read: remove it and add it again" : "")
+        (view.headersUnusable === true ? " · its stored secrets (headers or URL) can no longer be read: remove it and add it again" : "")
       )
       .join("\n")
 

@@ -29,6 +29,8 @@ export const holdingSink = (draft: DraftTurn, real: Context.Tag.Service<Response
       { ...state, passText: "", heldChars: mode === "flush" ? state.heldChars : state.heldChars - state.passText.length }
     ]),
   delivered: Effect.map(Ref.get(draft.state), (state) => state.passText),
+  // A held reply is shown later where the real sink shows it: no pass needs to stream more.
+  ...(real.capacity === undefined ? {} : { capacity: real.capacity }),
   notice: real.notice,
   ...(real.toolActivity === undefined ? {} : { toolActivity: real.toolActivity })
 })

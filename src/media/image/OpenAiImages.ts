@@ -2,7 +2,9 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ImageConfig, type ImageSettings } from "../../config/ImageConfig"
-import { expectOk, readBytes, readJson, send, stringField } from "../backendHttp"
+import { normalizeHost } from "../../fetch/AddressPolicy"
+import { SafeHttp, type SafeHttpFailure } from "../../fetch/SafeHttp"
+import { expectOk, readJson, send, stringField } from "../backendHttp"
 import { sniffImage } from "../imageFormat"
 import { type MultipartField, withMultipart } from "../multipartBody"
 import { MediaBackendError } from "../MediaBackendError"
@@ -24,14 +26,31 @@ export const openAiSize = (model: string, ratio: AspectRatio): string => {
   return `${width}x${height}`
 }
 
+/** Why the image link of an answer could not be had, for the logs (the model reads the class). */
+const linkFailure = (error: SafeHttpFailure): MediaBackendError => {
+  switch (error._tag) {
+    case "UrlPolicyError":
+      return new MediaBackendError({ backend: NAME, reason: "blocked_link", detail: `the answer's image link was refused: ${error.message}` })
+    case "ResponseSizeError":
+      return new MediaBackendError({ backend: NAME, reason: "too_large", detail: error.message })
+    case "SafeHttpError":
+      return new MediaBackendError({ backend: NAME, reason: error.code === "TIMEOUT" ? "timeout" : "unreachable", detail: `downloading the image link failed: ${error.message}` })
+  }
+}
+
 /**
  * The OpenAI Images API (`IMAGE_BACKEND=openai`; also LocalAI and other compatible servers):
  * `POST /images/generations` for text-to-image, `POST /images/edits` (multipart, the reference
- * image as `image`) for image-to-image; the answer's `b64_json`, or its `url` downloaded.
+ * image as `image`) for image-to-image; the answer's `b64_json`, or its `url` downloaded. That
+ * link is the backend's word, not the operator's: it is fetched through safe_http (the fetch
+ * address policy and its metadata floor, pinned DNS, the byte cap), private addresses allowed
+ * only on the configured backend's own host, and an error answer's body is never read.
  */
 export const make = (settings: ImageSettings) =>
   Effect.gen(function*() {
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
+    const http = yield* SafeHttp
+    const backendHost = URL.canParse(settings.baseUrl) ? normalizeHost(new URL(settings.baseUrl).hostname) : undefined
     const url = (path: string) => `${settings.baseUrl}${path}`
     const auth: Record<string, string> = Option.match(settings.apiKey, {
       onNone: () => ({}),
@@ -56,8 +75,17 @@ export const make = (settings: ImageSettings) =>
               detail: Option.isSome(apiError) ? apiError.value : "the answer has neither data[0].b64_json nor data[0].url"
             })
           }
-          const download = yield* send(client, NAME, HttpClientRequest.get(link.value)).pipe(Effect.flatMap((response) => expectOk(response, NAME)))
-          bytes = yield* readBytes(download, NAME, settings.maxResultBytes)
+          const download = yield* http.request({
+            url: link.value,
+            headers: { accept: "image/png,image/jpeg,image/gif,image/webp,image/*;q=0.8" },
+            maxBytes: settings.maxResultBytes,
+            readBody: (head) => head.status >= 200 && head.status < 300,
+            ...(backendHost === undefined ? {} : { trustedHost: backendHost })
+          }).pipe(Effect.mapError(linkFailure))
+          if (download.status < 200 || download.status >= 300) {
+            return yield* new MediaBackendError({ backend: NAME, reason: "http_status", status: download.status, detail: `the image link answered HTTP ${download.status}` })
+          }
+          bytes = download.body
         }
         const format = sniffImage(bytes)
         if (format === undefined) {
@@ -105,7 +133,7 @@ export const make = (settings: ImageSettings) =>
   })
 
 /** The OpenAI Images backend from `ImageConfig`, over the given HttpClient. */
-export const layer: Layer.Layer<ImageBackend, never, HttpClient.HttpClient | ImageConfig> = Layer.effect(
+export const layer: Layer.Layer<ImageBackend, never, HttpClient.HttpClient | ImageConfig | SafeHttp> = Layer.effect(
   ImageBackend,
   Effect.flatMap(ImageConfig, make)
 )

@@ -8,6 +8,7 @@ import { LanguageModel } from "../LanguageModel"
 import { anthropicPromptCacheSetting, httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
+import { sseEventLimit } from "../sse/SseParser"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeMessagesDecoder } from "./messagesDecoder"
 import { messagesBody } from "./messagesRequest"
@@ -63,7 +64,7 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
         },
         body: bodyOf(request)
       })
-      const body = yield* sendStreaming(client, httpRequest, providerName)
+      const body = yield* sendStreaming(client, httpRequest, providerName, sseEventLimit(decoderOptions.maxRepairChars))
       if (body._tag === "Sse") return body.decode(() => makeMessagesDecoder(decoderOptions))
       // A JSON body to a streaming request is an error envelope, or a server that cannot stream.
       const value = body.value

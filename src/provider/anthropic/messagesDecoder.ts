@@ -6,7 +6,7 @@ import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
-import { finalizeArguments } from "../toolArguments"
+import { argumentsOverCap, exceedsArgumentCap, finalizeArguments } from "../toolArguments"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -70,6 +70,9 @@ interface ToolBlock {
   readonly name: string
   readonly startInput: unknown
   readonly json: Array<string>
+  jsonChars: number
+  /** Its arguments outgrew the cap: none are kept, and the call is refused as truncated. */
+  overCap: boolean
 }
 
 interface ThinkingBlock {
@@ -96,6 +99,10 @@ const parseJson = (text: string): { readonly ok: true; readonly value: unknown }
  */
 export const makeMessagesDecoder = (options: {
   readonly provider: string
+  /**
+   * `BOT_JSON_REPAIR_MAX_CHARS`: the longest argument payload one call may stream (past it the
+   * stream stops and the call is refused as truncated), and the longest cut one that is repaired.
+   */
   readonly maxRepairChars: number
 }): Decoder<SseFrame, ProviderEvent, ProviderError> => {
   const tools = new Map<number, ToolBlock>()
@@ -122,13 +129,14 @@ export const makeMessagesDecoder = (options: {
     tools.clear()
     if (block === undefined || callEmitted) return undefined
     callEmitted = true
-    const raw = block.json.length > 0 ? block.json.join("") : startInputJson(block.startInput)
-    const { log, result } = finalizeArguments(raw, {
-      adapter: options.provider,
-      toolName: block.name,
-      maxRepairChars: options.maxRepairChars,
-      outputCut
-    })
+    const { log, result } = block.overCap
+      ? argumentsOverCap({ adapter: options.provider, toolName: block.name, maxChars: options.maxRepairChars })
+      : finalizeArguments(block.json.length > 0 ? block.json.join("") : startInputJson(block.startInput), {
+        adapter: options.provider,
+        toolName: block.name,
+        maxRepairChars: options.maxRepairChars,
+        outputCut
+      })
     const replay = [...thinking.values()].map((entry) =>
       entry.type === "thinking"
         ? { type: "thinking", thinking: entry.thinking, ...(entry.signature === undefined ? {} : { signature: entry.signature }) }
@@ -171,7 +179,7 @@ export const makeMessagesDecoder = (options: {
         const index = event.index ?? 0
         if (!block) return undefined
         if (block.type === "tool_use" && block.name) {
-          const tool: ToolBlock = { id: block.id ?? undefined, name: block.name, startInput: block.input, json: [] }
+          const tool: ToolBlock = { id: block.id ?? undefined, name: block.name, startInput: block.input, json: [], jsonChars: 0, overCap: false }
           tools.set(index, tool)
           if (firstTool === undefined && !callEmitted) firstTool = tool
         } else if (block.type === "thinking" || block.type === "redacted_thinking") {
@@ -195,9 +203,20 @@ export const makeMessagesDecoder = (options: {
           case "text_delta":
             if (delta.text) out.push(ProviderEvent.TextDelta({ text: delta.text }))
             return undefined
-          case "input_json_delta":
-            if (delta.partial_json) tools.get(index)?.json.push(delta.partial_json)
+          case "input_json_delta": {
+            const tool = tools.get(index)
+            if (!delta.partial_json || tool === undefined) return undefined
+            if (exceedsArgumentCap(tool.jsonChars, delta.partial_json, options.maxRepairChars)) {
+              // Nothing more is read: the first call goes out now, cut (a later one's overflow cuts it too).
+              tool.json.length = 0
+              tool.overCap = true
+              done = true
+              return finish(out, "length")
+            }
+            tool.json.push(delta.partial_json)
+            tool.jsonChars += delta.partial_json.length
             return undefined
+          }
           case "thinking_delta": {
             if (!delta.thinking) return undefined
             const block = thinking.get(index)
@@ -207,7 +226,13 @@ export const makeMessagesDecoder = (options: {
           }
           case "signature_delta": {
             const block = thinking.get(index)
-            if (block && delta.signature) block.signature = (block.signature ?? "") + delta.signature
+            if (!block || !delta.signature) return undefined
+            // A signature shows nothing, so no other cap sees it grow: it has one of its own.
+            if ((block.signature?.length ?? 0) + delta.signature.length > options.maxRepairChars) {
+              done = true
+              return Effect.fail(invalidResponse(options.provider, `a thinking block's signature grew past ${options.maxRepairChars} characters`))
+            }
+            block.signature = (block.signature ?? "") + delta.signature
             return undefined
           }
           default:

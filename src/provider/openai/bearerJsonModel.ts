@@ -9,6 +9,7 @@ import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
 import type { SseFrame } from "../sse/Sse"
+import { sseEventLimit } from "../sse/SseParser"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 
 /** What every OpenAI-style provider is configured with. */
@@ -63,7 +64,7 @@ export const makeBearerJsonModel = Effect.fnUntraced(function*(api: BearerJsonAp
         },
         body: api.body(request)
       })
-      const body = yield* sendStreaming(client, httpRequest, api.providerName)
+      const body = yield* sendStreaming(client, httpRequest, api.providerName, sseEventLimit(decoderOptions.maxRepairChars))
       if (body._tag === "Sse") return body.decode(() => api.decoder(decoderOptions))
       const step = api.whole(body.value, decoderOptions)
       const events = Stream.fromIterable(step.out)

@@ -6,7 +6,7 @@ import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
-import { finalizeArguments } from "../toolArguments"
+import { argumentsOverCap, exceedsArgumentCap, finalizeArguments } from "../toolArguments"
 import { type ChatCompletionChunk, readChatCompletionChunk, type ToolCallDelta } from "./chatCompletionChunk"
 
 export type { ChatCompletionChunk } from "./chatCompletionChunk"
@@ -35,18 +35,25 @@ interface CallSlot {
   id: string | undefined
   name: string
   args: string
+  /** Its arguments outgrew the cap: none are kept, and the call is refused as truncated. */
+  overCap: boolean
 }
 
 type ReasoningDetail = Record<string, unknown>
+
+/** A tool name streamed in pieces stops growing here (no real tool name comes close). */
+const MAX_NAME_CHARS = 256
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * OpenRouter streams reasoning blocks in pieces tagged with an `index`: pieces of one block are
- * merged (text fields concatenated, the rest last-wins) so the replay carries whole blocks.
+ * merged (text fields concatenated, the rest last-wins) so the replay carries whole blocks. A
+ * merged field never grows past `maxChars` (an encrypted `data` field shows nothing, so no
+ * other cap would see it grow): `undefined` says one would have.
  */
-const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArray<unknown>): string => {
+const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArray<unknown>, maxChars: number): string | undefined => {
   let visible = ""
   for (const piece of pieces) {
     if (!isRecord(piece)) continue
@@ -62,10 +69,9 @@ const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArr
     }
     for (const [key, value] of Object.entries(piece)) {
       const previous = existing[key]
-      existing[key] = (key === "text" || key === "summary" || key === "data") && typeof previous === "string" &&
-          typeof value === "string"
-        ? previous + value
-        : value
+      const concatenated = (key === "text" || key === "summary" || key === "data") && typeof previous === "string" && typeof value === "string"
+      if (concatenated && previous.length + value.length > maxChars) return undefined
+      existing[key] = concatenated ? previous + value : value
     }
   }
   return visible
@@ -73,6 +79,10 @@ const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArr
 
 export interface ChatCompletionsDecoderOptions {
   readonly provider: string
+  /**
+   * `BOT_JSON_REPAIR_MAX_CHARS`: the longest argument payload one call may stream (past it the
+   * stream stops and the call is refused as truncated), and the longest cut one that is repaired.
+   */
   readonly maxRepairChars: number
 }
 
@@ -117,12 +127,14 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
       )
     }
     callEmitted = true
-    const { log, result } = finalizeArguments(first.args, {
-      adapter: options.provider,
-      toolName: name,
-      maxRepairChars: options.maxRepairChars,
-      outputCut
-    })
+    const { log, result } = first.overCap
+      ? argumentsOverCap({ adapter: options.provider, toolName: name, maxChars: options.maxRepairChars })
+      : finalizeArguments(first.args, {
+        adapter: options.provider,
+        toolName: name,
+        maxRepairChars: options.maxRepairChars,
+        outputCut
+      })
     const call: FunctionCall = {
       name,
       args: result.args,
@@ -158,21 +170,39 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
     held = []
   }
 
-  const absorbToolCalls = (deltas: ReadonlyArray<ToolCallDelta>) => {
+  /** Absorbs call fragments; true when a call's arguments outgrew the cap (nothing more is read). */
+  const absorbToolCalls = (deltas: ReadonlyArray<ToolCallDelta>): boolean => {
     for (const delta of deltas) {
       const index = delta.index ?? 0
       let slot = byIndex.get(index)
       // A server that numbers every call 0 still starts a new call with a new id.
       if (slot === undefined || (delta.id && slot.id && delta.id !== slot.id && slot.name.length > 0)) {
-        slot = { id: undefined, name: "", args: "" }
+        slot = { id: undefined, name: "", args: "", overCap: false }
         byIndex.set(index, slot)
         calls.push(slot)
       }
       if (delta.id) slot.id = delta.id
       const fn = delta.function
-      if (fn?.name) slot.name += fn.name
-      if (fn?.arguments) slot.args += fn.arguments
+      if (fn?.name && slot.name.length < MAX_NAME_CHARS) slot.name += fn.name
+      if (fn?.arguments) {
+        if (exceedsArgumentCap(slot.args.length, fn.arguments, options.maxRepairChars)) {
+          slot.args = ""
+          slot.overCap = true
+          return true
+        }
+        slot.args += fn.arguments
+      }
     }
+    return false
+  }
+
+  /** A call outgrew the argument cap: the first call is emitted now (cut) and reading stops. */
+  const cutAtArgumentCap = (out: Array<ProviderEvent>): Effect.Effect<void> | undefined => {
+    finished = true
+    done = true
+    const log = finalizeCall(out, true)
+    out.push(ProviderEvent.Finish({ reason: "length" }))
+    return log
   }
 
   const keepAlive = ProviderEvent.KeepAlive()
@@ -197,13 +227,17 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
           reasoningContent.push(delta.reasoning_content)
           out.push(ProviderEvent.ReasoningDelta({ text: delta.reasoning_content }))
         }
-        const detailsText = delta.reasoning_details ? mergeReasoningDetails(reasoningDetails, delta.reasoning_details) : ""
+        const detailsText = delta.reasoning_details ? mergeReasoningDetails(reasoningDetails, delta.reasoning_details, options.maxRepairChars) : ""
+        if (detailsText === undefined) {
+          done = true
+          return Effect.fail(invalidResponse(options.provider, `a reasoning_details block grew past ${options.maxRepairChars} characters`))
+        }
         if (delta.reasoning) out.push(ProviderEvent.ReasoningDelta({ text: delta.reasoning }))
         else if (detailsText.length > 0 && !delta.reasoning_content) {
           out.push(ProviderEvent.ReasoningDelta({ text: detailsText }))
         }
         if (delta.content) out.push(ProviderEvent.TextDelta({ text: delta.content }))
-        if (delta.tool_calls && !finished) absorbToolCalls(delta.tool_calls)
+        if (delta.tool_calls && !finished && absorbToolCalls(delta.tool_calls)) return cutAtArgumentCap(out)
       }
     }
     // Usage before the call: the loop may stop reading at the ToolCall (DeepSeek sends both in one chunk).

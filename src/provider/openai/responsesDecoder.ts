@@ -6,7 +6,7 @@ import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
-import { finalizeArguments } from "../toolArguments"
+import { argumentsOverCap, exceedsArgumentCap, finalizeArguments } from "../toolArguments"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -73,8 +73,11 @@ interface CallItem {
   callId: string | undefined
   name: string
   readonly deltas: Array<string>
+  deltaChars: number
   /** The whole arguments string from `function_call_arguments.done` / `output_item.done`, when sent. */
   whole: string | undefined
+  /** Its arguments outgrew the cap: none are kept, and the call is refused as truncated. */
+  overCap: boolean
 }
 
 interface ReasoningItem {
@@ -95,6 +98,10 @@ const parseJson = (text: string): { readonly ok: true; readonly value: unknown }
 
 export interface ResponsesDecoderOptions {
   readonly provider: string
+  /**
+   * `BOT_JSON_REPAIR_MAX_CHARS`: the longest argument payload one call may stream (past it the
+   * stream stops and the call is refused as truncated), and the longest cut one that is repaired.
+   */
   readonly maxRepairChars: number
 }
 
@@ -140,7 +147,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
     const existing = item.id ? calls.get(item.id) : undefined
     if (existing !== undefined) return existing
     if (calls.size >= MAX_TRACKED_ITEMS) return undefined
-    const call: CallItem = { itemId: item.id ?? undefined, callId: item.call_id ?? undefined, name: item.name ?? "", deltas: [], whole: undefined }
+    const call: CallItem = { itemId: item.id ?? undefined, callId: item.call_id ?? undefined, name: item.name ?? "", deltas: [], deltaChars: 0, whole: undefined, overCap: false }
     calls.set(item.id ?? `#${calls.size}`, call)
     if (firstCall === undefined) firstCall = call
     return call
@@ -165,7 +172,11 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
       if (call === undefined) return
       if (item.call_id) call.callId = item.call_id
       if (item.name) call.name = item.name
-      if (final && typeof item.arguments === "string" && item.arguments.length > 0) call.whole = item.arguments
+      if (final && typeof item.arguments === "string" && item.arguments.length > 0) {
+        // Arrived whole (within the event size bound), but past the cap it is still refused.
+        if (exceedsArgumentCap(0, item.arguments, options.maxRepairChars)) call.overCap = true
+        else call.whole = item.arguments
+      }
       return
     }
     if (item.type === "reasoning") {
@@ -210,8 +221,9 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         Effect.annotateLogs({ adapter: options.provider })
       )
     }
-    const raw = call.whole ?? call.deltas.join("")
-    const { log, result } = finalizeArguments(raw, { adapter: options.provider, toolName: name, maxRepairChars: options.maxRepairChars, outputCut })
+    const { log, result } = call.overCap
+      ? argumentsOverCap({ adapter: options.provider, toolName: name, maxChars: options.maxRepairChars })
+      : finalizeArguments(call.whole ?? call.deltas.join(""), { adapter: options.provider, toolName: name, maxRepairChars: options.maxRepairChars, outputCut })
     const replay = replayableReasoning()
     const functionCall: FunctionCall = {
       name,
@@ -247,6 +259,18 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
     return log
   }
 
+  /** A call's arguments outgrew the cap: the first call goes out now, cut, and nothing more is read. */
+  const cutAtArgumentCap = (call: CallItem, out: Array<ProviderEvent>): Effect.Effect<void> | undefined => {
+    call.deltas.length = 0
+    call.whole = undefined
+    call.overCap = true
+    finished = true
+    done = true
+    const log = finalizeCall(out, true)
+    out.push(ProviderEvent.Finish({ reason: "length" }))
+    return log
+  }
+
   const incompleteReason = (response: ResponseObject | undefined): FinishReason => {
     const reason = response?.incomplete_details?.reason
     return reason === "content_filter" ? "content_filter" : reason === "max_output_tokens" ? "length" : "other"
@@ -276,12 +300,17 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         return undefined
       case "response.function_call_arguments.delta": {
         const call = callFor(event.item_id ?? undefined)
-        if (call !== undefined && event.delta) call.deltas.push(event.delta)
+        if (call === undefined || !event.delta) return undefined
+        if (exceedsArgumentCap(call.deltaChars, event.delta, options.maxRepairChars)) return cutAtArgumentCap(call, out)
+        call.deltas.push(event.delta)
+        call.deltaChars += event.delta.length
         return undefined
       }
       case "response.function_call_arguments.done": {
         const call = callFor(event.item_id ?? undefined)
-        if (call !== undefined && typeof event.arguments === "string" && event.arguments.length > 0) call.whole = event.arguments
+        if (call === undefined || typeof event.arguments !== "string" || event.arguments.length === 0) return undefined
+        if (exceedsArgumentCap(0, event.arguments, options.maxRepairChars)) return cutAtArgumentCap(call, out)
+        call.whole = event.arguments
         return undefined
       }
       case "response.completed":

@@ -9,8 +9,15 @@ export type SseFrame =
   | { readonly _tag: "Event"; readonly event: string; readonly data: string; readonly id: string | undefined }
   | { readonly _tag: "Comment"; readonly text: string }
 
-/** A pending line or event above this size fails the stream instead of growing memory forever. */
-export const defaultMaxEventChars = 32 * 1024 * 1024
+/**
+ * A pending line or event above this size fails the stream instead of growing memory forever.
+ * The largest real event carries a whole answer (a Responses `response.completed`), and every
+ * part of an answer has a cap of its own (reply text, reasoning, tool arguments).
+ */
+export const defaultMaxEventChars = 8 * 1024 * 1024
+
+/** The event bound for a tool-argument cap: room for a few whole payloads in one event, never below the default. */
+export const sseEventLimit = (maxArgumentChars: number): number => Math.max(defaultMaxEventChars, 4 * maxArgumentChars)
 
 export class SseParser {
   /** Pieces of the line not yet terminated (joined only once its end arrives). */

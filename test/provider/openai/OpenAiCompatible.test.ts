@@ -261,10 +261,17 @@ describe("OpenAiCompatible: truncated tool arguments (spec §9)", () => {
       assert.deepStrictEqual(second, { name: "update_short_term_memory", args: { category: "plan" }, id: "call_2" })
     }))
 
-  it.scopedLive("[118] a payload longer than BOT_JSON_REPAIR_MAX_CHARS is not repaired: {} unmarked", () =>
+  it.scopedLive("[118][issue 25] a payload longer than BOT_JSON_REPAIR_MAX_CHARS is never repaired: the call is cut at the cap and refused as truncated", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith(["{\"a\":\"x\",\"b\":\"", "y".repeat(3000)], "tool_calls", { jsonRepairMaxChars: 2048 })
       assert.deepStrictEqual(call?.args, {})
+      assert.isTrue(call?.argumentsTruncated)
+    }))
+
+  it.scopedLive("[118] a complete payload within BOT_JSON_REPAIR_MAX_CHARS is parsed as it is", () =>
+    Effect.gen(function*() {
+      const { call } = yield* passWith(["{\"a\":\"x\",\"b\":\"", "y".repeat(1500), "\"}"], "tool_calls", { jsonRepairMaxChars: 2048 })
+      assert.deepStrictEqual(call?.args, { a: "x", b: "y".repeat(1500) })
       assert.isUndefined(call?.argumentsTruncated)
     }))
 

@@ -12,6 +12,8 @@ export interface FakeOpenAiImagesOptions {
   readonly imageBytes?: Uint8Array
   /** Never answer (a stalled backend). */
   readonly hang?: boolean
+  /** With `answer: "url"`: this link instead of the image on this server (`{origin}` is replaced by it). */
+  readonly link?: string
 }
 
 export interface FakeOpenAiImages extends MediaServer {
@@ -31,6 +33,11 @@ export const startFakeOpenAiImages = async (options: FakeOpenAiImagesOptions = {
   const server = await startMediaServer((request, response) => {
     if (options.hang === true) return
     const path = new URL(request.url, "http://fake").pathname
+    if (request.method === "GET" && path === "/files/missing.png") {
+      response.writeHead(404, { "content-type": "text/plain" })
+      response.end("internal storage node 10.9.8.7 has no such object")
+      return
+    }
     if (request.method === "GET" && path === "/files/generated.png") {
       response.writeHead(200, { "content-type": "image/png" })
       response.end(image)
@@ -57,7 +64,8 @@ export const startFakeOpenAiImages = async (options: FakeOpenAiImagesOptions = {
       return
     }
     if (typeof prompt !== "string" || prompt.trim() === "") throw new Error("prompt is required")
-    const item = options.answer === "url" ? { url: `${origin}/files/generated.png` } : { b64_json: image.toString("base64") }
+    const link = (options.link ?? "{origin}/files/generated.png").replace("{origin}", origin)
+    const item = options.answer === "url" ? { url: link } : { b64_json: image.toString("base64") }
     json(response, 200, { created: 1_700_000_000, data: [{ ...item, revised_prompt: `revised: ${prompt}` }] })
   })
   origin = server.origin

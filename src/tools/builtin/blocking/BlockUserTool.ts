@@ -75,7 +75,7 @@ export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | G
               reason,
               blockedBy: context.userId
             })
-            .pipe(Effect.mapError((error) => new ToolError({ tool: BLOCK_USER, error: error.message, cause: error })))
+            .pipe(Effect.mapError((error) => new ToolError({ tool: BLOCK_USER, error: "the block list could not be read or changed (a storage error)", detail: error.message, cause: error })))
           yield* Effect.logInfo(`Persona ${args.block_type}d user ${target.userId} in guild ${context.guildId} for ${hours}h`)
           const effect =
             args.block_type === "mute"

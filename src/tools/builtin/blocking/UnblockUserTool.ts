@@ -24,7 +24,7 @@ export const makeUnblockUserTool: Effect.Effect<Tool, never, PersonaBlockStore |
     const settings = yield* GuildSettingsStore
     const resolver = yield* BlockTargetResolver
     const storageError = (error: { readonly message: string }) =>
-      new ToolError({ tool: UNBLOCK_USER, error: error.message, cause: error })
+      new ToolError({ tool: UNBLOCK_USER, error: "the block list could not be read or changed (a storage error)", detail: error.message, cause: error })
 
     const tool: Tool = makeTool({
       name: UNBLOCK_USER,

@@ -40,7 +40,7 @@ export const refusal = (
       return toolFailure("Blocking is the persona's own decision and is not available while a user speaks through the persona.")
     }
     const enabled = yield* settings.isEnabled(context.guildId, BLOCKING_CAPABILITY).pipe(
-      Effect.mapError((error) => new ToolError({ tool: toolName, error: error.message, cause: error }))
+      Effect.mapError((error) => new ToolError({ tool: toolName, error: "the server's settings could not be read (a storage error)", detail: error.message, cause: error }))
     )
     return enabled
       ? undefined

@@ -1,14 +1,15 @@
 import { Clock, Effect, Option, Schema } from "effect"
 import { FetchConfig } from "../../../config/FetchConfig"
+import { toolFailureClassText } from "../../../domain/ToolFailureClass"
 import type { ToolResult } from "../../../domain/ToolResult"
-import { AddressPolicy, PRIVATE_NETWORK_OPT_IN, type UrlPolicyError } from "../../../fetch/AddressPolicy"
+import { AddressPolicy, type UrlPolicyError } from "../../../fetch/AddressPolicy"
 import { HtmlConverter } from "../../../fetch/html/HtmlConverter"
-import { SafeHttp } from "../../../fetch/SafeHttp"
+import { SafeHttp, type SafeHttpFailure } from "../../../fetch/SafeHttp"
 import { makeTool, type Tool } from "../../Tool"
 import { ToolContext } from "../../ToolContext"
 import { crawl4aiMarkdown } from "./crawl4ai"
 import { resolveEngineOrder } from "./engineOrder"
-import { FETCH_FAILED_MESSAGE, fetchFailure, type FetchedPage, sliceResult } from "./fetchResult"
+import { fetchFailure, type FetchedPage, sliceResult } from "./fetchResult"
 import { isTextual, pageText } from "./pageText"
 
 export const FETCH_URL = "fetch_url"
@@ -52,19 +53,34 @@ const DESCRIPTION =
 
 const mb = (bytes: number): string => `${Math.round((bytes / MIB) * 100) / 100}`
 
-/** Gate-1 refusal (spec §7.1): `error` carries code and details; `message` is what the model reads. */
-const policyFailure = (error: UrlPolicyError): ToolResult =>
-  fetchFailure(
-    `${error.code}: ${error.message}`,
-    error.code === "PRIVATE_NETWORK_BLOCKED"
-      ? `${error.message} Explain to the user why the page cannot be fetched${error.alwaysBlocked === true ? "" : ` (an administrator can set ${PRIVATE_NETWORK_OPT_IN})`}.`
-      : FETCH_FAILED_MESSAGE(error.host || "the URL", error.message)
-  )
+/** Why one engine could not read the page: a class for the model, the details for operators. */
+interface EngineFailure {
+  readonly failure: string
+  readonly detail: string
+}
+
+/** A safe_http failure by its kind; hosts, addresses and network errors stay in the detail. */
+const httpFailure = (error: SafeHttpFailure, maxBodyBytes: number): EngineFailure => {
+  switch (error._tag) {
+    case "ResponseSizeError":
+      return { failure: `${toolFailureClassText.too_large} (over ${mb(maxBodyBytes)} MB)`, detail: error.message }
+    case "UrlPolicyError":
+      return { failure: toolFailureClassText[error.failureClass], detail: `${error.code}: ${error.message}` }
+    case "SafeHttpError":
+      return { failure: toolFailureClassText[error.failureClass], detail: `${error.code}: ${error.message}` }
+  }
+}
+
+/** Gate-1 refusal (the address policy, before any request): the model reads the kind of refusal only. */
+const policyFailure = (requested: string, error: UrlPolicyError): ToolResult =>
+  fetchFailure(requested, { failure: toolFailureClassText[error.failureClass], detail: `${error.code}: ${error.message}` })
 
 /**
- * `fetch_url` (spec §7): argument validation, gate 1 (AddressPolicy), HEAD size preflight,
- * engine chain (Crawl4AI where admitted, safe_http always last), Markdown conversion and
- * slicing. Dependencies are resolved here, so `execute` only needs the ToolContext.
+ * `fetch_url`: argument validation, gate 1 (AddressPolicy), engine chain (Crawl4AI
+ * where admitted, safe_http always last), Markdown conversion and slicing. One GET per hop:
+ * the type and the size are judged from its headers (a declared length over the cap, or a type
+ * that is not text, stops it before the body is read) and the byte cap. Dependencies are
+ * resolved here, so `execute` only needs the ToolContext.
  */
 export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolicy | SafeHttp | HtmlConverter> = Effect.gen(function* () {
   const config = yield* FetchConfig
@@ -76,27 +92,23 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
     yield* Effect.logWarning(`FETCH_URL_ENGINE_ORDER: ignoring "${name}" (${reason})`)
   }
 
-  /** HEAD preflight (spec §7.1): only a Content-Length over the cap stops the fetch. */
-  const sizePreflight = (url: URL, signal: AbortSignal) =>
-    http.request({ url, method: "HEAD", timeout: config.headTimeout, signal }).pipe(
-      Effect.map((response) => {
-        const length = Number(response.headers.get("content-length") ?? Number.NaN)
-        return Number.isFinite(length) && length > config.maxBodyBytes ? Option.some(length) : Option.none()
-      }),
-      Effect.catchAll(() => Effect.succeedNone)
-    )
+  /** Only a 2xx text or HTML answer is worth its body. */
+  const readable = (head: { readonly status: number; readonly headers: ReadonlyMap<string, string> }) =>
+    head.status >= 200 && head.status <= 299 && isTextual(head.headers.get("content-type"))
 
   const safeHttpEngine = (url: URL, raw: boolean, signal: AbortSignal) =>
-    http.request({ url, signal }).pipe(
-      Effect.flatMap((response): Effect.Effect<FetchedPage, { readonly message: string }> => {
+    http.request({ url, signal, readBody: readable }).pipe(
+      Effect.mapError((error) => httpFailure(error, config.maxBodyBytes)),
+      Effect.flatMap((response): Effect.Effect<FetchedPage, EngineFailure> => {
         if (response.status < 200 || response.status > 299) {
-          return Effect.fail({ message: `HTTP ${response.status}` })
+          return Effect.fail({ failure: `the site answered HTTP ${response.status}`, detail: `${response.url.origin}${response.url.pathname} answered HTTP ${response.status}` })
         }
         const contentType = response.headers.get("content-type")
         if (!isTextual(contentType)) {
-          return Effect.fail({ message: `Unsupported content type ${contentType ?? ""}: fetch_url reads text and HTML pages` })
+          return Effect.fail({ failure: "not a text or HTML page", detail: `unsupported content type ${contentType ?? "(none)"}` })
         }
         return pageText(converter, response.body, contentType, { raw, url: response.url }).pipe(
+          Effect.mapError((error): EngineFailure => ({ failure: "the page could not be converted", detail: error.message })),
           Effect.map((text): FetchedPage => ({
             url: response.url.href,
             statusCode: response.status,
@@ -111,9 +123,10 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
 
   const crawl4aiEngine = (url: URL, signal: AbortSignal) =>
     Option.match(config.crawl4aiBaseUrl, {
-      onNone: () => Effect.fail({ message: "CRAWL4AI_BASE_URL is not set" }),
+      onNone: (): Effect.Effect<FetchedPage, EngineFailure> => Effect.fail({ failure: "the page reader is not configured", detail: "CRAWL4AI_BASE_URL is not set" }),
       onSome: (baseUrl) =>
         crawl4aiMarkdown({ baseUrl, url: url.href, timeout: config.timeout, maxBytes: config.maxBodyBytes, signal }).pipe(
+          Effect.mapError((error): EngineFailure => ({ failure: "the page reader failed", detail: error.message })),
           Effect.map(
             (markdown): FetchedPage => ({
               url: url.href,
@@ -139,18 +152,12 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
         const context = yield* ToolContext
         const started = yield* Clock.currentTimeMillis
         const target = yield* Effect.either(policy.validate(args.url))
-        if (target._tag === "Left") return policyFailure(target.left)
+        if (target._tag === "Left") return policyFailure(URL.canParse(args.url.trim()) ? args.url.trim() : "the URL", target.left)
         const url = target.right.url
-
-        const tooLarge = yield* sizePreflight(url, context.abortSignal)
-        if (Option.isSome(tooLarge)) {
-          const text = `Content size (${mb(tooLarge.value)} MB) exceeds maximum allowed size (${mb(config.maxBodyBytes)} MB)`
-          return fetchFailure(text, FETCH_FAILED_MESSAGE(url.href, text))
-        }
         if (!context.suppressProgressNotices) yield* context.progress(`Fetching ${url.href}`)
 
         const raw = args.raw === true
-        let lastError: string | undefined
+        let lastError: EngineFailure | undefined
         for (const engine of engines.order) {
           const attempt = engine === "crawl4ai" ? crawl4aiEngine(url, context.abortSignal) : safeHttpEngine(url, raw, context.abortSignal)
           const page = yield* Effect.either(attempt)
@@ -165,11 +172,10 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
               executionTimeMs: finished - started
             })
           }
-          lastError = page.left.message
-          yield* Effect.logDebug(`fetch_url: engine ${engine} failed for ${url.origin}: ${lastError}`)
+          lastError = page.left
+          yield* Effect.logDebug(`fetch_url: engine ${engine} failed for ${url.origin}: ${lastError.failure} (${lastError.detail})`)
         }
-        const error = lastError ?? "No URL fetch engine is available"
-        return fetchFailure(error, FETCH_FAILED_MESSAGE(url.href, error))
+        return fetchFailure(url.href, lastError ?? { failure: "no fetch engine is available", detail: "no engine in FETCH_URL_ENGINE_ORDER could run" })
       })
   })
 })

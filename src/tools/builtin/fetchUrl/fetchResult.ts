@@ -60,8 +60,13 @@ export const sliceResult = (page: FetchedPage, options: SliceOptions): ToolResul
   )
 }
 
-/** A failed fetch: `error` carries the details, `message` what the model should read. */
-export const fetchFailure = (error: string, message: string): ToolResult => toolFailure(error, { message })
+/** What the model reads about a fetch that failed: the URL it asked for and the kind of failure. */
+export const FETCH_FAILED_MESSAGE = (url: string, failure: string): string =>
+  `Could not fetch ${url}: ${failure}. Tell the user the page could not be read; do not invent its content.`
 
-export const FETCH_FAILED_MESSAGE = (url: string, reason: string): string =>
-  `Could not fetch ${url}: ${reason}. Tell the user the page could not be read; do not invent its content.`
+/**
+ * A failed fetch: `error` is the kind of failure and `message` what the model reads, neither
+ * with an address, a resolved IP or a server's words; `detail` keeps those for operators.
+ */
+export const fetchFailure = (requested: string, why: { readonly failure: string; readonly detail: string }): ToolResult =>
+  toolFailure(why.failure, { message: FETCH_FAILED_MESSAGE(requested, why.failure), detail: why.detail })

@@ -7,6 +7,7 @@ import { dataUrl } from "../../../media/imageFormat"
 import { ImageLoader, type LoadedImage } from "../../../media/ImageLoader"
 import { entryOf, locatorOf, MediaLibrary } from "../../../media/MediaLibrary"
 import { MessageImages } from "../../../media/MessageImages"
+import { failureClassOf, failureClassText } from "../../../loop/FailureClass"
 import { LanguageModel } from "../../../provider/LanguageModel"
 import { makeTool, type Tool } from "../../Tool"
 import { ToolContext } from "../../ToolContext"
@@ -122,10 +123,16 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
           Effect.either(loader.load(source.locator, { signal: context.abortSignal })).pipe(Effect.map((image) => ({ source, image }))))
         const usable = loaded.flatMap(({ image, source }) => (Either.isRight(image) ? [{ id: source.id, image: image.right }] : []))
         const problems = loaded.flatMap(({ image, source }) => (Either.isLeft(image) ? [`${source.id}: ${image.left.message}`] : []))
-        if (usable.length === 0) return toolFailure(`Could not load the image: ${problems.join("; ")}`)
+        const details = loaded.flatMap(({ image, source }) =>
+          Either.isLeft(image) && image.left.operatorDetail !== undefined ? [`${source.id}: ${image.left.operatorDetail}`] : [])
+        const detail = details.length === 0 ? {} : { detail: details.join("; ") }
+        if (usable.length === 0) return toolFailure(`Could not load the image: ${problems.join("; ")}`, detail)
         const question = args.question?.trim() || "Describe this image in detail."
         const answer = yield* Effect.either(ask(question, usable.map((entry) => entry.image)))
-        if (Either.isLeft(answer)) return toolFailure(`The vision model (${route.model}) failed: ${answer.left.message}`)
+        if (Either.isLeft(answer)) {
+          // The vendor's words stay with operators: the model hears what kind of failure it was.
+          return toolFailure(`The vision model failed: ${failureClassText[failureClassOf(answer.left.reason)]}`, { detail: answer.left.message })
+        }
         if (answer.right === "") return toolFailure(`The vision model (${route.model}) gave no answer`)
         return toolSuccess({
           status: "analyzed",

@@ -4,6 +4,7 @@ import { toolFailure, toolSuccess, type ToolResult } from "../../../domain/ToolR
 import { inpaintCanvas, OUTPAINT_AMOUNT_DEFAULT, OUTPAINT_DIRECTIONS, type OutpaintDirection, outpaintCanvas } from "../../../media/image/editCanvas"
 import { ASPECT_RATIOS, type AspectRatio, type ImageCapabilities, ImageBackend, type ImageJob, type ImageMode } from "../../../media/image/ImageBackend"
 import { ImageLoader } from "../../../media/ImageLoader"
+import { MediaBackendError } from "../../../media/MediaBackendError"
 import { MediaLibrary } from "../../../media/MediaLibrary"
 import { GuildImageTagsStore } from "../../../store/GuildImageTagsStore"
 import { makeTool, type Tool } from "../../Tool"
@@ -124,7 +125,9 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
         job = { ...base, mode: "txt2img" }
       } else {
         const source = yield* Effect.either(loader.load(args.media_id ?? "", { signal: context.abortSignal }))
-        if (Either.isLeft(source)) return toolFailure(`Could not use ${shownId ?? "the image"}: ${source.left.message}`)
+        if (Either.isLeft(source)) {
+          return toolFailure(`Could not use ${shownId ?? "the image"}: ${source.left.message}`, source.left.operatorDetail === undefined ? {} : { detail: source.left.operatorDetail })
+        }
         if (mode.right === "img2img") {
           job = { ...base, mode: "img2img", image: source.right, denoise: clampDenoise(args.denoise) ?? IMG2IMG_DENOISE_DEFAULT }
         } else {
@@ -150,12 +153,16 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
       const generated = yield* Effect.either(backend.generate(job).pipe(
         Effect.timeoutFail({
           duration: settings.timeout,
-          onTimeout: () => ({ message: `${backend.name}: no image after ${timeoutMs / 1000}s (IMAGE_TIMEOUT_MS)` })
+          onTimeout: () => new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no image after ${timeoutMs / 1000}s (IMAGE_TIMEOUT_MS)` })
         })
       ))
       if (Either.isLeft(generated)) {
         yield* Effect.logWarning(`generate_image failed: ${generated.left.message}`)
-        return toolFailure(generated.left.message, { message: `The image could not be generated: ${generated.left.message}. Tell the user; do not pretend an image was made.` })
+        const failure = generated.left.failureText("image")
+        return toolFailure(failure, {
+          message: `The image could not be generated: ${failure}. Tell the user; do not pretend an image was made.`,
+          detail: generated.left.message
+        })
       }
       const image = generated.right
       const entry = yield* library.register({
@@ -172,7 +179,10 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
         mediaId: entry.id
       })
       if (Either.isLeft(delivery)) {
-        return toolFailure(`the image was generated but could not be posted: ${delivery.left.message}`, { message: `The image was generated (media_id ${entry.id}) but could not be posted: ${delivery.left.message}` })
+        return toolFailure("the image was generated but could not be posted", {
+          message: `The image was generated (media_id ${entry.id}) but could not be posted here.`,
+          detail: delivery.left.message
+        })
       }
       return toolSuccess({
         status: "image_generated",

@@ -2,6 +2,7 @@ import { Duration, Effect, Either, Option, Schema } from "effect"
 import { SpeechConfig } from "../../../config/SpeechConfig"
 import type { JsonSchemaObject } from "../../../domain/ToolDeclaration"
 import { toolFailure, toolSuccess, type ToolResult } from "../../../domain/ToolResult"
+import { MediaBackendError } from "../../../media/MediaBackendError"
 import { MediaLibrary } from "../../../media/MediaLibrary"
 import { MAX_SCRIPT_CHARS, SpeechBackend } from "../../../media/speech/SpeechBackend"
 import { makeTool, type Tool } from "../../Tool"
@@ -66,11 +67,15 @@ export const generateVoiceMessageTool: Effect.Effect<Tool, never, SpeechBackend 
       if (!context.suppressProgressNotices) yield* context.progress("Recording a voice message…")
       const timeoutMs = Duration.toMillis(settings.timeout)
       const audio = yield* Effect.either(backend.synthesize({ text: script, instructions: args.voice_instructions }).pipe(
-        Effect.timeoutFail({ duration: settings.timeout, onTimeout: () => ({ message: `${backend.name}: no audio after ${timeoutMs / 1000}s (SPEECH_TIMEOUT_MS)` }) })
+        Effect.timeoutFail({
+          duration: settings.timeout,
+          onTimeout: () => new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no audio after ${timeoutMs / 1000}s (SPEECH_TIMEOUT_MS)` })
+        })
       ))
       if (Either.isLeft(audio)) {
         yield* Effect.logWarning(`generate_voice_message failed: ${audio.left.message}`)
-        return toolFailure(audio.left.message, { message: `The voice message could not be made: ${audio.left.message}. Answer in text instead.` })
+        const failure = audio.left.failureText("voice")
+        return toolFailure(failure, { message: `The voice message could not be made: ${failure}. Answer in text instead.`, detail: audio.left.message })
       }
       const entry = yield* library.register({ _tag: "Stored", bytes: audio.right.bytes, mimeType: "audio/ogg", filename: "voice-message.ogg" }, "audio")
       const durationSecs = Math.round(audio.right.info.durationSecs * 100) / 100
@@ -84,7 +89,10 @@ export const generateVoiceMessageTool: Effect.Effect<Tool, never, SpeechBackend 
         voice: { durationSecs, waveform: audio.right.info.waveform }
       })
       if (Either.isLeft(delivery)) {
-        return toolFailure(`the voice message could not be sent: ${delivery.left.message}`, { message: `The voice message was recorded but could not be sent: ${delivery.left.message}` })
+        return toolFailure("the voice message could not be sent", {
+          message: "The voice message was recorded but could not be sent here.",
+          detail: delivery.left.message
+        })
       }
       const posted = Option.isSome(delivery.right)
       return toolSuccess({

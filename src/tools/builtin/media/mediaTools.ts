@@ -10,6 +10,7 @@ import type { ImageLoader } from "../../../media/ImageLoader"
 import type { MediaLibrary } from "../../../media/MediaLibrary"
 import type { MessageImages } from "../../../media/MessageImages"
 import * as OpenAiSpeech from "../../../media/speech/OpenAiSpeech"
+import type { SafeHttp } from "../../../fetch/SafeHttp"
 import type { LanguageModel } from "../../../provider/LanguageModel"
 import type { Tool } from "../../Tool"
 import { analyzeImageTool } from "./AnalyzeImageTool"
@@ -22,6 +23,7 @@ export type MediaToolServices =
   | VisionConfig
   | ProviderConfig
   | HttpClient.HttpClient
+  | SafeHttp
   | LanguageModel
   | ImageLoader
   | MediaLibrary

@@ -111,8 +111,9 @@ export const makeUpdateShortTermMemoryTool = (
               (error) =>
                 new ToolError({
                   tool: UPDATE_SHORT_TERM_MEMORY,
-                  error: error.message,
+                  error: "a storage error",
                   userMessage: "Short-term memory could not be saved right now; continue without it.",
+                  detail: error.message,
                   cause: error
                 })
             )

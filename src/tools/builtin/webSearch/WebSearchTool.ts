@@ -6,7 +6,7 @@ import { ToolContext } from "../../ToolContext"
 import { braveEngine } from "./braveEngine"
 import { duckduckgoEngine } from "./duckduckgoEngine"
 import { searxngEngine } from "./searxngEngine"
-import { isSearchCategory, SEARCH_CATEGORIES, type SearchCategory, type SearchEngine, type SearchHit } from "./searchTypes"
+import { isSearchCategory, SEARCH_CATEGORIES, type SearchCategory, type SearchEngine, type SearchEngineError, type SearchHit } from "./searchTypes"
 
 export const WEB_SEARCH = "web_search"
 
@@ -101,12 +101,12 @@ export const webSearchTool: Effect.Effect<Tool, never, SearchConfig> = Effect.ge
           ? Math.min(Math.max(1, Math.floor(args.count)), MAX_COUNT)
           : DEFAULT_COUNT
       const serving = engines.filter((engine) => engine.categories.has(category))
-      let lastError: string | undefined
+      let lastError: SearchEngineError | undefined
       let emptyFrom: string | undefined
       for (const engine of serving) {
         const outcome = yield* Effect.either(engine.search({ query, category, count, signal: context.abortSignal }))
         if (outcome._tag === "Left") {
-          lastError = outcome.left.message
+          lastError = outcome.left
           yield* Effect.logDebug(`web_search: ${outcome.left.message}`)
           continue
         }
@@ -123,8 +123,10 @@ export const webSearchTool: Effect.Effect<Tool, never, SearchConfig> = Effect.ge
           { message: `No ${category} results for "${query}".` }
         )
       }
-      return toolFailure(lastError ?? `No search engine serves the '${category}' category`, {
-        message: `Web search for ${category} results is unavailable right now${lastError === undefined ? "" : ` (${lastError})`}. Tell the user the search failed; do not invent results.`
+      // The model reads which engine failed and how, never the network error or the vendor's words.
+      return toolFailure(lastError?.modelText ?? `No search engine serves the '${category}' category`, {
+        message: `Web search for ${category} results is unavailable right now${lastError === undefined ? "" : ` (${lastError.modelText})`}. Tell the user the search failed; do not invent results.`,
+        ...(lastError === undefined ? {} : { detail: lastError.message })
       })
     })
 

@@ -1,6 +1,6 @@
 import { Effect, Redacted } from "effect"
 import type { SearchSettings } from "../../../config/SearchConfig"
-import { arrayField, field, parseJson, searchHttp } from "./searchHttp"
+import { arrayField, field, parseJson, searchHttp, statusFailure } from "./searchHttp"
 import { compactHits, hit, type SearchCategory, type SearchEngine, SearchEngineError, type SearchHit } from "./searchTypes"
 
 const ENDPOINT: Readonly<Partial<Record<SearchCategory, { readonly path: string; readonly maxCount: number }>>> = {
@@ -41,8 +41,11 @@ const toHits = (category: SearchCategory, body: unknown): ReadonlyArray<SearchHi
   )
 }
 
-/** Brave's error body names the problem better than the status (a bad key is 422, not 401). */
-const braveError = (status: number, text: string): string => {
+/**
+ * Brave's error body names the problem better than the status (a bad key is 422, not 401): the
+ * model reads the kind, the logs the code and detail.
+ */
+const braveError = (status: number, text: string): SearchEngineError => {
   const parsed = ((): unknown => {
     try {
       return JSON.parse(text)
@@ -52,9 +55,9 @@ const braveError = (status: number, text: string): string => {
   })()
   const code = field(parsed, "error", "code")
   const detail = field(parsed, "error", "detail")
-  if (code === "SUBSCRIPTION_TOKEN_INVALID") return "the API key was rejected (BRAVE_API_KEY)"
-  if (status === 429) return "rate limited (HTTP 429)"
-  return `HTTP ${status}${typeof code === "string" ? ` ${code}` : ""}${typeof detail === "string" ? `: ${detail}` : ""}`
+  const reason = `HTTP ${status}${typeof code === "string" ? ` ${code}` : ""}${typeof detail === "string" ? `: ${detail}` : ""}`
+  if (code === "SUBSCRIPTION_TOKEN_INVALID") return new SearchEngineError({ engine: NAME, failure: "the API key was refused", reason: `${reason} (BRAVE_API_KEY)` })
+  return new SearchEngineError({ engine: NAME, failure: statusFailure(status), reason })
 }
 
 /** Brave Search API: web, images, videos, news (`X-Subscription-Token`). */
@@ -64,7 +67,7 @@ export const braveEngine = (settings: SearchSettings, apiKey: Redacted.Redacted<
   search: (request) =>
     Effect.gen(function* () {
       const endpoint = ENDPOINT[request.category]
-      if (endpoint === undefined) return yield* new SearchEngineError({ engine: NAME, reason: `no ${request.category} search` })
+      if (endpoint === undefined) return yield* new SearchEngineError({ engine: NAME, failure: `no ${request.category} search`, reason: `no ${request.category} search` })
       const url = new URL(endpoint.path, `${settings.braveApiBaseUrl}/`)
       url.searchParams.set("q", request.query)
       url.searchParams.set("count", String(Math.min(request.count, endpoint.maxCount)))
@@ -76,7 +79,7 @@ export const braveEngine = (settings: SearchSettings, apiKey: Redacted.Redacted<
         maxBytes: settings.maxResponseBytes,
         signal: request.signal
       })
-      if (response.status !== 200) return yield* new SearchEngineError({ engine: NAME, reason: braveError(response.status, response.text) })
+      if (response.status !== 200) return yield* braveError(response.status, response.text)
       const body = yield* parseJson(NAME, response.text)
       return compactHits(toHits(request.category, body), request.count)
     })

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import type { SearchSettings } from "../../../config/SearchConfig"
 import { CONVERTER_LIMITS, type ParseHtml } from "../../../fetch/html/convertHtml"
 import { scanHtml } from "../../../fetch/html/scanHtml"
-import { searchHttp } from "./searchHttp"
+import { searchHttp, statusFailure } from "./searchHttp"
 import { compactHits, hit, type SearchCategory, type SearchEngine, SearchEngineError, type SearchHit } from "./searchTypes"
 
 const NAME = "DuckDuckGo"
@@ -62,12 +62,12 @@ export const duckduckgoEngine = (settings: SearchSettings): SearchEngine => ({
         maxBytes: settings.maxResponseBytes,
         signal: request.signal
       })
-      if (response.status !== 200) return yield* new SearchEngineError({ engine: NAME, reason: `HTTP ${response.status}` })
+      if (response.status !== 200) return yield* new SearchEngineError({ engine: NAME, failure: statusFailure(response.status), reason: `HTTP ${response.status}` })
       // linkedom loads only when DuckDuckGo is actually asked (it is the last resort).
       const { parseHTML } = yield* Effect.promise(() => import("linkedom"))
       const parsed = parseDuckDuckGoHtml(parseHTML, response.text)
-      if (parsed === "challenge") return yield* new SearchEngineError({ engine: NAME, reason: "asked for a CAPTCHA (bot check)" })
-      if (parsed === "unreadable") return yield* new SearchEngineError({ engine: NAME, reason: "the result page could not be read" })
+      if (parsed === "challenge") return yield* new SearchEngineError({ engine: NAME, failure: "asked for a bot check", reason: "asked for a CAPTCHA (bot check)" })
+      if (parsed === "unreadable") return yield* new SearchEngineError({ engine: NAME, failure: "an unreadable answer", reason: "the result page could not be read" })
       return compactHits(parsed, request.count)
     })
 })

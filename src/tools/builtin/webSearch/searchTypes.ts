@@ -26,12 +26,23 @@ export interface SearchRequest {
   readonly signal: AbortSignal
 }
 
+/**
+ * A search backend failed. `failure` is the kind (what the model reads: "unreachable",
+ * "timed out", "failed (5xx)"…); `reason` is everything else (a network error, a host, the
+ * vendor's words), for the logs and the thought log.
+ */
 export class SearchEngineError extends Data.TaggedError("SearchEngineError")<{
   readonly engine: string
+  readonly failure: string
   readonly reason: string
 }> {
   override get message(): string {
     return `${this.engine}: ${this.reason}`
+  }
+
+  /** `Brave Search: rate limited`: the engine and the kind of failure, nothing internal. */
+  get modelText(): string {
+    return `${this.engine}: ${this.failure}`
   }
 }
 

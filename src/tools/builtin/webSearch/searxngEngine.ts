@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { SearchSettings } from "../../../config/SearchConfig"
-import { arrayField, field, parseJson, searchHttp } from "./searchHttp"
+import { arrayField, field, parseJson, searchHttp, statusFailure } from "./searchHttp"
 import { compactHits, hit, type SearchCategory, type SearchEngine, SearchEngineError } from "./searchTypes"
 
 /** Our categories → SearXNG's category names (its default tabs). */
@@ -39,10 +39,11 @@ export const searxngEngine = (settings: SearchSettings, baseUrl: string): Search
       if (response.status === 403) {
         return yield* new SearchEngineError({
           engine: NAME,
+          failure: statusFailure(403),
           reason: "HTTP 403: the JSON format is not enabled on this instance (search.formats in settings.yml)"
         })
       }
-      if (response.status !== 200) return yield* new SearchEngineError({ engine: NAME, reason: `HTTP ${response.status}` })
+      if (response.status !== 200) return yield* new SearchEngineError({ engine: NAME, failure: statusFailure(response.status), reason: `HTTP ${response.status}` })
       const body = yield* parseJson(NAME, response.text)
       return compactHits(
         arrayField(body, "results").map((result) =>

@@ -23,35 +23,118 @@ interface Summary {
 
 const summaryOf = (data: unknown): Summary => data as Summary
 
+/** What the model reads of a failed fetch, word for word (the replayed reason is `message`). */
+const modelReads = (url: string, failure: string) =>
+  `Could not fetch ${url}: ${failure}. Tell the user the page could not be read; do not invent its content.`
+
 describe("fetch_url", () => {
-  it.scoped("[97] HEAD Content-Length over MAX_FETCH_SIZE_MB fails after exactly one HEAD (dev and production with opt-in)", () =>
+  it.scoped("[97][issue 25] a Content-Length over MAX_FETCH_SIZE_MB stops the one GET before its body is read (dev and production with opt-in)", () =>
     Effect.gen(function* () {
       for (const mode of [{ production: false }, { production: true, allowPrivateNetwork: true }] as const) {
         const cap = mode.production ? 5 : 50
-        const server = yield* pageServer((request, response) => {
+        let written = 0
+        const server = yield* pageServer((_request, response) => {
           response.writeHead(200, { "content-type": "text/html", "content-length": String((cap + 1) * MIB) })
-          response.end(request.method === "HEAD" ? undefined : "")
+          // Would take the whole declared length; the client hangs up after the headers.
+          const piece = Buffer.alloc(64 * 1024, 97)
+          const pump = () => {
+            while (written < (cap + 1) * MIB && !response.destroyed) {
+              written += piece.length
+              if (!response.write(piece)) return void response.once("drain", pump)
+            }
+            response.end()
+          }
+          pump()
         })
         const kit = fetchUrlKit(mode)
         const tool = yield* kit.tool
         const result = yield* kit.call(tool, { url: `${server.origin}/big` })
         assert.isFalse(result.success)
-        assert.include(result.error ?? "", `Content size (${cap + 1} MB) exceeds maximum allowed size (${cap} MB)`)
-        assert.deepStrictEqual(server.requests.map((request) => request.method), ["HEAD"])
+        assert.strictEqual(result.message, modelReads(`${server.origin}/big`, `too large (over ${cap} MB)`))
+        assert.include(result.detail ?? "", "exceeds the maximum allowed size")
+        assert.deepStrictEqual(server.requests.map((request) => request.method), ["GET"])
+        assert.isBelow(written, (cap + 1) * MIB, "the body was not downloaded")
       }
     })
   )
 
-  it.scoped("[97] a target blocked in production gets no HEAD", () =>
+  it.scoped("[97][issue 25] a target blocked in production gets no request; the model reads the class, the detail keeps the address", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => response.end("secret"))
       const kit = fetchUrlKit({ production: true })
       const result = yield* kit.call(yield* kit.tool, { url: `${server.origin}/` })
       assert.isFalse(result.success)
-      assert.include(result.error ?? "", "PRIVATE_NETWORK_BLOCKED")
-      assert.include(result.message ?? "", "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
+      assert.strictEqual(result.error, "blocked: a private address")
+      assert.strictEqual(result.message, modelReads(`${server.origin}/`, "blocked: a private address"))
+      assert.include(result.detail ?? "", "PRIVATE_NETWORK_BLOCKED")
+      assert.include(result.detail ?? "", "address 127.0.0.1 is loopback")
+      assert.include(result.detail ?? "", "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
       assert.strictEqual(server.connections(), 0)
       assert.deepStrictEqual(kit.connector.attempts, [])
+    })
+  )
+
+  it.scoped("[issue 25] a name that resolves to internal addresses: the model never reads the addresses or that they were resolved", () =>
+    Effect.gen(function* () {
+      const kit = fetchUrlKit({ production: true, dns: { postgres: ["172.18.0.3", "10.0.0.7"] } })
+      const result = yield* kit.call(yield* kit.tool, { url: "http://postgres/" })
+      assert.strictEqual(result.message, modelReads("http://postgres/", "blocked: a private address"))
+      for (const field of [result.error, result.message]) {
+        assert.notInclude(field ?? "", "172.18")
+        assert.notInclude(field ?? "", "10.0.0.7")
+        assert.notInclude(field ?? "", "resolved")
+      }
+      assert.include(result.detail ?? "", "resolved addresses: 172.18.0.3, 10.0.0.7")
+    })
+  )
+
+  it.scoped("[issue 25] a server that mishandles HEAD is read: fetch_url sends one GET per hop and never a HEAD", () =>
+    Effect.gen(function* () {
+      const server = yield* pageServer((request, response) => {
+        if (request.method === "HEAD") {
+          // Broken HEAD handling: a 405 with a body, then the socket dropped.
+          response.writeHead(405, { "content-type": "text/plain" })
+          response.end("no HEAD here")
+          request.socket.destroy()
+          return
+        }
+        if (request.url === "/moved") {
+          response.writeHead(302, { location: "/page" })
+          response.end()
+          return
+        }
+        response.writeHead(200, { "content-type": "text/plain" })
+        response.end("the page")
+      })
+      const kit = fetchUrlKit({ production: false })
+      const result = yield* kit.call(yield* kit.tool, { url: `${server.origin}/moved` })
+      assert.isTrue(result.success)
+      assert.include(summaryOf(result.data).summary, "the page")
+      assert.deepStrictEqual(server.requests.map((request) => `${request.method} ${request.url}`), ["GET /moved", "GET /page"])
+    })
+  )
+
+  it.scoped("[issue 25] a binary answer is judged from the GET's headers: its body is never downloaded", () =>
+    Effect.gen(function* () {
+      let written = 0
+      const server = yield* pageServer((_request, response) => {
+        response.writeHead(200, { "content-type": "application/octet-stream" })
+        const piece = Buffer.alloc(64 * 1024, 1)
+        const pump = () => {
+          while (written < 8 * MIB && !response.destroyed) {
+            written += piece.length
+            if (!response.write(piece)) return void response.once("drain", pump)
+          }
+          response.end()
+        }
+        pump()
+      })
+      const kit = fetchUrlKit({ production: false })
+      const result = yield* kit.call(yield* kit.tool, { url: `${server.origin}/blob` })
+      assert.isFalse(result.success)
+      assert.strictEqual(result.message, modelReads(`${server.origin}/blob`, "not a text or HTML page"))
+      assert.strictEqual(result.detail, "unsupported content type application/octet-stream")
+      assert.isBelow(written, 8 * MIB)
     })
   )
 
@@ -82,10 +165,12 @@ describe("fetch_url", () => {
       })
       const result = yield* kit.call(yield* kit.tool, { url: `http://public.example:${server.port}/start` })
       assert.isFalse(result.success)
-      assert.include(result.error ?? "", "cloud instance-metadata")
+      assert.strictEqual(result.message, modelReads(`http://public.example:${server.port}/start`, "blocked: an address that is never reached"))
+      assert.notInclude(result.message ?? "", "169.254")
+      assert.include(result.detail ?? "", "cloud instance-metadata")
       assert.deepStrictEqual(
         kit.connector.attempts.map((attempt) => attempt.address),
-        ["93.184.216.34", "93.184.216.34"] // HEAD preflight + GET, never the metadata address
+        ["93.184.216.34"] // the one GET, never the metadata address
       )
       assert.deepStrictEqual(kit.connector.refused, [])
     })
@@ -112,7 +197,8 @@ describe("fetch_url", () => {
       const before = server.requests.filter((request) => request.method === "GET").length
       const four = yield* kit.call(tool, { url: `${server.origin}/r/4` })
       assert.isFalse(four.success)
-      assert.include(four.error ?? "", "Too many redirects")
+      assert.strictEqual(four.error, "too many redirects")
+      assert.include(four.detail ?? "", "Too many redirects")
       // 4 GETs (/r/4 … /r/1); the 5th hop (/r/0) is never requested.
       const gets = server.requests.filter((request) => request.method === "GET").slice(before)
       assert.deepStrictEqual(gets.map((request) => request.url), ["/r/4", "/r/3", "/r/2", "/r/1"])
@@ -137,13 +223,14 @@ describe("fetch_url", () => {
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => {
         response.writeHead(200, { "content-type": "text/plain" })
-        // Chunked, no Content-Length: the HEAD preflight cannot see the size.
+        // Chunked, no Content-Length: only the byte cap can see the size.
         response.end(Buffer.alloc(1 * MIB, 97))
       })
       const kit = fetchUrlKit({ production: false, settings: { maxBodyBytes: 64 * 1024 } })
       const result = yield* kit.call(yield* kit.tool, { url: `${server.origin}/` })
       assert.isFalse(result.success)
-      assert.include(result.error ?? "", "exceeds the maximum allowed size")
+      assert.strictEqual(result.error, "too large (over 0.06 MB)")
+      assert.include(result.detail ?? "", "exceeds the maximum allowed size")
     })
   )
 
@@ -235,7 +322,8 @@ describe("fetch_url", () => {
       })
       const result = yield* kit.call(yield* kit.tool, { url: "http://nowhere.invalid/page" })
       assert.isFalse(result.success)
-      assert.include(result.error ?? "", "DNS_RESOLUTION_FAILED")
+      assert.strictEqual(result.message, modelReads("http://nowhere.invalid/page", "unreachable"))
+      assert.include(result.detail ?? "", "DNS_RESOLUTION_FAILED")
       assert.strictEqual(crawl.connections(), 0)
       assert.deepStrictEqual(kit.connector.attempts, [])
     })
@@ -294,12 +382,14 @@ describe("fetch_url", () => {
       const zero = yield* kit.call(tool, { url: server.origin, max_length: 0 })
       assert.include(zero.error ?? "", "max_length must be a positive number")
       const missing = yield* kit.call(tool, { url: `${server.origin}/missing` })
-      assert.strictEqual(missing.error, "HTTP 404")
+      assert.strictEqual(missing.message, modelReads(`${server.origin}/missing`, "the site answered HTTP 404"))
       assert.deepStrictEqual(missing.progress, [`Fetching ${server.origin}/missing`])
       const image = yield* kit.call(tool, { url: `${server.origin}/png` })
-      assert.include(image.error ?? "", "Unsupported content type image/png")
+      assert.strictEqual(image.error, "not a text or HTML page")
+      assert.strictEqual(image.detail, "unsupported content type image/png")
       const ftp = yield* kit.call(tool, { url: "ftp://example.com/file" })
-      assert.include(ftp.error ?? "", "INVALID_PROTOCOL")
+      assert.strictEqual(ftp.message, modelReads("ftp://example.com/file", "blocked: only http and https URLs are fetched"))
+      assert.include(ftp.detail ?? "", "INVALID_PROTOCOL")
       assert.isFalse(tool.isAvailableFor("novelai"))
       assert.isTrue(tool.requiresFollowUp === true && tool.category === "search")
     })
@@ -310,12 +400,7 @@ describe("fetch_url", () => {
       // Waits on the sockets' own close events: no clock, no polling (a socket left open hangs the test).
       const arrived = yield* Deferred.make<void>()
       const interruptedClosed = yield* Deferred.make<void>()
-      const server = yield* pageServer((request, response) => {
-        if (request.method === "HEAD") {
-          response.writeHead(200, { "content-type": "text/html" })
-          response.end()
-          return
-        }
+      const server = yield* pageServer((request) => {
         // The GET never gets an answer.
         request.socket.on("close", () => Deferred.unsafeDone(interruptedClosed, Exit.void))
         Deferred.unsafeDone(arrived, Exit.void)
@@ -331,10 +416,6 @@ describe("fetch_url", () => {
       const again = yield* Deferred.make<void>()
       const abortedClosed = yield* Deferred.make<void>()
       const server2 = yield* pageServer((request) => {
-        if (request.method === "HEAD") {
-          request.socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-          return
-        }
         request.socket.on("close", () => Deferred.unsafeDone(abortedClosed, Exit.void))
         Deferred.unsafeDone(again, Exit.void)
       })

@@ -18,6 +18,7 @@ import { startFakeOpenAiImages } from "../../../support/fakeMedia/fakeOpenAiImag
 import { imageHost } from "../../../support/fakeMedia/imageHost"
 import { callMediaTool, mediaServices, recordingOutlet } from "../../../support/fakeMedia/mediaToolKit"
 import { pixelPng } from "../../../support/mediaFixtures"
+import { webStack } from "../../../support/fakeWeb/webTestKit"
 
 const scoped = <A>(start: () => Promise<A & { readonly close: () => Promise<void> }>) =>
   Effect.acquireRelease(Effect.promise(start), (server) => Effect.promise(() => server.close()))
@@ -26,7 +27,7 @@ const scoped = <A>(start: () => Promise<A & { readonly close: () => Promise<void
 const buildTool = (backend: "openai" | "comfyui", settings: Partial<ImageSettings>) =>
   Effect.gen(function*() {
     const config = ImageConfig.make({ backend: Option.some(backend), ...settings })
-    const layer = (backend === "openai" ? OpenAiImages.layer : ComfyUi.layer).pipe(Layer.provideMerge(Layer.merge(httpClient, config)))
+    const layer = (backend === "openai" ? OpenAiImages.layer : ComfyUi.layer).pipe(Layer.provideMerge(Layer.mergeAll(httpClient, config, webStack({ production: true }).layer)))
     const context = yield* Layer.build(Layer.merge(layer, Stores.layerMemory))
     const tool = yield* Effect.provide(generateImageTool, context)
     if (tool === undefined) throw new Error("generate_image was not created")
@@ -96,7 +97,8 @@ describe("generate_image", () => {
       const entry = yield* (yield* MediaLibrary).register({ _tag: "Remote", url: `${host.origin}/pixel.png` })
       const { result } = yield* callMediaTool(tool, { prompt: "x", media_id: entry.id })
       assert.isFalse(result.success)
-      assert.include(result.error, "FETCH_URL_ALLOW_PRIVATE_NETWORK")
+      assert.strictEqual(result.error, `Could not use ${entry.id}: The image URL was refused (blocked: a private address)`)
+      assert.include(result.detail ?? "", "FETCH_URL_ALLOW_PRIVATE_NETWORK")
       assert.strictEqual(host.connections(), 0)
       assert.strictEqual(server.requests.length, 0)
     }).pipe(Effect.provide(mediaServices({ production: true }))))
@@ -107,14 +109,16 @@ describe("generate_image", () => {
       const { tool } = yield* buildTool("openai", { baseUrl: failing.baseUrl })
       const { result } = yield* callMediaTool(tool, { prompt: "x" })
       assert.isFalse(result.success)
-      assert.include(result.message, "could not be generated")
-      assert.include(result.message, "HTTP 503")
+      // The status class, never the vendor's words (they stay in the detail).
+      assert.strictEqual(result.message, "The image could not be generated: the image service failed (5xx). Tell the user; do not pretend an image was made.")
+      assert.include(result.detail ?? "", "HTTP 503: scripted failure 503")
       const ok = yield* scoped(() => startFakeOpenAiImages())
       const good = yield* buildTool("openai", { baseUrl: ok.baseUrl })
       const { outlet } = yield* recordingOutlet({ fail: "Missing Permissions (Attach Files)" })
       const undelivered = yield* callMediaTool(good.tool, { prompt: "x" }, { outlet })
       assert.isFalse(undelivered.result.success)
-      assert.include(undelivered.result.message, "could not be posted: Missing Permissions")
+      assert.match(undelivered.result.message ?? "", /^The image was generated \(media_id img_[a-z0-9]+\) but could not be posted here\.$/)
+      assert.strictEqual(undelivered.result.detail, "Missing Permissions (Attach Files)")
     }).pipe(Effect.provide(mediaServices())))
 
   it.scopedLive("IMAGE_BACKEND=comfyui: negative tags reach the workflow and are announced; the server's tags replace the environment's", () =>
@@ -182,7 +186,8 @@ describe("generate_image", () => {
       yield* TestClock.adjust("1 second")
       const { result } = yield* Fiber.join(fiber)
       assert.isFalse(result.success)
-      assert.include(result.message, "no image after 30s (IMAGE_TIMEOUT_MS)")
+      assert.strictEqual(result.message, "The image could not be generated: the image service timed out. Tell the user; do not pretend an image was made.")
+      assert.include(result.detail ?? "", "no image after 30s (IMAGE_TIMEOUT_MS)")
       yield* Effect.promise(() => until(() => comfy.deleted.length === 1))
     }).pipe(Effect.provide(mediaServices())))
 

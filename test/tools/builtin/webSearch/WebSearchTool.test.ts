@@ -7,7 +7,9 @@ import type { SearchHit } from "../../../../src/tools/builtin/webSearch/searchTy
 import type { AssemblyContext, Tool } from "../../../../src/tools/Tool"
 import { ToolContext } from "../../../../src/tools/ToolContext"
 import { initialTurnFlags } from "../../../../src/tools/TurnState"
+import { sameHostHop } from "../../../../src/tools/builtin/webSearch/searchHttp"
 import { fakeBrave, fakeDuckDuckGo, fakeSearxng } from "../../../support/fakeWeb/fakeSearchServers"
+import { pageServer } from "../../../support/fakeWeb/pageServer"
 import { testToolContext } from "../../../support/fakeWeb/webTestKit"
 
 const turn: AssemblyContext = {
@@ -128,8 +130,9 @@ describe("web_search", () => {
       // SearXNG is the only engine for papers; its failure is the reported one.
       const papers = yield* search(tool, { query: "quantum", category: "papers" })
       assert.isFalse(papers.success)
-      assert.include(papers.error ?? "", "SearXNG: HTTP 403")
-      assert.include(papers.message ?? "", "unavailable")
+      assert.strictEqual(papers.error, "SearXNG: refused the request (HTTP 403)")
+      assert.strictEqual(papers.message, "Web search for papers results is unavailable right now (SearXNG: refused the request (HTTP 403)). Tell the user the search failed; do not invent results.")
+      assert.include(papers.detail ?? "", "search.formats in settings.yml")
     })
   )
 
@@ -166,14 +169,18 @@ describe("web_search", () => {
       assert.strictEqual(ddg.requests.length, 0)
       const unknown = yield* search(tool, { query: "x", category: "holograms" })
       assert.isFalse(unknown.success)
-      assert.include(unknown.error ?? "", "DuckDuckGo: asked for a CAPTCHA")
+      assert.strictEqual(unknown.error, "DuckDuckGo: asked for a bot check")
+      assert.include(unknown.detail ?? "", "DuckDuckGo: asked for a CAPTCHA")
       assert.include(unknown.message ?? "", "text results")
       const missing = yield* search(tool, { count: 3 })
       assert.isFalse(missing.success)
       assert.include(missing.error ?? "", "Invalid arguments for web_search")
       const down = yield* search(yield* buildTool({}), { query: "x" })
       assert.isFalse(down.success)
-      assert.include(down.error ?? "", "DuckDuckGo: request failed")
+      // A refused connection: the model reads "unreachable", never the address or the socket error.
+      assert.strictEqual(down.message, "Web search for text results is unavailable right now (DuckDuckGo: unreachable). Tell the user the search failed; do not invent results.")
+      assert.notInclude(down.message ?? "", "127.0.0.1")
+      assert.include(down.detail ?? "", "DuckDuckGo: request failed")
     })
   )
 
@@ -187,4 +194,87 @@ describe("web_search", () => {
       assert.include(result.message ?? "", "No text results")
     })
   )
+
+  describe("[issue 25] redirects never carry a search key to another origin", () => {
+    it.scoped("Brave redirected to another host: not followed, the other host gets no request and never the key", () =>
+      Effect.gen(function* () {
+        const elsewhere = yield* pageServer((_request, response) => response.end("{}"))
+        const brave = yield* pageServer((_request, response) => {
+          response.writeHead(307, { location: `http://localhost:${elsewhere.port}/res/v1/web/search?q=x&count=5` })
+          response.end()
+        })
+        const tool = yield* buildTool({ braveApiKey: Option.some(Redacted.make("brave-secret-key")), braveApiBaseUrl: brave.origin })
+        const result = yield* search(tool, { query: "x", count: 5 })
+        assert.isFalse(result.success)
+        assert.strictEqual(
+          result.message,
+          "Web search for text results is unavailable right now (DuckDuckGo: unreachable). Tell the user the search failed; do not invent results."
+        )
+        assert.strictEqual(brave.requests[0]?.headers["x-subscription-token"], "brave-secret-key")
+        assert.deepStrictEqual(elsewhere.requests, [], "the redirect target was never asked")
+        assert.strictEqual(elsewhere.connections(), 0)
+      })
+    )
+
+    it.scoped("the same refusal is what the model reads when Brave is the only engine that failed", () =>
+      Effect.gen(function* () {
+        const elsewhere = yield* pageServer((_request, response) => response.end("{}"))
+        const brave = yield* pageServer((_request, response) => {
+          response.writeHead(302, { location: `http://localhost:${elsewhere.port}/steal` })
+          response.end()
+        })
+        // Images: only Brave serves them here, so its failure is the one reported.
+        const tool = yield* buildTool({ braveApiKey: Option.some(Redacted.make("brave-secret-key")), braveApiBaseUrl: brave.origin })
+        const result = yield* search(tool, { query: "x", category: "image" })
+        assert.strictEqual(result.error, "Brave Search: redirected to another host (not followed)")
+        assert.include(result.detail ?? "", `to http://localhost:${elsewhere.port}, not followed`)
+        assert.strictEqual(elsewhere.connections(), 0)
+      })
+    )
+
+    it.scoped("a redirect on the same host is followed by hand with the key kept", () =>
+      Effect.gen(function* () {
+        const real = yield* fakeBrave({ apiKey: "brave-secret-key" })
+        const front = yield* pageServer((request, response) => {
+          // Same host (127.0.0.1), another port: the proxy in front of the API moved it.
+          response.writeHead(308, { location: `http://127.0.0.1:${real.port}${request.url ?? "/"}` })
+          response.end()
+        })
+        const tool = yield* buildTool({ braveApiKey: Option.some(Redacted.make("brave-secret-key")), braveApiBaseUrl: front.origin })
+        const result = yield* search(tool, { query: "kept", count: 2 })
+        assert.isTrue(result.success, result.message)
+        assert.strictEqual(dataOf(result.data).engine, "Brave Search")
+        assert.strictEqual(real.requests[0]?.headers["x-subscription-token"], "brave-secret-key")
+      })
+    )
+
+    it.scoped("SearXNG redirected elsewhere is not followed either; endless same-host redirects stop at 3", () =>
+      Effect.gen(function* () {
+        const elsewhere = yield* pageServer((_request, response) => response.end("{}"))
+        const away = yield* pageServer((_request, response) => {
+          response.writeHead(301, { location: `http://localhost:${elsewhere.port}/search` })
+          response.end()
+        })
+        const moved = yield* search(yield* buildTool({ searxngBaseUrl: Option.some(away.origin) }), { query: "x", category: "papers" })
+        assert.strictEqual(moved.error, "SearXNG: redirected to another host (not followed)")
+        assert.strictEqual(elsewhere.connections(), 0)
+        const loop = yield* pageServer((request, response) => {
+          response.writeHead(302, { location: request.url ?? "/" })
+          response.end()
+        })
+        const looping = yield* search(yield* buildTool({ searxngBaseUrl: Option.some(loop.origin) }), { query: "x", category: "papers" })
+        assert.strictEqual(looping.error, "SearXNG: too many redirects")
+        assert.strictEqual(loop.requests.length, 4, "the first request and 3 hops")
+      })
+    )
+
+    it("sameHostHop: the same host, never down from https to http", () => {
+      const from = new URL("https://search.example/api")
+      assert.isTrue(sameHostHop(from, new URL("https://search.example/v2")))
+      assert.isTrue(sameHostHop(new URL("http://search.example/"), new URL("https://search.example/")))
+      assert.isFalse(sameHostHop(from, new URL("http://search.example/v2")))
+      assert.isFalse(sameHostHop(from, new URL("https://evil.example/")))
+      assert.isFalse(sameHostHop(from, new URL("ftp://search.example/")))
+    })
+  })
 })
