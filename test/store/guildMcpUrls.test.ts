@@ -121,7 +121,7 @@ const legacyDatabase = (database: TestDatabase) =>
       yield* sql`INSERT INTO guild_mcp_servers (guild_id, name_key, name, url, server_type, enabled, headers, added_by, added_at)
         VALUES ('g1', 'zap', 'zap', ${SECRET_URL}, 'generic', 1, ${JSON.stringify({ "X-Api-Key": "HEADERSECRET789" })}, 'admin', 1)`
       const applied = yield* Database.migrate
-      assert.deepStrictEqual(applied.map(([id, name]) => `${id}_${name}`), ["14_guild_mcp_url_sealed"])
+      assert.deepStrictEqual(applied.map(([id, name]) => `${id}_${name}`), ["14_guild_mcp_url_sealed", "15_server_settings"])
     }).pipe(Effect.provide(client))
     return { target, client }
   })
