@@ -31,8 +31,10 @@ import { DiscordMessageImages } from "./DiscordMessageImages"
 import { DiscordThoughtLog } from "./DiscordThoughtLog"
 import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, discordTurnInput } from "./DiscordTurnInput"
 import { GuildStickerCatalog } from "./GuildStickerCatalog"
+import { HistoryCoverage } from "./HistoryCoverage"
 import { PersonaWebhooks } from "./PersonaWebhooks"
 import { RateLimitGauge } from "./RateLimitGauge"
+import { RequestBudget } from "./RequestBudget"
 import { type TriggerFacts, triggerReason } from "./triggers"
 
 /** What the slash commands use besides the queue. */
@@ -74,6 +76,8 @@ const make = (options: DiscordFrontOptions) =>
       client,
       webhooks,
       gauge,
+      budget: yield* RequestBudget,
+      coverage: yield* HistoryCoverage,
       persona,
       useWebhooks: config.personaWebhooks,
       maxMessagesPerTurn: config.maxMessagesPerTurn,

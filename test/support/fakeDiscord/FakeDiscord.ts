@@ -38,6 +38,12 @@ export interface FakeDiscordOptions {
   readonly closeOnIdentify?: number
   /** Per-channel message bucket: at most `limit` message writes per `windowMs`, with real headers. */
   readonly messageBucket?: { readonly limit: number; readonly windowMs: number }
+  /**
+   * Discord's global limit: at most `perSecond` REST requests of the bot in any one second
+   * (interaction responses not counted, as on Discord); beyond, 429 with `X-RateLimit-Global`
+   * and `"global": true`. Off unless set (Discord's is 50).
+   */
+  readonly globalLimit?: { readonly perSecond: number }
   readonly shards?: number
   readonly stickers?: ReadonlyArray<FakeSticker>
   /** Permissions of the bot's role in the default guild. */
@@ -161,6 +167,10 @@ export class FakeDiscord {
   /** `channelId nonce` → the message created with it (enforce_nonce). */
   private readonly nonces = new Map<string, string>()
   private readonly buckets = new Map<string, { count: number; resetAt: number }>()
+  /** Arrival times of the requests the global limit counts, within the last second. */
+  private globalWindow: Array<number> = []
+  /** 429s answered, by scope (global: the bot's global limit; route: a per-route bucket or a scripted 429). */
+  readonly rateLimited = { global: 0, route: 0 }
   private readonly changes = new EventEmitter()
   private readonly sockets = new Set<WebSocket>()
   /** While set, the gateway drops every connection as it opens (a network outage). */
@@ -517,6 +527,7 @@ export class FakeDiscord {
       deleted: false
     }
     this.messagesById.set(message.id, message)
+    spec.channel.lastMessageId = message.id
     // Discord adds `channel_type` to MESSAGE_CREATE; discord.js needs it to build DM channels.
     const channelType = spec.channel.kind === "text" ? 0 : spec.channel.kind === "thread" ? 11 : 1
     this.dispatch("MESSAGE_CREATE", { ...this.payloadOf(message), channel_type: channelType }, message.guildId)
@@ -700,7 +711,11 @@ export class FakeDiscord {
       doneAt: 0
     }
     this.requests.push(record)
-    const { status, body: responseBody, headers, cut } = this.route(record)
+    const { status, body: responseBody, headers, cut } = this.globallyLimited(record) ?? this.route(record)
+    if (status === 429 && cut !== true) {
+      if (headers?.["x-ratelimit-global"] === "true") this.rateLimited.global += 1
+      else this.rateLimited.route += 1
+    }
     if (cut === true) {
       record.doneAt = Date.now()
       response.socket?.destroy()
@@ -712,6 +727,44 @@ export class FakeDiscord {
     response.writeHead(status, status === 204 ? { ...headers } : { "content-type": "application/json", ...headers })
     response.end(status === 204 ? undefined : JSON.stringify(responseBody ?? {}))
     this.changed()
+  }
+
+  /** Requests of the bot the global limit counts: every API request but interaction responses. */
+  countsTowardGlobalLimit(request: Pick<RecordedRequest, "path">): boolean {
+    return !/^\/interactions\//.test(request.path) && !request.path.startsWith(`/webhooks/${this.applicationId}/`)
+  }
+
+  /**
+   * The most requests the global limit counts that arrived within any `windowMs` (sliding, not
+   * fixed windows), among those `since` (a Date.now() value).
+   */
+  peakRequestsPerWindow(windowMs = 1000, since = 0): number {
+    const times = this.requests.filter((request) => request.at >= since && this.countsTowardGlobalLimit(request)).map((request) => request.at).sort((a, b) => a - b)
+    let peak = 0
+    for (let start = 0, end = 0; end < times.length; end++) {
+      while ((times[end] ?? 0) - (times[start] ?? 0) >= windowMs) start++
+      peak = Math.max(peak, end - start + 1)
+    }
+    return peak
+  }
+
+  /** A 429 for a request beyond the global limit (undefined: within it, and now counted). */
+  private globallyLimited(request: RecordedRequest): { status: number; body: unknown; headers: Record<string, string>; cut?: boolean } | undefined {
+    const limit = this.options.globalLimit
+    if (limit === undefined || !this.countsTowardGlobalLimit(request)) return undefined
+    const now = request.at
+    this.globalWindow = this.globalWindow.filter((at) => at > now - 1000)
+    if (this.globalWindow.length < limit.perSecond) {
+      this.globalWindow.push(now)
+      return undefined
+    }
+    const retryAfter = Math.max(0.001, ((this.globalWindow[0] ?? now) + 1000 - now) / 1000)
+    return {
+      status: 429,
+      body: { message: "You are being rate limited.", retry_after: retryAfter, global: true },
+      // Discord's header is whole seconds; the body has the exact wait.
+      headers: { "retry-after": String(Math.ceil(retryAfter)), "x-ratelimit-global": "true", "x-ratelimit-scope": "global" }
+    }
   }
 
   private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string>; cut?: boolean } {

@@ -67,12 +67,14 @@ export interface FakeChannel {
   noAccess: boolean
   /** 50013 Missing Permissions on webhook creation. */
   noWebhooks: boolean
+  /** The newest message posted in it (Discord's `last_message_id`), if any. */
+  lastMessageId?: string | undefined
 }
 
 const channelType = (kind: ChannelKind) => (kind === "text" ? 0 : kind === "thread" ? 11 : 1)
 
 export const channelPayload = (channel: FakeChannel): JsonObject => {
-  const base: JsonObject = { id: channel.id, type: channelType(channel.kind), name: channel.name, last_message_id: null }
+  const base: JsonObject = { id: channel.id, type: channelType(channel.kind), name: channel.name, last_message_id: channel.lastMessageId ?? null }
   if (channel.kind === "dm") return { ...base, recipients: channel.recipient === undefined ? [] : [userPayload(channel.recipient)] }
   const guildFields = { ...base, guild_id: channel.guildId, position: 0, permission_overwrites: [], nsfw: false, rate_limit_per_user: 0 }
   if (channel.kind === "thread") {
