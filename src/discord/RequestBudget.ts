@@ -6,8 +6,9 @@ import { laneRank, type RequestLane, isReplyLane } from "./RequestLane"
 import { commit, emptyWindow, nextFreeAt, release, type RequestWindow, reserve } from "./requestWindow"
 
 /**
- * A granted request slot. `commit` when the request leaves (it then counts from that moment),
- * `release` when it does not go after all; whichever comes first wins, the other does nothing.
+ * A granted request slot. `commit` once the request is done (it then counts from that moment for
+ * the window's length; until then it counts as reserved), `release` when it does not go after
+ * all; whichever comes first wins, the other does nothing.
  */
 export interface BudgetSlot {
   readonly commit: Effect.Effect<void>

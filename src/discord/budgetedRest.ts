@@ -120,9 +120,14 @@ export const budgetedRequest = (options: BudgetedRequestOptions): RESTOptions["m
   const held = context?.held
   if (context !== undefined) context.held = undefined
   const slot = held ?? await waitForSlot(options, context?.lane ?? laneOfRoute(init.method ?? "GET", route), init.signal ?? undefined)
-  // Stamped now: the window counts the request from the moment it leaves.
-  await settled(options.runFork(slot.commit))
-  return observe(options, route, await options.inner(url, init))
+  // The slot stays taken while the request is in flight and the send is stamped when the answer
+  // (or the failure) is back. Discord saw the request somewhere in between, so however late it
+  // got there (a busy event loop, a slow network), it falls inside what the window counted.
+  try {
+    return await observe(options, route, await options.inner(url, init))
+  } finally {
+    await settled(options.runFork(slot.commit))
+  }
 }
 
 /** Reserves a slot, giving up (and the slot back) when discord.js aborts the request meanwhile (its timeout). */

@@ -1,9 +1,10 @@
 /**
  * A sliding one-second window of REST requests (pure). Discord counts a bot's requests over any
- * second, so the window holds the send time of every request of the last `windowMs` and the
- * slots granted but not sent yet: a grant counts from the moment it is given, and turns into a
- * send stamped when the request really leaves. Then no span of `windowMs` ever holds more than
- * `limit` sends, whenever the granted requests actually go out.
+ * second, so the window holds the time of every request done in the last `windowMs` and the
+ * slots granted but not done yet: a grant counts from the moment it is given until its request
+ * is answered, and then for `windowMs` more. Discord received the request somewhere in between,
+ * so no span of `windowMs` at Discord ever holds more than `limit` of them, whatever the
+ * latency.
  */
 export interface RequestWindow {
   readonly limit: number
@@ -40,7 +41,7 @@ export const reserve = (window: RequestWindow, now: number): RequestWindow | und
   return current.sends.length + current.reserved < current.limit ? { ...current, reserved: current.reserved + 1 } : undefined
 }
 
-/** A granted slot was used: the request left at `now`. */
+/** A granted slot was used: its request was answered (or failed) at `now`. */
 export const commit = (window: RequestWindow, now: number): RequestWindow => {
   const current = prune(window, now)
   return { ...current, reserved: Math.max(0, current.reserved - 1), sends: [...current.sends, now] }
