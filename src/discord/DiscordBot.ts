@@ -205,14 +205,18 @@ const make = (options: DiscordFrontOptions) =>
  * webhooks and the rate-limit gauge. Build it once
  * and share it between the turn services and `DiscordBot.layer`.
  */
-export const DiscordServices = Layer.mergeAll(
-  DiscordThoughtLog,
-  GuildStickerCatalog,
-  DiscordBlockTargetResolver,
-  DiscordMessageImages,
-  PersonaWebhooks.Default,
-  RateLimitGauge.Default
-).pipe(Layer.provideMerge(DiscordClient.layer))
+export const discordServicesWith = <E, R>(client: Layer.Layer<DiscordClient | RequestBudget | HistoryCoverage, E, R>) =>
+  Layer.mergeAll(
+    DiscordThoughtLog,
+    GuildStickerCatalog,
+    DiscordBlockTargetResolver,
+    DiscordMessageImages,
+    PersonaWebhooks.Default,
+    RateLimitGauge.Default
+  ).pipe(Layer.provideMerge(client))
+
+/** The services over the client with the budget DISCORD_GLOBAL_REQUESTS_PER_SECOND sets (benchmarks swap the client). */
+export const DiscordServices = discordServicesWith(DiscordClient.layer)
 
 export const DiscordBot = {
   /** The Discord front with default timings (what `main` launches when DISCORD_TOKEN is set). */

@@ -217,8 +217,11 @@ export class FakeDiscord {
 
   // ---------------------------------------------------------------- world building
 
-  addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions): FakeGuild {
-    const guild: FakeGuild = { id: snowflake(), name, ownerId: snowflake(), botRoleId: snowflake(), adminRoleId: snowflake(), botPermissions: permissions, stickers }
+  addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions, filler?: FakeGuild["filler"]): FakeGuild {
+    const guild: FakeGuild = {
+      id: snowflake(), name, ownerId: snowflake(), botRoleId: snowflake(), adminRoleId: snowflake(), botPermissions: permissions, stickers,
+      ...(filler === undefined ? {} : { filler })
+    }
     this.guilds.push(guild)
     return guild
   }
@@ -668,9 +671,14 @@ export class FakeDiscord {
         application: { id: this.applicationId, flags: 0 }
       }
     }))
+    const byGuild = new Map<string, Array<FakeChannel>>()
+    for (const channel of this.channels.values()) {
+      if (channel.guildId === undefined || channel.deleted) continue
+      byGuild.set(channel.guildId, [...(byGuild.get(channel.guildId) ?? []), channel])
+    }
     for (const guild of guilds) {
       session.seq += 1
-      const channels = [...this.channels.values()].filter((channel) => channel.guildId === guild.id && !channel.deleted)
+      const channels = byGuild.get(guild.id) ?? []
       socket.send(JSON.stringify({ op: 0, t: "GUILD_CREATE", s: session.seq, d: guildCreatePayload(guild, this.bot, channels) }))
     }
   }
