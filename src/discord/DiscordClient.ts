@@ -5,6 +5,7 @@ import { budgetedRequest } from "./budgetedRest"
 import { cacheOptions } from "./clientCaches"
 import { logGatewayEvents } from "./gatewayLog"
 import { HistoryCoverage } from "./HistoryCoverage"
+import { guardPacketHandling } from "./packetGuard"
 import { trackHistoryCoverage } from "./historyCoverageEvents"
 import { RequestBudget } from "./RequestBudget"
 import { makeRequestWithEncodedForms } from "./restMultipart"
@@ -101,6 +102,7 @@ export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")
       )
       applicationId = () => client.application?.id ?? client.user?.id
       yield* trackHistoryCoverage(client, coverage)
+      yield* guardPacketHandling(client)
       // The close code says why a login failed (4004 bad token, 4014 disallowed intents);
       // it is only read after the login settled, by this fiber.
       let closeCode: number | undefined

@@ -13,6 +13,16 @@ export interface RecentMessages {
 const newestFirst = (a: Message, b: Message) => (BigInt(a.id) > BigInt(b.id) ? -1 : 1)
 
 /**
+ * A message the history can read. A gateway event with fields missing still becomes a cached
+ * discord.js Message (without an author, say); read as history it would fail every later turn
+ * of its channel, so it is left out.
+ */
+export const isReadable = (message: Message): boolean => {
+  const author: unknown = message.author
+  return typeof author === "object" && author !== null && typeof message.content === "string" && /^\d+$/.test(message.id)
+}
+
+/**
  * The newest `limit` messages of `channel`. From discord.js's cache when the coverage says the
  * cache holds them all (the gateway keeps it current); else read from Discord as background
  * work (it yields to replies when the request budget is short), which covers the channel for
@@ -27,7 +37,7 @@ export const recentMessages = (
   Effect.suspend(() => {
     const from = coverage.coveredFrom(channel.id)
     if (from !== undefined) {
-      const cached = [...channel.messages.cache.values()].filter((message) => BigInt(message.id) >= from).sort(newestFirst)
+      const cached = [...channel.messages.cache.values()].filter((message) => isReadable(message) && BigInt(message.id) >= from).sort(newestFirst)
       if (from === 0n || cached.length >= limit) return Effect.succeed<RecentMessages>({ messages: cached.slice(0, limit), source: "cache" })
     }
     coverage.reading(channel.id)
@@ -46,6 +56,6 @@ export const recentMessages = (
       ),
       Effect.tapError(() => Effect.sync(() => coverage.failed(channel.id))),
       Effect.onInterrupt(() => Effect.sync(() => coverage.failed(channel.id))),
-      Effect.map((fetched): RecentMessages => ({ messages: [...fetched.values()].sort(newestFirst), source: "discord" }))
+      Effect.map((fetched): RecentMessages => ({ messages: [...fetched.values()].filter(isReadable).sort(newestFirst), source: "discord" }))
     )
   })

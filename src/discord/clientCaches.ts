@@ -13,7 +13,7 @@ import type { HistoryCoverageState } from "./HistoryCoverage"
  *   instances, thread members, automod rules: none (the bot never reads them).
  */
 export const MESSAGES_PER_CHANNEL = 50
-export const MEMBERS_PER_GUILD = 50
+export const MEMBERS_PER_GUILD = 10
 export const MAX_CACHED_USERS = 5_000
 /** Messages older than this are swept (every SWEEP_INTERVAL_SECONDS). */
 export const MESSAGE_LIFETIME_SECONDS = 3_600

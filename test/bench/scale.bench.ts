@@ -29,7 +29,9 @@ import { check, fmt, loadLine, percentile, ratio, sleep } from "./support/stats"
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..", "..")
 const quick = process.env.BENCH_QUICK === "1"
-const SIZES = quick ? [50] : [50, 100, 300]
+/** `SCALE_SIZES=300` runs only those sizes (profiling one case); `SCALE_MODES=budget` likewise. */
+const SIZES = process.env.SCALE_SIZES !== undefined ? process.env.SCALE_SIZES.split(",").map(Number) : quick ? [50] : [50, 100, 300]
+const MODES = (process.env.SCALE_MODES?.split(",") ?? ["budget", "off"]) as ReadonlyArray<"budget" | "off">
 const SENTENCES = 60
 const SENTENCE_MS = 100
 const IDLE_GUILDS = quick ? 500 : 2500
@@ -90,10 +92,11 @@ const compileBot = async (): Promise<string> => {
 
 let botEntry = ""
 
-const startBot = (fake: FakeDiscord, env: Record<string, string>) =>
+const startBot = (fake: FakeDiscord, env: Record<string, string>, flags: ReadonlyArray<string> = []) =>
   new Promise<{ child: ChildProcess; guilds: number }>((resolve, reject) => {
     const child = fork(botEntry, [], {
-      execArgv: [],
+      // `SCALE_BOT_FLAGS=--cpu-prof` profiles the bot process.
+      execArgv: [...flags, ...(process.env.SCALE_BOT_FLAGS?.split(" ").filter((flag) => flag.length > 0) ?? [])],
       env: { ...process.env, TOKEN: fake.token, API_BASE: fake.apiBase, LOG_LEVEL: "warn", ...env },
       stdio: ["ignore", "ignore", "inherit", "ipc"]
     })
@@ -178,14 +181,21 @@ const idleFake = async (guilds: number) => {
   return fake
 }
 
-const idleBot = async (guilds: number): Promise<{ rss: number; guilds: number }> => {
+const idleBot = async (guilds: number): Promise<{ rss: number; heap: number; guilds: number }> => {
   const fake = await idleFake(guilds)
   try {
-    const { child, guilds: seen } = await startBot(fake, { BUDGET: "on" })
+    const { child, guilds: seen } = await startBot(fake, { BUDGET: "on" }, ["--expose-gc"])
     await sleep(5000)
+    const heap = await new Promise<number>((resolve) => {
+      child.on("message", (message: { readonly collected?: true; readonly heapUsedMiB?: number }) => {
+        if (message.collected === true) resolve(message.heapUsedMiB ?? Number.NaN)
+      })
+      child.send({ gc: true })
+    })
+    await sleep(1000)
     const rss = rssOf(child.pid ?? 0)
     child.kill("SIGKILL")
-    return { rss, guilds: seen }
+    return { rss, heap, guilds: seen }
   } finally {
     await fake.close()
   }
@@ -194,12 +204,14 @@ const idleBot = async (guilds: number): Promise<{ rss: number; guilds: number }>
 const idleBareClient = async (guilds: number): Promise<number> => {
   const fake = await idleFake(guilds)
   try {
-    const child = spawn(process.execPath, [join(here, "support", "discordClientIdle.mjs")], {
+    const child = spawn(process.execPath, ["--expose-gc", join(here, "support", "discordClientIdle.mjs")], {
       env: { ...process.env, DISCORD_TOKEN: fake.token, DISCORD_API_BASE_URL: fake.apiBase },
       stdio: ["ignore", "pipe", "inherit"]
     })
     await new Promise<void>((resolve) => child.stdout?.on("data", (chunk: Buffer) => chunk.toString().includes("READY") && resolve()))
     await sleep(5000)
+    child.kill("SIGUSR2")
+    await sleep(1000)
     const rss = rssOf(child.pid ?? 0)
     child.kill("SIGKILL")
     return rss
@@ -212,15 +224,21 @@ const main = async () => {
   botEntry = await compileBot()
   const load = loadLine()
   const busy: Array<BusyRun> = []
-  for (const n of SIZES) {
-    for (const mode of ["budget", "off"] as const) {
+  for (const n of process.env.SCALE_ONLY_IDLE === "1" ? [] : SIZES) {
+    for (const mode of MODES) {
       process.stderr.write(`  scale: ${n} replies, budget ${mode}\n`)
-      busy.push(await busyRun(mode, n))
+      const run = await busyRun(mode, n)
+      busy.push(run)
+      const { report: { finishedAt: _finished, ...measures }, ...counts } = run
+      process.stderr.write(`    ${JSON.stringify({ ...counts, ...measures })}\n`)
     }
   }
   const loadAfterBusy = loadLine()
   process.stderr.write(`  scale: idle ${IDLE_GUILDS} guilds\n`)
+  if (process.env.SCALE_SKIP_IDLE === "1") return
   const idle = await idleBot(IDLE_GUILDS)
+  process.stderr.write(`    idle: ${fmt(idle.rss, 0)} MiB RSS, ${fmt(idle.heap, 0)} MiB heap after a full collection\n`)
+  if (process.env.SCALE_ONLY_IDLE === "1") return
   check(idle.guilds === IDLE_GUILDS + 1, `the bot saw ${idle.guilds} guilds`)
   const bare = await idleBareClient(IDLE_GUILDS)
 
@@ -249,7 +267,7 @@ const main = async () => {
     "",
     `${loadAfterBusy.replace("when the section started", "after the busy runs")}`,
     "",
-    `Idle shard of ${IDLE_GUILDS} guilds (25 text channels, 20 roles, 30 emojis, 25 members, 5 stickers each), RSS 5 s after ready:`,
+    `Idle shard of ${IDLE_GUILDS} guilds (25 text channels, 20 roles, 30 emojis, 25 members, 5 stickers each), RSS 5 s after ready and a full collection (heap used after it: ${fmt(idle.heap, 0)} MiB):`,
     "",
     "| process | RSS (MiB) |",
     "|---|---|",

@@ -10,6 +10,7 @@
  * delay, CPU); on `{ report }` it answers with the measures and when each reply's model
  * stream finished, then exits.
  */
+import { readFileSync } from "node:fs"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { Effect, Layer, ManagedRuntime, Schema, Stream } from "effect"
 import { ChannelQueue } from "../../../src/chat/ChannelQueue"
@@ -119,7 +120,25 @@ const main = async () => {
 
   const delay = monitorEventLoopDelay({ resolution: 5 })
   let cpuAtGo = process.cpuUsage()
-  process.on("message", (message: { readonly go?: true; readonly report?: true }) => {
+  process.on("message", (message: { readonly go?: true; readonly report?: true; readonly gc?: true }) => {
+    if (message.gc === true) {
+      // Run with --expose-gc: the idle measure is taken after a full collection (what V8's
+      // memory reducer does to an idle process), not of garbage that start-up left.
+      ;(globalThis as { gc?: () => void }).gc?.()
+      const usage = process.memoryUsage()
+      process.stderr.write(`scaleBot memory after gc: ${JSON.stringify(Object.fromEntries(Object.entries(usage).map(([k, v]) => [k, Math.round(v / 1048576)])))}\n`)
+      if (process.env["SCALE_SMAPS"] === "1") {
+        const blocks = readFileSync("/proc/self/smaps", "utf8").split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)
+        const sized = blocks.map((block) => ({ head: block.split("\n")[0] ?? "", rss: Number(/\nRss:\s+(\d+)/.exec(block)?.[1] ?? 0) }))
+        const byName = new Map<string, number>()
+        for (const entry of sized) {
+          const name = entry.head.split(/\s+/).slice(5).join(" ") || "[anon]"
+          byName.set(name, (byName.get(name) ?? 0) + entry.rss)
+        }
+        process.stderr.write(`${[...byName].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([name, kb]) => `${Math.round(kb / 1024)} MiB ${name}`).join("\n")}\n`)
+      }
+      process.send?.({ collected: true, heapUsedMiB: usage.heapUsed / 1024 / 1024 })
+    }
     if (message.go === true) {
       cpuAtGo = process.cpuUsage()
       delay.reset()

@@ -169,6 +169,8 @@ export class FakeDiscord {
   private readonly buckets = new Map<string, { count: number; resetAt: number }>()
   /** Arrival times of the requests the global limit counts, within the last second. */
   private globalWindow: Array<number> = []
+  /** Paths of the attachment downloads (CDN and media proxy) asked for, in order. */
+  readonly cdnRequests: Array<string> = []
   /** 429s answered, by scope (global: the bot's global limit; route: a per-route bucket or a scripted 429). */
   readonly rateLimited = { global: 0, route: 0 }
   private readonly changes = new EventEmitter()
@@ -700,6 +702,7 @@ export class FakeDiscord {
   private async handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", `http://127.0.0.1:${this.port}`)
     if (request.method === "GET" && (url.pathname.startsWith("/attachments/") || url.pathname.startsWith("/media-proxy/attachments/"))) {
+      this.cdnRequests.push(url.pathname)
       const file = this.cdn.get(cdnPath(url.pathname))
       response.writeHead(file === undefined ? 404 : 200, { "content-type": file?.contentType ?? "text/plain" })
       response.end(file?.data ?? "not found")
