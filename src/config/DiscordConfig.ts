@@ -7,6 +7,9 @@ import { intSetting } from "./settings"
 /** Messages of reply text per turn when DISCORD_MAX_MESSAGES_PER_TURN is unset (design decision 18). */
 export const DEFAULT_MAX_MESSAGES_PER_TURN = 10
 
+/** REST requests per second of the whole bot when DISCORD_GLOBAL_REQUESTS_PER_SECOND is unset: below Discord's 50. */
+export const DEFAULT_GLOBAL_REQUESTS_PER_SECOND = 45
+
 /** Settings of the Discord front (design §5.2). */
 export interface DiscordSettings {
   readonly token: Redacted.Redacted<string>
@@ -27,6 +30,11 @@ export interface DiscordSettings {
   readonly shards: ShardAssignment | undefined
   /** `DISCORD_MAX_MESSAGES_PER_TURN` (10, min 1): a reply needing more messages is cut with a marker. */
   readonly maxMessagesPerTurn: number
+  /**
+   * `DISCORD_GLOBAL_REQUESTS_PER_SECOND` (45, min 1): every REST request of the bot in any one
+   * second, for the whole bot token; a host paces itself on its share of the shards.
+   */
+  readonly globalRequestsPerSecond: number
 }
 
 const trimmedOption = (name: string) =>
@@ -69,7 +77,8 @@ const fromEnv: Config.Config<DiscordSettings> = Config.all({
   avatarUrl: validated("BOT_PERSONA_AVATAR_URL", "must be an https URL of an image", (url) => /^https:\/\/\S+$/.test(url)),
   personaWebhooks: Config.map(trimmedOption("BOT_PERSONA_NAME"), Option.isSome),
   shards: Config.map(shardAssignmentSetting, Option.getOrUndefined),
-  maxMessagesPerTurn: intSetting("DISCORD_MAX_MESSAGES_PER_TURN", { default: DEFAULT_MAX_MESSAGES_PER_TURN, min: 1 })
+  maxMessagesPerTurn: intSetting("DISCORD_MAX_MESSAGES_PER_TURN", { default: DEFAULT_MAX_MESSAGES_PER_TURN, min: 1 }),
+  globalRequestsPerSecond: intSetting("DISCORD_GLOBAL_REQUESTS_PER_SECOND", { default: DEFAULT_GLOBAL_REQUESTS_PER_SECOND, min: 1 })
 }).pipe(
   Config.map(({ avatarUrl, persona, ...rest }) => ({ ...rest, persona: { ...persona, avatarUrl } }))
 )
@@ -86,6 +95,7 @@ export class DiscordConfig extends Context.Tag("loopcord/config/DiscordConfig")<
       personaWebhooks: false,
       shards: undefined,
       maxMessagesPerTurn: DEFAULT_MAX_MESSAGES_PER_TURN,
+      globalRequestsPerSecond: DEFAULT_GLOBAL_REQUESTS_PER_SECOND,
       ...settings,
       token: Redacted.make(settings.token)
     })

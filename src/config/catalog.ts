@@ -119,6 +119,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   TOOL_APPROVAL_TIMEOUT_MS: { group: "Discord", meaning: "how long a tool a server marked with /approvals waits for Approve / Deny before it is denied" },
   DISCORD_SHARD_IDS: { group: "Discord", meaning: "the shards this host runs, e.g. 0-3 or 0,2 (needs DISCORD_SHARD_COUNT; several hosts split one bot)" },
   DISCORD_SHARD_COUNT: { group: "Discord", meaning: "the bot's total shards across every host (alone: all of them here)" },
+  DISCORD_GLOBAL_REQUESTS_PER_SECOND: { group: "Discord", meaning: "REST requests per second for the whole bot token (Discord allows 50); one budget per host, each host taking its share of the shards" },
 
   RUN_ENV: { group: "Web tools", meaning: "production, or development (private networks for fetch_url, a 50 MB body cap)", default: "production" },
   FETCH_URL_ALLOW_PRIVATE_NETWORK: { group: "Web tools", meaning: "true/1/yes/on: fetch_url may reach private addresses in production" },

@@ -42,11 +42,13 @@ import { DiscordMessageImages } from "./DiscordMessageImages"
 import { DiscordThoughtLog } from "./DiscordThoughtLog"
 import { contextWithBlocks, type DiscordFrontOptions, type DiscordTurnDeps, discordTurnInput } from "./DiscordTurnInput"
 import { GuildStickerCatalog } from "./GuildStickerCatalog"
+import { HistoryCoverage } from "./HistoryCoverage"
 import { PersonaWebhooks } from "./PersonaWebhooks"
 import { RateLimitGauge } from "./RateLimitGauge"
 import { reasoningAfterReply } from "./reasoningDisplay"
 import { makeServerGate } from "./ServerGate"
 import { UserRateLimiter } from "./UserRateLimiter"
+import { RequestBudget } from "./RequestBudget"
 import { type TriggerFacts, triggerReason } from "./triggers"
 
 /** What the slash commands use besides the queue. */
@@ -92,6 +94,8 @@ const make = (options: DiscordFrontOptions) =>
       client,
       webhooks,
       gauge,
+      budget: yield* RequestBudget,
+      coverage: yield* HistoryCoverage,
       persona,
       useWebhooks: config.personaWebhooks,
       maxMessagesPerTurn: config.maxMessagesPerTurn,
@@ -264,14 +268,18 @@ const make = (options: DiscordFrontOptions) =>
  * webhooks and the rate-limit gauge. Build it once
  * and share it between the turn services and `DiscordBot.layer`.
  */
-export const DiscordServices = Layer.mergeAll(
-  DiscordThoughtLog,
-  GuildStickerCatalog,
-  DiscordBlockTargetResolver,
-  DiscordMessageImages,
-  PersonaWebhooks.Default,
-  RateLimitGauge.Default
-).pipe(Layer.provideMerge(DiscordClient.layer))
+export const discordServicesWith = <E, R>(client: Layer.Layer<DiscordClient | RequestBudget | HistoryCoverage, E, R>) =>
+  Layer.mergeAll(
+    DiscordThoughtLog,
+    GuildStickerCatalog,
+    DiscordBlockTargetResolver,
+    DiscordMessageImages,
+    PersonaWebhooks.Default,
+    RateLimitGauge.Default
+  ).pipe(Layer.provideMerge(client))
+
+/** The services over the client with the budget DISCORD_GLOBAL_REQUESTS_PER_SECOND sets (benchmarks swap the client). */
+export const DiscordServices = discordServicesWith(DiscordClient.layer)
 
 export const DiscordBot = {
   /** The Discord front with default timings (what `main` launches when DISCORD_TOKEN is set). */

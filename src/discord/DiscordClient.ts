@@ -1,7 +1,13 @@
 import { Client, Events, GatewayIntentBits, Partials } from "discord.js"
-import { Clock, Context, Data, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, Data, Effect, FiberSet, Layer, Redacted } from "effect"
 import { DiscordConfig } from "../config/DiscordConfig"
+import { budgetedRequest } from "./budgetedRest"
+import { cacheOptions } from "./clientCaches"
 import { logGatewayEvents } from "./gatewayLog"
+import { HistoryCoverage } from "./HistoryCoverage"
+import { guardPacketHandling } from "./packetGuard"
+import { trackHistoryCoverage } from "./historyCoverageEvents"
+import { RequestBudget } from "./RequestBudget"
 import { makeRequestWithEncodedForms } from "./restMultipart"
 
 const DEVELOPER_PORTAL = "https://discord.com/developers/applications"
@@ -57,12 +63,21 @@ export const NO_MENTIONS = { parse: [], repliedUser: false } as const
 /**
  * A discord.js Client, logged in and ready (every guild of READY received). Logs in on
  * acquire and is destroyed on release; a bad token or a disallowed intent fails with one line.
+ * Every REST request it makes takes a slot of the RequestBudget; its caches are bounded
+ * (clientCaches) and tell the HistoryCoverage what they hold.
  */
 export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")<DiscordClient, Client<true>>() {
-  static readonly layer = Layer.scoped(
+  /** The client over a given budget and coverage (benchmarks compare budgets). */
+  static readonly layerOver = Layer.scoped(
     DiscordClient,
     Effect.gen(function*() {
       const config = yield* DiscordConfig
+      const budget = yield* RequestBudget
+      const coverage = yield* HistoryCoverage
+      const runFork = yield* FiberSet.makeRuntime<never>()
+      // Set once the client exists (the request function is built before it).
+      let applicationId: () => string | undefined = () => undefined
+      const makeRequest = budgetedRequest({ budget, runFork, applicationId: () => applicationId(), inner: makeRequestWithEncodedForms })
       const client = yield* Effect.acquireRelease(
         Effect.sync(() =>
           new Client({
@@ -70,13 +85,24 @@ export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")
             // DM channels are not cached until their first message arrives.
             partials: [Partials.Channel],
             allowedMentions: NO_MENTIONS,
-            rest: { makeRequest: makeRequestWithEncodedForms, ...(config.apiBaseUrl === undefined ? {} : { api: config.apiBaseUrl }) },
+            ...cacheOptions(coverage),
+            rest: {
+              makeRequest,
+              // The budget paces every request over any one second; discord.js's own fixed
+              // one-second windows would only hold requests back out of lane order. A 429 with
+              // the global flag still stops discord.js (and the budget) for its retry_after.
+              ...(budget.perSecond === undefined ? {} : { globalRequestsPerSecond: Number.POSITIVE_INFINITY }),
+              ...(config.apiBaseUrl === undefined ? {} : { api: config.apiBaseUrl })
+            },
             // DISCORD_SHARD_IDS / DISCORD_SHARD_COUNT: this host's share of the bot's shards.
             ...(config.shards === undefined ? {} : { shards: [...config.shards.ids], shardCount: config.shards.count })
           })
         ),
         (client) => Effect.promise(() => client.destroy())
       )
+      applicationId = () => client.application?.id ?? client.user?.id
+      yield* trackHistoryCoverage(client, coverage)
+      yield* guardPacketHandling(client)
       // The close code says why a login failed (4004 bad token, 4014 disallowed intents);
       // it is only read after the login settled, by this fiber.
       let closeCode: number | undefined
@@ -99,4 +125,7 @@ export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")
       return readyClient
     })
   )
+
+  /** The client with the budget DISCORD_GLOBAL_REQUESTS_PER_SECOND sets and a fresh history coverage (both provided too). */
+  static readonly layer = DiscordClient.layerOver.pipe(Layer.provideMerge(Layer.merge(RequestBudget.layer, HistoryCoverage.layer)))
 }

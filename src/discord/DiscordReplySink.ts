@@ -1,6 +1,8 @@
 import { Clock, type Context, Duration, Effect, Fiber, Option, Queue, Random, type Scope, Stream, SubscriptionRef } from "effect"
 import { DEFAULT_MAX_MESSAGES_PER_TURN } from "../config/DiscordConfig"
 import { DeliveryError, type ResponseSink } from "../loop/ResponseSink"
+import type { BudgetSlot, ReserveOptions } from "./RequestBudget"
+import type { RequestLane } from "./RequestLane"
 import { type ReplyWriteError, toDeliveryError } from "./discordErrors"
 import { noticeEmbed } from "./noticeEmbed"
 import {
@@ -25,7 +27,8 @@ export const STOPPED_MARKER = "\n-# ⏹ stopped"
 
 /**
  * Edits of one message are at least this far apart while text streams (≈ llmcord's 1/s; the
- * REST queue still honours the rate-limit headers). The last edit of a pass is not held back.
+ * REST queue still honours the rate-limit headers, and the request budget spaces them further
+ * when many replies stream at once). The last edit of a pass is not held back.
  */
 export const DEFAULT_MIN_EDIT_INTERVAL = Duration.seconds(1)
 
@@ -50,6 +53,12 @@ export interface DiscordReplySinkOptions {
   readonly minEditInterval?: Duration.DurationInput
   /** Waits while one of these rate-limit buckets is empty (so the latest text is sent when it refills). */
   readonly awaitBucket?: (keys: ReadonlyArray<string>) => Effect.Effect<void>
+  /**
+   * A slot of the request budget for the next write, in its lane: the pass's last text `final`,
+   * the reply's first message `first`, any other write `edit` (RequestBudget.reserve). The text is
+   * read once the slot is had, so a write that waited sends the newest text. Default: no budget.
+   */
+  readonly reserve?: (lane: RequestLane, options?: ReserveOptions) => Effect.Effect<BudgetSlot>
   /**
    * At most this many messages carry the reply's text (DISCORD_MAX_MESSAGES_PER_TURN); a longer
    * reply is cut with a marker. Notices are capped at as many again.
@@ -123,6 +132,7 @@ export const makeDiscordReplySink = (
   Effect.gen(function*() {
     const minEditInterval = Duration.toMillis(Duration.decode(options.minEditInterval ?? DEFAULT_MIN_EDIT_INTERVAL))
     const awaitBucket = options.awaitBucket ?? (() => Effect.void)
+    const reserve = options.reserve ?? (() => Effect.succeed<BudgetSlot>({ commit: Effect.void, release: Effect.void }))
     const maxMessages = Math.max(1, Math.floor(options.maxMessages ?? DEFAULT_MAX_MESSAGES_PER_TURN))
     const transientRetries = Math.max(0, Math.floor(options.transientRetries ?? DEFAULT_TRANSIENT_RETRIES))
     const transientBaseDelay = Duration.toMillis(Duration.decode(options.transientBaseDelay ?? DEFAULT_TRANSIENT_BASE_DELAY))
@@ -173,11 +183,27 @@ export const makeDiscordReplySink = (
       }
     }
 
+    /** The lane of the next write: the end of a pass first, then a reply's first message, then edits. */
+    const laneOf = (s: State): RequestLane =>
+      s.urgent ? "final" : s.layout.slots.every((slot) => slot.messageId === undefined) ? "first" : "edit"
+    /** Completes once the pass is ending (a write waiting for its slot then waits as `final`). */
+    const untilUrgent = Effect.asVoid(state.changes.pipe(Stream.filter((s) => s.urgent), Stream.runHead))
+
     /** Posts or edits message `index` with its latest text; what Discord refuses is handled by its kind. */
     const perform = (index: number) =>
       Effect.gen(function*() {
         yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: true }))
         yield* awaitBucket(yield* target.rateLimitKeys)
+        const lane = laneOf(yield* SubscriptionRef.get(state))
+        yield* Effect.acquireUseRelease(
+          Effect.interruptible(reserve(lane, lane === "final" ? {} : { promoteWhen: untilUrgent })),
+          (slot) => write(index, { lane, slot }),
+          (slot) => slot.release
+        )
+      })
+
+    const write = (index: number, ticket: { readonly lane: RequestLane; readonly slot: BudgetSlot }) =>
+      Effect.gen(function*() {
         // Read after waiting: the latest text is what gets sent.
         const slot = (yield* SubscriptionRef.get(state)).layout.slots[index]
         if (slot === undefined) return yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: false }))
@@ -186,8 +212,8 @@ export const makeDiscordReplySink = (
         const messageId = slot.messageId
         const result = yield* Effect.either(
           messageId === undefined || content === undefined
-            ? target.send(slot.desired, { nonce: `${noncePrefix}.${slot.serial}` })
-            : Effect.as(target.edit(messageId, content), messageId)
+            ? target.send(slot.desired, { nonce: `${noncePrefix}.${slot.serial}`, ticket })
+            : Effect.as(target.edit(messageId, content, { ticket }), messageId)
         )
         const now = yield* Clock.currentTimeMillis
         const line = yield* SubscriptionRef.modify(state, (s): readonly [string | undefined, State] =>

@@ -9,12 +9,15 @@ import { applyBlockedUserNotices, blockedMessageIds } from "../tools/builtin/blo
 import { NO_MENTIONS } from "./DiscordClient"
 import { discordMediaOutlet } from "./DiscordMediaOutlet"
 import { type DiscordReplySink, makeDiscordReplySink } from "./DiscordReplySink"
+import { recentMessages } from "./channelHistory"
 import { HISTORY_LIMIT, hasContent, type HistoryEntry, historyEntry, isFromSelf, type SelfIdentity, toChatMessage } from "./history"
+import type { HistoryCoverageState } from "./HistoryCoverage"
 import type { PersonaWebhooks } from "./PersonaWebhooks"
 import type { RateLimitGauge } from "./RateLimitGauge"
 import { replyChain } from "./replyChain"
+import type { RequestBudgetService } from "./RequestBudget"
 import { channelReplyTarget } from "./ReplyTarget"
-import { keepTyping, TYPING_REFRESH } from "./TypingIndicator"
+import { budgetedTyping, keepTyping, TYPING_REFRESH } from "./TypingIndicator"
 
 /** Knobs of the Discord front (tests shorten them). */
 export interface DiscordFrontOptions {
@@ -32,6 +35,10 @@ export interface DiscordTurnDeps {
   readonly client: Client<true>
   readonly webhooks: PersonaWebhooks
   readonly gauge: RateLimitGauge
+  /** Every REST request takes a slot of it; replies go first. */
+  readonly budget: RequestBudgetService
+  /** Which channels' history the client's cache holds whole (read from there instead of Discord). */
+  readonly coverage: HistoryCoverageState
   readonly persona: Persona
   /** Replies go through a persona webhook (BOT_PERSONA_NAME is set). */
   readonly useWebhooks: boolean
@@ -49,12 +56,18 @@ export interface DiscordTurnDeps {
 /**
  * The channel's recent messages around a trigger, oldest first, ending with the trigger: earlier
  * messages, plus the bot's own replies posted after it (a queued turn sees what was answered
- * while it waited); other users' later messages are theirs to trigger.
+ * while it waited); other users' later messages are theirs to trigger. Read from the client's
+ * cache when it holds them all, else from Discord.
  */
-export const recentHistory = (trigger: Message, self: SelfIdentity, limit: number): Effect.Effect<ReadonlyArray<HistoryEntry>> =>
-  Effect.tryPromise(() => trigger.channel.messages.fetch({ limit })).pipe(
-    Effect.map((fetched) =>
-      [...fetched.values()]
+export const recentHistory = (
+  trigger: Message,
+  self: SelfIdentity,
+  limit: number,
+  reading: { readonly coverage: HistoryCoverageState; readonly budget: RequestBudgetService }
+): Effect.Effect<ReadonlyArray<HistoryEntry>> =>
+  recentMessages(trigger.channel, limit, reading.coverage, reading.budget).pipe(
+    Effect.map(({ messages }) =>
+      messages
         .filter((message) => message.id !== trigger.id)
         .filter((message) => BigInt(message.id) < BigInt(trigger.id) || isFromSelf(message, self))
         .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
@@ -94,10 +107,12 @@ export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels
     const target = deps.useWebhooks ? yield* deps.webhooks.target(channel, deps.persona, fallback) : fallback
     const reply = yield* makeDiscordReplySink(target, {
       awaitBucket: deps.gauge.awaitReset,
+      reserve: deps.budget.reserve,
       maxMessages: deps.maxMessagesPerTurn,
       ...(deps.options.minEditInterval === undefined ? {} : { minEditInterval: deps.options.minEditInterval })
     })
-    yield* Effect.forkScoped(keepTyping(Effect.tryPromise(() => channel.sendTyping()), reply.lastWriteAt, deps.options.typingRefresh ?? TYPING_REFRESH))
+    const nothingVisible = Effect.map(reply.messageIds, (ids) => ids.length === 0)
+    yield* Effect.forkScoped(keepTyping(budgetedTyping(deps.budget, channel), nothingVisible, deps.options.typingRefresh ?? TYPING_REFRESH))
     const sink: TurnSink = {
       sink: reply.sink,
       finish: (result) =>
@@ -121,7 +136,7 @@ export const discordTurnInput = (deps: DiscordTurnDeps, trigger: Message, channe
   loadContext: Effect.gen(function*() {
     const ownIds = yield* deps.webhooks.knownOwnIds
     const self: SelfIdentity = { botId: deps.client.user.id, isOwnWebhook: (id) => ownIds.has(id) }
-    const recent = yield* recentHistory(trigger, self, deps.options.historyLimit ?? HISTORY_LIMIT)
+    const recent = yield* recentHistory(trigger, self, deps.options.historyLimit ?? HISTORY_LIMIT, deps)
     // A reply to a message older than the history brings that message and its chain in, first.
     const chain = yield* replyChain(trigger, new Set(recent.map((entry) => entry.messageId)), self, {
       max: deps.replyChainMax ?? 0,

@@ -5,7 +5,8 @@ import { type BoundedCache, cacheDelete, cacheGet, cacheKeys, cacheSet, emptyCac
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
 import { classifyWriteError, discordErrorCode, DiscordErrorCode, ReplyWriteError } from "./discordErrors"
 import { recoverLostWebhookPost, type UnansweredPost } from "./lostWebhookPosts"
-import { messagePayload, type OutgoingMessage, type ReplyTarget, type SendOptions } from "./ReplyTarget"
+import { inLane, type RequestTicket, underTicket } from "./budgetedRest"
+import { type EditOptions, messagePayload, type OutgoingMessage, type ReplyTarget, type SendOptions } from "./ReplyTarget"
 
 /** The webhook name the bot creates (one per channel, reused by every persona). */
 export const WEBHOOK_NAME = "loopcord"
@@ -77,7 +78,11 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
     const forgetIfCached = (hostId: string, webhookId: string) =>
       Ref.update(cache, (entries) => (entries.get(hostId)?.value.id === webhookId ? cacheDelete(entries, hostId) : entries))
 
-    const findOrCreate = (host: WebhookHost): Effect.Effect<Option.Option<ChannelWebhook>, ReplyWriteError> =>
+    /**
+     * The channel's webhook. A lookup Discord is asked for goes in the lane of the post it
+     * stands before, paying for itself (the post's slot stays for the post).
+     */
+    const findOrCreate = (host: WebhookHost, ticket?: RequestTicket): Effect.Effect<Option.Option<ChannelWebhook>, ReplyWriteError> =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const cached = cacheGet(yield* Ref.get(cache), host.id, now)
@@ -86,12 +91,12 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         const permitted = host.permissionsFor(client.user)?.has(PermissionFlagsBits.ManageWebhooks) ?? false
         if (denied || !permitted) return Option.none()
         const webhook = yield* Effect.tryPromise({
-          try: async (): Promise<ChannelWebhook> => {
+          try: (): Promise<ChannelWebhook> => inLane(ticket?.lane ?? "control", undefined, async () => {
             const existing = (await host.fetchWebhooks()).find((candidate): candidate is ChannelWebhook =>
               candidate.isIncoming() && candidate.token !== null && (candidate.applicationId === client.user.id || candidate.owner?.id === client.user.id)
             )
             return existing ?? (await host.createWebhook({ name: WEBHOOK_NAME, reason: "loopcord persona messages" }))
-          },
+          }),
           catch: (error) => error
         }).pipe(
           Effect.map(Option.some),
@@ -135,15 +140,16 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         // Posts (by nonce) whose answer was lost to a transient failure: the retry looks for the copy first.
         const unanswered = yield* Ref.make(new Map<string, UnansweredPost>())
 
-        const execute = (webhook: ChannelWebhook, message: OutgoingMessage) =>
+        const execute = (webhook: ChannelWebhook, message: OutgoingMessage, ticket: RequestTicket | undefined) =>
           Effect.zipRight(Ref.set(lastWebhook, webhook), Effect.tryPromise({
             try: (): Promise<{ readonly id: string }> =>
-              webhook.send({
-                ...messagePayload(message),
-                ...identity,
-                ...(threadId === undefined ? {} : { threadId }),
-                allowedMentions: NO_MENTIONS
-              }),
+              underTicket(ticket, () =>
+                webhook.send({
+                  ...messagePayload(message),
+                  ...identity,
+                  ...(threadId === undefined ? {} : { threadId }),
+                  allowedMentions: NO_MENTIONS
+                })),
             catch: (error) => error
           })).pipe(Effect.tap((sent) => Ref.update(postedBy, (map) => new Map(map).set(sent.id, webhook))))
 
@@ -151,18 +157,18 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
          * Sends through the cached webhook; a deleted one is recreated and the send tried once
          * more. None: send as the bot (no webhook here, or the new one is gone at once too).
          */
-        const sendViaWebhook = (message: OutgoingMessage): Effect.Effect<Option.Option<string>, ReplyWriteError> =>
+        const sendViaWebhook = (message: OutgoingMessage, ticket: RequestTicket | undefined): Effect.Effect<Option.Option<string>, ReplyWriteError> =>
           Effect.gen(function*() {
-            const webhook = yield* findOrCreate(host)
+            const webhook = yield* findOrCreate(host, ticket)
             if (Option.isNone(webhook)) return Option.none()
-            const first = yield* Effect.either(execute(webhook.value, message))
+            const first = yield* Effect.either(execute(webhook.value, message, ticket))
             if (first._tag === "Right") return Option.some(first.right.id)
             if (discordErrorCode(first.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(first.left, "send"))
             yield* Effect.logWarning("Persona webhook was deleted (10015); recreating it").pipe(Effect.annotateLogs({ channelId: host.id }))
             yield* forget(host.id)
-            const fresh = yield* findOrCreate(host)
+            const fresh = yield* findOrCreate(host, ticket)
             if (Option.isNone(fresh)) return Option.none()
-            const second = yield* Effect.either(execute(fresh.value, message))
+            const second = yield* Effect.either(execute(fresh.value, message, ticket))
             if (second._tag === "Right") return Option.some(second.right.id)
             if (discordErrorCode(second.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(second.left, "send"))
             yield* forget(host.id)
@@ -171,7 +177,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
           })
 
         const postOnce = (message: OutgoingMessage, options?: SendOptions): Effect.Effect<string, ReplyWriteError> =>
-          Effect.flatMap(sendViaWebhook(message), Option.match({
+          Effect.flatMap(sendViaWebhook(message, options?.ticket), Option.match({
             onSome: Effect.succeed,
             onNone: () =>
               fallback.send(message, options).pipe(Effect.tap((id) => Ref.update(viaFallback, (ids) => new Set(ids).add(id))))
@@ -208,15 +214,17 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
           })
         }
 
-        const edit = (messageId: string, content: string): Effect.Effect<void, ReplyWriteError> =>
+        const edit = (messageId: string, content: string, options?: EditOptions): Effect.Effect<void, ReplyWriteError> =>
           Effect.gen(function*() {
-            if ((yield* Ref.get(viaFallback)).has(messageId)) return yield* fallback.edit(messageId, content)
+            if ((yield* Ref.get(viaFallback)).has(messageId)) return yield* fallback.edit(messageId, content, options)
             const webhook = (yield* Ref.get(postedBy)).get(messageId)
             if (webhook === undefined) {
               return yield* Effect.fail(new ReplyWriteError({ kind: "frozen", reason: "failed", detail: `message ${messageId} was not posted by this reply` }))
             }
             yield* Effect.tryPromise({
-              try: () => webhook.editMessage(messageId, { content, ...(threadId === undefined ? {} : { threadId }), allowedMentions: NO_MENTIONS }),
+              try: () =>
+                underTicket(options?.ticket, () =>
+                  webhook.editMessage(messageId, { content, ...(threadId === undefined ? {} : { threadId }), allowedMentions: NO_MENTIONS })),
               catch: (error) => error
             }).pipe(
               Effect.tapError((error) =>

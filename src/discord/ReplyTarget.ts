@@ -1,5 +1,6 @@
 import type { APIEmbed, SendableChannels } from "discord.js"
 import { Effect, Ref } from "effect"
+import { type RequestTicket, underTicket } from "./budgetedRest"
 import { NO_MENTIONS } from "./DiscordClient"
 import { classifyWriteError, type ReplyWriteError } from "./discordErrors"
 
@@ -16,6 +17,13 @@ export interface SendOptions {
    * when a retried post had gone through after all.
    */
   readonly nonce?: string
+  /** The request-budget slot (and lane) the post was granted; without one it waits for its own. */
+  readonly ticket?: RequestTicket
+}
+
+/** Options of one edit. */
+export interface EditOptions {
+  readonly ticket?: RequestTicket
 }
 
 /**
@@ -31,7 +39,7 @@ export interface ReplyTarget {
   /** Posts a message and returns its id. */
   readonly send: (message: OutgoingMessage, options?: SendOptions) => Effect.Effect<string, ReplyWriteError>
   /** Edits a message this target posted. */
-  readonly edit: (messageId: string, content: string) => Effect.Effect<void, ReplyWriteError>
+  readonly edit: (messageId: string, content: string, options?: EditOptions) => Effect.Effect<void, ReplyWriteError>
 }
 
 export const messagePayload = (message: OutgoingMessage) =>
@@ -50,21 +58,22 @@ export const channelReplyTarget = (channel: SendableChannels, replyTo: string | 
         const reference = yield* Ref.get(pendingReply)
         const sent = yield* Effect.tryPromise({
           try: (): Promise<{ readonly id: string }> =>
-            channel.send({
-              ...messagePayload(message),
-              allowedMentions: NO_MENTIONS,
-              ...(options.nonce === undefined ? {} : { nonce: options.nonce, enforceNonce: true }),
-              ...(reference === undefined ? {} : { reply: { messageReference: reference, failIfNotExists: false } })
-            }),
+            underTicket(options.ticket, (): Promise<{ readonly id: string }> =>
+              channel.send({
+                ...messagePayload(message),
+                allowedMentions: NO_MENTIONS,
+                ...(options.nonce === undefined ? {} : { nonce: options.nonce, enforceNonce: true }),
+                ...(reference === undefined ? {} : { reply: { messageReference: reference, failIfNotExists: false } })
+              })),
           catch: (error) => classifyWriteError(error, "send")
         })
         // Only the first message that went out replies (a failed try keeps the reference).
         yield* Ref.set(pendingReply, undefined)
         return sent.id
       }),
-    edit: (messageId, content) =>
+    edit: (messageId, content, options = {}) =>
       Effect.tryPromise({
-        try: (): Promise<unknown> => channel.messages.edit(messageId, { content, allowedMentions: NO_MENTIONS }),
+        try: (): Promise<unknown> => underTicket(options.ticket, () => channel.messages.edit(messageId, { content, allowedMentions: NO_MENTIONS })),
         catch: (error) => classifyWriteError(error, "edit")
       }).pipe(Effect.asVoid)
   }))

@@ -2,6 +2,8 @@ import { type APIGatewayBotInfo, REST, Routes, type Shard, ShardingManager } fro
 import { Duration, Effect, FiberSet, Queue, Redacted, Ref } from "effect"
 import { DiscordConfig } from "../config/DiscordConfig"
 import { DiscordStartupError } from "./DiscordClient"
+import { decodeBudgetMessage, HOST_BUDGET_ENV, HOST_BUDGET_IPC, hostBudgetServer } from "./hostBudget"
+import { hostShare, localSlotSource, makeRequestBudget } from "./RequestBudget"
 
 export interface ShardingOptions {
   /** The entry every shard process runs (`dist/main.js`, or `src/main.ts` under tsx): it logs a client into its shards. */
@@ -73,6 +75,11 @@ export const runShards = (options: ShardingOptions) =>
     })
     const stopping = yield* Ref.make(false)
     const run = yield* FiberSet.makeRuntime<never>()
+    // One request budget for every shard process of this host (Discord's global limit is per
+    // bot token): the processes take their slots from here over IPC.
+    const perSecond = hostShare(config.globalRequestsPerSecond, config.shards)
+    const hostSource = yield* localSlotSource(perSecond)
+    const budget = yield* hostBudgetServer(yield* makeRequestBudget(hostSource, perSecond), hostSource.pauseUntil)
 
     /** Starts `shard` again until it runs: each failure is logged, the pause doubles up to the maximum. */
     const restart = (shard: Shard): Effect.Effect<void> =>
@@ -103,7 +110,17 @@ export const runShards = (options: ShardingOptions) =>
         const deaths = yield* Queue.unbounded<unknown>()
         const healthy = yield* Ref.make<unknown>(undefined)
         shard.on("ready", () => run(Ref.set(healthy, shard.process)))
-        shard.on("death", (child: unknown) => run(Queue.offer(deaths, child)))
+        // A dead process's slots and waits are given back to the host's budget.
+        shard.on("death", (child: unknown) => run(Effect.zipRight(budget.forget(shard.id), Queue.offer(deaths, child))))
+        shard.on("message", (raw: unknown) => {
+          const message = decodeBudgetMessage(raw)
+          if (message !== undefined) {
+            run(budget.serve(shard.id, message, (answer) => {
+              // A process that just died cannot be answered; its slots are forgotten with it.
+              shard.send(answer).catch(() => undefined)
+            }))
+          }
+        })
         // discord.js emits errors of its own respawn path here; ours never reach it, but an
         // unheard `error` event would end the process.
         shard.on("error", (error: unknown) => run(Effect.logError(`Discord sharding: shard ${shard.id}: ${describe(error)}`)))
@@ -120,6 +137,7 @@ export const runShards = (options: ShardingOptions) =>
       if (typeof shard.env === "object" && shard.env !== null) {
         Reflect.deleteProperty(shard.env, "DISCORD_SHARD_IDS")
         Reflect.deleteProperty(shard.env, "DISCORD_SHARD_COUNT")
+        Reflect.set(shard.env, HOST_BUDGET_ENV, HOST_BUDGET_IPC)
       }
       run(Effect.logInfo(`Discord sharding: shard ${shard.id + 1}/${totalShards} started`))
       run(supervise(shard))
@@ -142,6 +160,6 @@ export const runShards = (options: ShardingOptions) =>
           })
         )
     )
-    yield* Effect.logInfo(`Discord sharding: ${totalShards} shard(s) running`)
+    yield* Effect.logInfo(`Discord sharding: ${totalShards} shard(s) running, sharing ${perSecond} REST requests per second`)
     return manager
   })

@@ -68,3 +68,8 @@ export const makeToolLabels = Effect.map(Ref.make<ReadonlySet<string>>(new Set()
 /** A guild id as telemetry carries it: pseudonymous (never the raw id), stable across restarts. */
 export const hashedGuild = (guildId: string | undefined): string =>
   guildId === undefined ? "dm" : createHash("sha256").update(`loopcord-guild:${guildId}`).digest("hex").slice(0, 16)
+
+export const discordRateLimitedTotal = Metric.counter("loopcord_discord_rate_limited", {
+  description: "Discord REST answers 429, by scope (global: the bot's limit across every route; route: one bucket)",
+  incremental: true
+})

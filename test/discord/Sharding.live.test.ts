@@ -30,6 +30,30 @@ describe("Sharding (npm run start:sharded)", () => {
       assert.strictEqual(guildCounts.reduce((sum, count) => sum + count, 0), 4)
     }), 60_000)
 
+  it.scopedLive("[issue 27] the shard processes of one host share one request budget: a burst from both stays under the host's rate", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeDiscord({ shards: 2, globalLimit: { perSecond: 50 } })
+      const previous = process.env["DISCORD_API_BASE_URL"]
+      process.env["DISCORD_API_BASE_URL"] = fake.apiBase
+      yield* Effect.addFinalizer(() => Effect.sync(() => {
+        if (previous === undefined) delete process.env["DISCORD_API_BASE_URL"]
+        else process.env["DISCORD_API_BASE_URL"] = previous
+      }))
+      const config = DiscordConfig.make({ token: fake.token, apiBaseUrl: fake.apiBase, globalRequestsPerSecond: 8 })
+      const manager = yield* runShards({ entry: child, spawnDelay: 0 }).pipe(Effect.provide(config))
+      const since = Date.now()
+      // Each process sends 12 typing requests at once through its own client.
+      yield* Effect.promise(() =>
+        manager.broadcastEval(
+          (client, context) => Promise.all(Array.from({ length: 12 }, () => client.rest.post(`/channels/${context.channelId}/typing`))).then(() => true),
+          { context: { channelId: fake.channel.id } }
+        ))
+      const typing = fake.requestsTo("POST", /\/typing$/).filter((request) => request.at >= since)
+      assert.strictEqual(typing.length, 24)
+      assert.isAtMost(fake.peakRequestsPerWindow(1000, since), 8, "8 per second for the host, not per process")
+      assert.isAtLeast(Math.max(...typing.map((request) => request.at)) - since, 1900, "24 requests at 8/s take over 2 s")
+    }), 60_000)
+
   it.scopedLive("[issue 11] a shard that dies and then fails to start again is retried with backoff (logged); the manager survives and the shard comes back", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()

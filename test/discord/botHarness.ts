@@ -45,6 +45,8 @@ export interface BotHarnessOptions {
   readonly tools?: ReadonlyArray<Tool>
   readonly loop?: Partial<LoopSettings>
   readonly fake?: FakeDiscordOptions
+  /** World building before the client logs in: messages seeded here were posted while the bot was away. */
+  readonly beforeLogin?: (fake: FakeDiscord) => void
   readonly personaName?: string
   readonly front?: DiscordFrontOptions
   /** Create a `#thought-log` channel and set THOUGHT_LOG_CHANNEL_ID to it. */
@@ -86,6 +88,7 @@ export interface BotHarnessOptions {
 export const botHarness = (options: BotHarnessOptions) =>
   Effect.gen(function*() {
     const fake = yield* fakeDiscord(options.fake)
+    options.beforeLogin?.(fake)
     const thoughtLogChannelId = options.thoughtLogChannel === true ? fake.addChannel({ kind: "text", name: "thought-log" }).id : undefined
     const config = DiscordConfig.make({
       token: fake.token,

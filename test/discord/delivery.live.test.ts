@@ -382,7 +382,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* liveDiscord()
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
-      const typing = yield* Effect.fork(keepTyping(Effect.tryPromise(() => channel.sendTyping()), Effect.succeed(0), "100 millis"))
+      const typing = yield* Effect.fork(keepTyping(Effect.tryPromise(() => channel.sendTyping()), Effect.succeed(true), "100 millis"))
       yield* waitUntil(fake, "three typing requests", () => fake.requestsTo("POST", /\/typing$/).length >= 3)
       yield* Fiber.interrupt(typing)
       const count = fake.requestsTo("POST", /\/typing$/).length

@@ -1,11 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import { DiscordClient } from "../../src/discord/DiscordClient"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import * as Database from "../../src/store/Database"
 import { DatabaseTarget } from "../../src/store/DatabaseUrl"
+import { ShortTermMemoryStore } from "../../src/store/ShortTermMemoryStore"
 import * as Stores from "../../src/store/Stores"
 import { UPDATE_SHORT_TERM_MEMORY } from "../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
 import { type FakeChannel, type FakeDiscord, Permission, waitUntil } from "../support/fakeDiscord"
@@ -51,6 +52,15 @@ describe("short-term memory on Discord (decision 16)", () => {
       const caseThread = fake.addThread(moderators, "case-1")
       yield* waitUntil(fake, "channel and thread cached", () => client.channels.cache.has(moderators.id) && client.channels.cache.has(caseThread.id))
 
+      // The tool writes a memory after "Noted." shows; a turn of another queue (another channel)
+      // may start before that, so the test waits for the write itself.
+      const memories = yield* Effect.provide(ShortTermMemoryStore, context)
+      const written = (scope: Parameters<typeof memories.get>[0], summary: string) =>
+        Effect.repeat(memories.get(scope, undefined).pipe(Effect.orDie), {
+          until: (memory) => memory["summary"] === summary,
+          schedule: Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds"))
+        })
+
       /** The user mentions the bot in `channel`; resolves with the memory block the model was shown. */
       const say = (channel: FakeChannel, text: string) =>
         Effect.gen(function*() {
@@ -69,6 +79,7 @@ describe("short-term memory on Discord (decision 16)", () => {
       assert.notInclude(inGeneral, "written before the upgrade", "the old per-server memory is no channel's")
       assert.include(yield* say(caseThread, "anything on this case?"), "summary: the moderators will ban user X", "a thread reads its channel's")
       yield* say(caseThread, "remember the thread decided: warning first")
+      yield* written({ kind: "channel", guildId: fake.guild.id, channelId: moderators.id }, "the thread decided: warning first")
       assert.include(yield* say(moderators, "status?"), "summary: the thread decided: warning first", "a thread writes its channel's")
       assert.notInclude(yield* say(fake.channel, "and now?"), "warning first")
 
@@ -83,6 +94,7 @@ describe("short-term memory on Discord (decision 16)", () => {
       assert.include(shared, "summary: written before the upgrade", "the migrated memory is the server-wide one")
       assert.notInclude(shared, "warning first")
       yield* say(moderators, "remember the raid is on Friday")
+      yield* written({ kind: "server", guildId: fake.guild.id }, "the raid is on Friday")
       assert.include(yield* say(fake.channel, "when is the raid?"), "summary: the raid is on Friday", "written in one channel, shown in another")
       assert.include(yield* say(caseThread, "and here?"), "summary: the raid is on Friday")
     }))

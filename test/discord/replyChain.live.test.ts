@@ -26,8 +26,8 @@ const singleFetches = (fake: FakeDiscord) => fake.requestsTo("GET", /^\/channels
 describe("reply chains beyond the recent history", () => {
   it.scopedLive("a 1,000-deep chain: the message replied to and its chain join the context, 10 at most, with 10 fetches at most", () =>
     Effect.gen(function*() {
-      const { fake, probe } = yield* botHarness({ script: () => reply("ok") })
-      const chain = seedChain(fake, 1000, 30)
+      let chain: ReadonlyArray<StoredMessage> = []
+      const { fake, probe } = yield* botHarness({ script: () => reply("ok"), beforeLogin: (fake) => (chain = seedChain(fake, 1000, 30)) })
       fake.userSays(fake.channel, "what was the thread about?", { mentionBot: true, replyTo: chain.at(-1)?.id ?? "" })
       yield* awaitBotMessages(fake, fake.channel.id, 1, "the answer")
       const [request] = yield* probe.requests
@@ -43,15 +43,15 @@ describe("reply chains beyond the recent history", () => {
 
   it.scopedLive("a reply to a message the history holds fetches nothing; DISCORD_REPLY_CHAIN_MAX=0 fetches nothing", () =>
     Effect.gen(function*() {
-      const { fake, probe } = yield* botHarness({ script: () => reply("ok") })
-      const recent = fake.seedMessage(fake.channel, "a recent message", { author: fake.user("bob") })
-      fake.userSays(fake.channel, "about that", { mentionBot: true, replyTo: recent.id })
+      let recent: StoredMessage | undefined
+      const { fake, probe } = yield* botHarness({ script: () => reply("ok"), beforeLogin: (fake) => (recent = fake.seedMessage(fake.channel, "a recent message", { author: fake.user("bob") })) })
+      fake.userSays(fake.channel, "about that", { mentionBot: true, replyTo: recent?.id ?? "" })
       yield* awaitBotMessages(fake, fake.channel.id, 1, "the answer")
       assert.lengthOf(singleFetches(fake), 0)
       assert.isTrue((yield* probe.requests)[0]?.messages.some((message) => message.content === "a recent message"))
 
-      const off = yield* botHarness({ script: () => reply("ok"), serverControls: { replyChainMax: 0 } })
-      const chain = seedChain(off.fake, 3, 25)
+      let chain: ReadonlyArray<StoredMessage> = []
+      const off = yield* botHarness({ script: () => reply("ok"), serverControls: { replyChainMax: 0 }, beforeLogin: (fake) => (chain = seedChain(fake, 3, 25)) })
       off.fake.userSays(off.fake.channel, "and this?", { mentionBot: true, replyTo: chain.at(-1)?.id ?? "" })
       yield* awaitBotMessages(off.fake, off.fake.channel.id, 1, "the answer without a chain")
       assert.lengthOf(singleFetches(off.fake), 0)
@@ -59,8 +59,8 @@ describe("reply chains beyond the recent history", () => {
 
   it.scopedLive("a fetch that never answers cuts the chain at the time budget: the turn goes on with what was fetched", () =>
     Effect.gen(function*() {
-      const { fake, probe } = yield* botHarness({ script: () => reply("ok"), front: { replyChainBudget: "400 millis" } })
-      const chain = seedChain(fake, 5, 25)
+      let chain: ReadonlyArray<StoredMessage> = []
+      const { fake, probe } = yield* botHarness({ script: () => reply("ok"), front: { replyChainBudget: "400 millis" }, beforeLogin: (fake) => (chain = seedChain(fake, 5, 25)) })
       // No single message comes back: the trigger brings link 5 along (Discord sends the message it
       // replies to with it), and the fetch of link 4 stalls.
       fake.failNext({ method: "GET", path: /^\/channels\/\d+\/messages\/\d+$/, status: 0, hang: true, times: 100 })

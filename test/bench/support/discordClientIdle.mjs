@@ -10,6 +10,8 @@ const client = new Client({
   rest: { api: process.env.DISCORD_API_BASE_URL }
 })
 client.once("ready", () => process.stdout.write("READY\n"))
+// With --expose-gc, SIGUSR2 runs a full collection (the scale bench measures idle memory after one).
+process.on("SIGUSR2", () => globalThis.gc?.())
 process.on("SIGTERM", () => {
   void client.destroy().then(() => process.exit(0))
 })

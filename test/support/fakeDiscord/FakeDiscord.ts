@@ -40,6 +40,12 @@ export interface FakeDiscordOptions {
   readonly closeOnIdentify?: number
   /** Per-channel message bucket: at most `limit` message writes per `windowMs`, with real headers. */
   readonly messageBucket?: { readonly limit: number; readonly windowMs: number }
+  /**
+   * Discord's global limit: at most `perSecond` REST requests of the bot in any one second
+   * (interaction responses not counted, as on Discord); beyond, 429 with `X-RateLimit-Global`
+   * and `"global": true`. Off unless set (Discord's is 50).
+   */
+  readonly globalLimit?: { readonly perSecond: number }
   readonly shards?: number
   readonly stickers?: ReadonlyArray<FakeSticker>
   /** Permissions of the bot's role in the default guild. */
@@ -174,6 +180,12 @@ export class FakeDiscord {
   /** `channelId nonce` → the message created with it (enforce_nonce). */
   private readonly nonces = new Map<string, string>()
   private readonly buckets = new Map<string, { count: number; resetAt: number }>()
+  /** Arrival times of the requests the global limit counts, within the last second. */
+  private globalWindow: Array<number> = []
+  /** Paths of the attachment downloads (CDN and media proxy) asked for, in order. */
+  readonly cdnRequests: Array<string> = []
+  /** 429s answered, by scope (global: the bot's global limit; route: a per-route bucket or a scripted 429). */
+  readonly rateLimited = { global: 0, route: 0 }
   private readonly changes = new EventEmitter()
   private readonly sockets = new Set<WebSocket>()
   /** While set, the gateway drops every connection as it opens (a network outage). */
@@ -220,8 +232,11 @@ export class FakeDiscord {
 
   // ---------------------------------------------------------------- world building
 
-  addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions, id: string = snowflake()): FakeGuild {
-    const guild: FakeGuild = { id, name, ownerId: snowflake(), botRoleId: snowflake(), adminRoleId: snowflake(), botPermissions: permissions, stickers, roles: [] }
+  addGuild(name: string, stickers: ReadonlyArray<FakeSticker> = [], permissions: bigint = botPermissions, id: string = snowflake(), filler?: FakeGuild["filler"]): FakeGuild {
+    const guild: FakeGuild = {
+      id, name, ownerId: snowflake(), botRoleId: snowflake(), adminRoleId: snowflake(), botPermissions: permissions, stickers, roles: [],
+      ...(filler === undefined ? {} : { filler })
+    }
     this.guilds.push(guild)
     // A guild added once the bot is online joins it at once (as when the bot is invited).
     if (this.sessions.size > 0) {
@@ -231,7 +246,15 @@ export class FakeDiscord {
     return guild
   }
 
-  addChannel(spec: { readonly kind: ChannelKind; readonly name: string; readonly guildId?: string; readonly parentId?: string; readonly recipient?: FakeUser }): FakeChannel {
+  addChannel(spec: {
+    readonly kind: ChannelKind
+    readonly name: string
+    readonly guildId?: string
+    readonly parentId?: string
+    readonly recipient?: FakeUser
+    /** Announce a text channel to a connected client (CHANNEL_CREATE) at once (default true). */
+    readonly announce?: boolean
+  }): FakeChannel {
     const channel: FakeChannel = {
       id: snowflake(),
       kind: spec.kind,
@@ -244,7 +267,7 @@ export class FakeDiscord {
       noWebhooks: false
     }
     this.channels.set(channel.id, channel)
-    if (channel.kind === "text" && channel.guildId !== undefined && this.sessions.size > 0) {
+    if (channel.kind === "text" && channel.guildId !== undefined && this.sessions.size > 0 && spec.announce !== false) {
       this.dispatch("CHANNEL_CREATE", channelPayload(channel), channel.guildId)
     }
     return channel
@@ -370,6 +393,7 @@ export class FakeDiscord {
       deleted: false
     }
     this.messagesById.set(message.id, message)
+    channel.lastMessageId = message.id
     return message
   }
 
@@ -671,6 +695,7 @@ export class FakeDiscord {
       deleted: false
     }
     this.messagesById.set(message.id, message)
+    spec.channel.lastMessageId = message.id
     // Discord adds `channel_type` to MESSAGE_CREATE; discord.js needs it to build DM channels.
     const channelType = spec.channel.kind === "text" ? 0 : spec.channel.kind === "thread" ? 11 : 1
     this.dispatch("MESSAGE_CREATE", { ...this.payloadOf(message), channel_type: channelType }, message.guildId)
@@ -811,9 +836,14 @@ export class FakeDiscord {
         application: { id: this.applicationId, flags: 0 }
       }
     }))
+    const byGuild = new Map<string, Array<FakeChannel>>()
+    for (const channel of this.channels.values()) {
+      if (channel.guildId === undefined || channel.deleted) continue
+      byGuild.set(channel.guildId, [...(byGuild.get(channel.guildId) ?? []), channel])
+    }
     for (const guild of guilds) {
       session.seq += 1
-      const channels = [...this.channels.values()].filter((channel) => channel.guildId === guild.id && !channel.deleted)
+      const channels = byGuild.get(guild.id) ?? []
       socket.send(JSON.stringify({ op: 0, t: "GUILD_CREATE", s: session.seq, d: guildCreatePayload(guild, this.bot, channels) }))
     }
   }
@@ -835,6 +865,7 @@ export class FakeDiscord {
   private async handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", `http://127.0.0.1:${this.port}`)
     if (request.method === "GET" && (url.pathname.startsWith("/attachments/") || url.pathname.startsWith("/media-proxy/attachments/"))) {
+      this.cdnRequests.push(url.pathname)
       const file = this.cdn.get(cdnPath(url.pathname))
       response.writeHead(file === undefined ? 404 : 200, { "content-type": file?.contentType ?? "text/plain" })
       response.end(file?.data ?? "not found")
@@ -854,10 +885,14 @@ export class FakeDiscord {
       doneAt: 0
     }
     this.requests.push(record)
-    const { status, body: responseBody, headers, cut, hang } = this.route(record)
+    const { status, body: responseBody, headers, cut, hang } = this.globallyLimited(record) ?? this.route(record)
     if (hang === true) {
       this.changed()
       return
+    }
+    if (status === 429 && cut !== true) {
+      if (headers?.["x-ratelimit-global"] === "true") this.rateLimited.global += 1
+      else this.rateLimited.route += 1
     }
     if (cut === true) {
       record.doneAt = Date.now()
@@ -870,6 +905,44 @@ export class FakeDiscord {
     response.writeHead(status, status === 204 ? { ...headers } : { "content-type": "application/json", ...headers })
     response.end(status === 204 ? undefined : JSON.stringify(responseBody ?? {}))
     this.changed()
+  }
+
+  /** Requests of the bot the global limit counts: every API request but interaction responses. */
+  countsTowardGlobalLimit(request: Pick<RecordedRequest, "path">): boolean {
+    return !/^\/interactions\//.test(request.path) && !request.path.startsWith(`/webhooks/${this.applicationId}/`)
+  }
+
+  /**
+   * The most requests the global limit counts that arrived within any `windowMs` (sliding, not
+   * fixed windows), among those `since` (a Date.now() value).
+   */
+  peakRequestsPerWindow(windowMs = 1000, since = 0): number {
+    const times = this.requests.filter((request) => request.at >= since && this.countsTowardGlobalLimit(request)).map((request) => request.at).sort((a, b) => a - b)
+    let peak = 0
+    for (let start = 0, end = 0; end < times.length; end++) {
+      while ((times[end] ?? 0) - (times[start] ?? 0) >= windowMs) start++
+      peak = Math.max(peak, end - start + 1)
+    }
+    return peak
+  }
+
+  /** A 429 for a request beyond the global limit (undefined: within it, and now counted). */
+  private globallyLimited(request: RecordedRequest): { status: number; body: unknown; headers: Record<string, string>; cut?: boolean; hang?: boolean } | undefined {
+    const limit = this.options.globalLimit
+    if (limit === undefined || !this.countsTowardGlobalLimit(request)) return undefined
+    const now = request.at
+    this.globalWindow = this.globalWindow.filter((at) => at > now - 1000)
+    if (this.globalWindow.length < limit.perSecond) {
+      this.globalWindow.push(now)
+      return undefined
+    }
+    const retryAfter = Math.max(0.001, ((this.globalWindow[0] ?? now) + 1000 - now) / 1000)
+    return {
+      status: 429,
+      body: { message: "You are being rate limited.", retry_after: retryAfter, global: true },
+      // Discord's header is whole seconds; the body has the exact wait.
+      headers: { "retry-after": String(Math.ceil(retryAfter)), "x-ratelimit-global": "true", "x-ratelimit-scope": "global" }
+    }
   }
 
   private route(request: RecordedRequest): { status: number; body?: unknown; headers?: Record<string, string>; cut?: boolean; hang?: boolean } {

@@ -3,7 +3,7 @@ import { FakeDiscord, type FakeDiscordOptions } from "./FakeDiscord"
 
 export { FakeDiscord, IS_VOICE_MESSAGE } from "./FakeDiscord"
 export type { FakeAttachmentFile, FakeDiscordOptions, FakeInteraction, FakeOptionValue, FaultRule, RecordedRequest, UploadedFile } from "./FakeDiscord"
-export { botPermissions, Permission } from "./payloads"
+export { botPermissions, channelPayload, Permission } from "./payloads"
 export type { FakeChannel, FakeRole, FakeUser, StoredMessage } from "./payloads"
 
 /** A fake Discord on 127.0.0.1 for the current scope (closed when the scope ends). */

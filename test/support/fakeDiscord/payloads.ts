@@ -67,12 +67,14 @@ export interface FakeChannel {
   noAccess: boolean
   /** 50013 Missing Permissions on webhook creation. */
   noWebhooks: boolean
+  /** The newest message posted in it (Discord's `last_message_id`), if any. */
+  lastMessageId?: string | undefined
 }
 
 const channelType = (kind: ChannelKind) => (kind === "text" ? 0 : kind === "thread" ? 11 : 1)
 
 export const channelPayload = (channel: FakeChannel): JsonObject => {
-  const base: JsonObject = { id: channel.id, type: channelType(channel.kind), name: channel.name, last_message_id: null }
+  const base: JsonObject = { id: channel.id, type: channelType(channel.kind), name: channel.name, last_message_id: channel.lastMessageId ?? null }
   if (channel.kind === "dm") return { ...base, recipients: channel.recipient === undefined ? [] : [userPayload(channel.recipient)] }
   const guildFields = { ...base, guild_id: channel.guildId, position: 0, permission_overwrites: [], nsfw: false, rate_limit_per_user: 0 }
   if (channel.kind === "thread") {
@@ -103,6 +105,28 @@ export interface FakeGuild {
   readonly stickers: ReadonlyArray<FakeSticker>
   /** Roles a test added (`FakeDiscord.addRole`), besides @everyone, the bot's and Admin. */
   readonly roles: Array<FakeRole>
+  /** Extra roles, emojis and members in GUILD_CREATE (a realistically sized guild, for memory benches). */
+  readonly filler?: { readonly roles: number; readonly emojis: number; readonly members: number }
+}
+
+/** The filler of a realistically sized guild: roles, custom emojis and members as Discord sends them. */
+const fillerPayload = (guild: FakeGuild) => {
+  const filler = guild.filler ?? { roles: 0, emojis: 0, members: 0 }
+  const id = (kind: number, i: number) => (BigInt(guild.id) + BigInt(kind * 100_000 + i + 1)).toString()
+  return {
+    roles: Array.from({ length: filler.roles }, (_, i) => ({
+      id: id(1, i), name: `role-${i}`, permissions: "104324673", position: 3 + i, color: 0x3498db, hoist: i < 3, managed: false, mentionable: true, flags: 0,
+      icon: null, unicode_emoji: null, description: null
+    })),
+    emojis: Array.from({ length: filler.emojis }, (_, i) => ({
+      id: id(2, i), name: `emoji_${i}`, roles: [], require_colons: true, managed: false, animated: i % 5 === 0, available: true
+    })),
+    members: Array.from({ length: filler.members }, (_, i) => ({
+      user: { id: id(3, i), username: `member${i}`, global_name: `Member ${i}`, discriminator: "0", avatar: "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6", bot: false },
+      roles: [id(1, i % Math.max(1, filler.roles))].slice(0, filler.roles === 0 ? 0 : 1),
+      nick: i % 4 === 0 ? `nick ${i}` : null, avatar: null, joined_at: "2024-01-01T00:00:00.000Z", deaf: false, mute: false, flags: 0, pending: false
+    }))
+  }
 }
 
 export interface FakeRole {
@@ -137,12 +161,13 @@ export const guildCreatePayload = (guild: FakeGuild, bot: FakeUser, channels: Re
     { id: guild.id, name: "@everyone", permissions: (Permission.ViewChannel | Permission.SendMessages | Permission.ReadMessageHistory | Permission.UseApplicationCommands).toString(), position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 },
     { id: guild.botRoleId, name: "loopcord", permissions: guild.botPermissions.toString(), position: 1, color: 0, hoist: false, managed: true, mentionable: false, flags: 0, tags: { bot_id: bot.id } },
     { id: guild.adminRoleId, name: "Admin", permissions: Permission.Administrator.toString(), position: 2, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 },
-    ...guild.roles.map((role, index) => rolePayload(role, 3 + index))
+    ...guild.roles.map((role, index) => rolePayload(role, 3 + index)),
+    ...fillerPayload(guild).roles
   ],
   channels: channels.filter((channel) => channel.kind === "text").map(channelPayload),
   threads: channels.filter((channel) => channel.kind === "thread").map(channelPayload),
-  members: [{ user: userPayload(bot), roles: [guild.botRoleId], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 }],
-  emojis: [],
+  members: [{ user: userPayload(bot), roles: [guild.botRoleId], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 }, ...fillerPayload(guild).members],
+  emojis: fillerPayload(guild).emojis,
   stickers: guild.stickers.map((sticker) => ({
     id: sticker.id,
     name: sticker.name,

@@ -1,0 +1,166 @@
+/**
+ * The bot process of the scale bench (issue 27): the whole Discord front as `main` wires it (real
+ * discord.js client, ChannelQueue, generation turns, reply sinks, typing, history) over a
+ * scripted model, logged into a fake Discord that the bench runs in its own process. Forked
+ * with IPC; env:
+ *   TOKEN, API_BASE    the fake Discord
+ *   BUDGET             `on` (the request budget, as shipped) or `off` (discord.js's own limiter only)
+ *   SENTENCES, SENTENCE_MS  each reply: one tool call, then this many sentences, one per SENTENCE_MS
+ * Messages: it sends `{ ready }` once logged in; on `{ go }` it starts measuring (event-loop
+ * delay, CPU); on `{ report }` it answers with the measures and when each reply's model
+ * stream finished, then exits.
+ */
+import { ModelChoiceConfig } from "../../../src/config/ModelChoiceConfig"
+import { readFileSync } from "node:fs"
+import { monitorEventLoopDelay } from "node:perf_hooks"
+import { Effect, Layer, ManagedRuntime, Schema, Stream } from "effect"
+import { ChannelQueue } from "../../../src/chat/ChannelQueue"
+import { TurnRunner } from "../../../src/chat/TurnRunner"
+import { CredentialConfig } from "../../../src/config/CredentialConfig"
+import { DiscordConfig } from "../../../src/config/DiscordConfig"
+import { LoopConfig } from "../../../src/config/LoopConfig"
+import { DiscordBot, discordServicesWith } from "../../../src/discord/DiscordBot"
+import { DiscordClient } from "../../../src/discord/DiscordClient"
+import { DiscordCredentialRoutes } from "../../../src/discord/DiscordCredentials"
+import { HistoryCoverage } from "../../../src/discord/HistoryCoverage"
+import { RequestBudget } from "../../../src/discord/RequestBudget"
+import { toolSuccess } from "../../../src/domain/ToolResult"
+import { KeyPool } from "../../../src/loop/KeyPool"
+import { PendingContextStash } from "../../../src/loop/PendingContextStash"
+import { RoutePlan } from "../../../src/loop/RoutePlan"
+import { LanguageModel } from "../../../src/provider/LanguageModel"
+import { callTool, finish, type ScriptedPass, sleep, text } from "../../../src/provider/scripted/Script"
+import * as Scripted from "../../../src/provider/scripted/ScriptedModel"
+import { ServerTurnAdmissionStore } from "../../../src/store/ServerTurnAdmissionStore"
+import * as Stores from "../../../src/store/Stores"
+import { UsageLedgerStore } from "../../../src/store/UsageLedgerStore"
+import { DeliberateToolPlanner } from "../../../src/tools/deliberate/DeliberateToolPlanner"
+import { GuildToolSource } from "../../../src/tools/GuildToolSource"
+import * as InMemoryToolAffordances from "../../../src/tools/InMemoryToolAffordances"
+import { makeTool } from "../../../src/tools/Tool"
+import { registerAll, ToolRegistry } from "../../../src/tools/ToolRegistry"
+import { ToolUsageStats } from "../../../src/tools/ToolUsageStats"
+import { guildMcpLayer } from "../../support/mcpServers/mcpTestKit"
+import { scaleSentence } from "./scaleScript"
+
+const env = (name: string): string => {
+  const value = process.env[name]
+  if (value === undefined) throw new Error(`scaleBot: ${name} is not set`)
+  return value
+}
+
+const sentences = Number(process.env["SENTENCES"] ?? 60)
+const sentenceMs = Number(process.env["SENTENCE_MS"] ?? 100)
+
+
+const streamed = (id: string): ScriptedPass => [
+  ...Array.from({ length: sentences }, (_, i) => [text(`${i === 0 ? "" : " "}${scaleSentence(id, i + 1)}`), sleep(`${sentenceMs} millis`)]).flat(),
+  finish("stop")
+]
+
+const lookUp = makeTool({
+  name: "look_up",
+  description: "Looks something up.",
+  category: "utility",
+  parameters: Schema.Struct({}),
+  execute: () => Effect.succeed(toolSuccess({ found: 42 }))
+})
+
+const replyId = (content: string | undefined) => /go (\d+)/.exec(content ?? "")?.[1] ?? "?"
+
+const main = async () => {
+  const finishedAt = new Map<string, number>()
+  const config = DiscordConfig.make({ token: env("TOKEN"), apiBaseUrl: env("API_BASE") })
+  const budget = process.env["BUDGET"] === "off" ? Layer.succeed(RequestBudget, RequestBudget.off) : RequestBudget.layer
+  const client = DiscordClient.layerOver.pipe(Layer.provideMerge(Layer.merge(budget, HistoryCoverage.layer)))
+  const discord = discordServicesWith(client).pipe(Layer.provide(config))
+  const stores = Stores.layerMemory
+  const scripted = Scripted.layer({
+    script: ({ request }) => (request.functionHistory.length === 0 ? callTool("look_up", {}) : streamed(replyId(request.messages.at(-1)?.content)))
+  })
+  // The model as the turns see it: when a reply's text stream ends is recorded (the lag runs from there).
+  const timedModel = Layer.effect(
+    LanguageModel,
+    Effect.map(LanguageModel, (model) => ({
+      ...model,
+      stream: (request: Parameters<typeof model.stream>[0]) =>
+        request.functionHistory.length === 0
+          ? model.stream(request)
+          : model.stream(request).pipe(Stream.ensuring(Effect.sync(() => finishedAt.set(replyId(request.messages.at(-1)?.content), Date.now()))))
+    }))
+  ).pipe(Layer.provide(scripted))
+  const registry = Layer.effect(
+    ToolRegistry,
+    Effect.gen(function*() {
+      const made = yield* Effect.provide(ToolRegistry, ToolRegistry.layer)
+      yield* Effect.orDie(registerAll(made, [lookUp]))
+      return made
+    })
+  ).pipe(Layer.provide(Layer.merge(GuildToolSource.none, discord)), Layer.provide(stores))
+  const core = Layer.mergeAll(
+    timedModel,
+    registry,
+    LoopConfig.make({}),
+    InMemoryToolAffordances.layer,
+    ToolUsageStats.none,
+    PendingContextStash.Default,
+    RoutePlan.make(["model-a"], []),
+    KeyPool.Default
+  )
+  const credentialConfig = CredentialConfig.make({})
+  const credentials = Layer.mergeAll(DiscordCredentialRoutes, ServerTurnAdmissionStore.admissionLayer, UsageLedgerStore.ledgerLayer).pipe(
+    Layer.provide(Layer.mergeAll(stores, credentialConfig, discord))
+  )
+  const queue = ChannelQueue.Default.pipe(Layer.provide(TurnRunner.Default), Layer.provide(Layer.mergeAll(core, discord, credentials)))
+  const planner = DeliberateToolPlanner.layer.pipe(Layer.provide(Layer.mergeAll(stores, core, GuildToolSource.none)))
+  const bot = DiscordBot.layer.pipe(
+    Layer.provide(Layer.mergeAll(queue, stores, guildMcpLayer().layer, core, discord, config, credentialConfig, planner))
+  )
+  const runtime = ManagedRuntime.make(Layer.mergeAll(bot, discord).pipe(Layer.provide(ModelChoiceConfig.make(["model-a"], []))))
+  const guilds = await runtime.runPromise(Effect.map(DiscordClient, (c) => c.guilds.cache.size))
+
+  const delay = monitorEventLoopDelay({ resolution: 5 })
+  let cpuAtGo = process.cpuUsage()
+  process.on("message", (message: { readonly go?: true; readonly report?: true; readonly gc?: true }) => {
+    if (message.gc === true) {
+      // Run with --expose-gc: the idle measure is taken after a full collection (what V8's
+      // memory reducer does to an idle process), not of garbage that start-up left.
+      ;(globalThis as { gc?: () => void }).gc?.()
+      const usage = process.memoryUsage()
+      process.stderr.write(`scaleBot memory after gc: ${JSON.stringify(Object.fromEntries(Object.entries(usage).map(([k, v]) => [k, Math.round(v / 1048576)])))}\n`)
+      if (process.env["SCALE_SMAPS"] === "1") {
+        const blocks = readFileSync("/proc/self/smaps", "utf8").split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)
+        const sized = blocks.map((block) => ({ head: block.split("\n")[0] ?? "", rss: Number(/\nRss:\s+(\d+)/.exec(block)?.[1] ?? 0) }))
+        const byName = new Map<string, number>()
+        for (const entry of sized) {
+          const name = entry.head.split(/\s+/).slice(5).join(" ") || "[anon]"
+          byName.set(name, (byName.get(name) ?? 0) + entry.rss)
+        }
+        process.stderr.write(`${[...byName].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([name, kb]) => `${Math.round(kb / 1024)} MiB ${name}`).join("\n")}\n`)
+      }
+      process.send?.({ collected: true, heapUsedMiB: usage.heapUsed / 1024 / 1024 })
+    }
+    if (message.go === true) {
+      cpuAtGo = process.cpuUsage()
+      delay.reset()
+      delay.enable()
+    }
+    if (message.report === true) {
+      delay.disable()
+      const cpu = process.cpuUsage(cpuAtGo)
+      process.send?.({
+        finishedAt: Object.fromEntries(finishedAt),
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
+        eventLoopDelayMaxMs: delay.max / 1e6,
+        peakRssMiB: process.resourceUsage().maxRSS / 1024,
+        rssMiB: process.memoryUsage().rss / 1024 / 1024
+      }, () => {
+        void runtime.dispose().finally(() => process.exit(0))
+      })
+    }
+  })
+  process.send?.({ ready: true, guilds })
+}
+
+void main()
