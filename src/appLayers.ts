@@ -1,5 +1,6 @@
 /**
- * How the application is put together (design §4): every Layer the fronts need, wired once.
+ * How the application is put together (docs/architecture.md, Layers and what may import what):
+ * every Layer the fronts need, wired once.
  * `main.ts` picks a front and runs it; nothing here runs an effect.
  *
  *   front ─► ChannelQueue ─► TurnRunner ─► runGenerationTurn ─► runToolLoop ─► LanguageModel
@@ -119,7 +120,7 @@ export const outboundNetwork = Layer.merge(AddressPolicy.layerSystem, SocketConn
 const fetchLive = Layer.merge(SafeHttp.Default, HtmlConverter.Default).pipe(Layer.provideMerge(Layer.merge(FetchConfig.layer, outboundNetwork)))
 
 /**
- * Media (issue 13): the library of opaque media ids and the image loader (safe_http with the
+ * Media: the library of opaque media ids and the image loader (safe_http with the
  * VISION_MAX_IMAGE_MB cap), one instance shared by the registry, the vision gate, the media tools
  * and the fronts.
  */
@@ -191,7 +192,8 @@ const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigEr
   )
 
 /**
- * Global MCP servers (MCP_SERVERS), built once their first connect attempts ended (decision 14):
+ * Global MCP servers (MCP_SERVERS), built once their first connect attempts ended (so the first
+ * turn has their tools):
  * the MCP SDK is loaded only when at least one is configured.
  */
 const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.unwrapEffect(

@@ -1,7 +1,7 @@
 /**
- * The Discord front's wiring (design §4), loaded by `appLayers.discordBotLayer` only when
- * DISCORD_TOKEN selects it: this module and its imports (discord.js, guild MCP and the MCP SDK,
- * the credential routes) never load in the terminal front.
+ * The Discord front's wiring, loaded by `appLayers.discordBotLayer` only when DISCORD_TOKEN selects
+ * it: this module and its imports (discord.js, guild MCP and the MCP SDK, the credential routes)
+ * never load in the terminal front.
  */
 import { Layer } from "effect"
 import { chatLayer, databaseLive, outboundNetwork, storesLive } from "./appLayers"
@@ -24,7 +24,7 @@ import { ServerTurnAdmissionStore } from "./store/ServerTurnAdmissionStore"
 import { UsageLedgerStore } from "./store/UsageLedgerStore"
 import { DeliberateToolPlanner } from "./tools/deliberate/DeliberateToolPlanner"
 
-/** Guild MCP's own URL policy (design decision 13): GUILD_MCP_ALLOW_PRIVATE_NETWORK only. */
+/** Guild MCP's own URL policy (docs/architecture.md, Guild MCP servers): GUILD_MCP_ALLOW_PRIVATE_NETWORK only. */
 const guildMcpAddressPolicy = GuildMcpAddressPolicy.layer.pipe(Layer.provide(Layer.merge(McpConfig.layer, DnsResolver.system)))
 
 /** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
@@ -36,8 +36,9 @@ export const guildMcpLive = GuildMcpLive.pipe(
 const guildToolSourceLive = GuildToolSourceLive.pipe(Layer.provide(guildMcpLive))
 
 /**
- * Who pays for a Discord turn (issue 17): personal and server keys from the stores (problems told
- * by DM), admission of server-paid turns, the usage ledger. The terminal keeps the operator's pool.
+ * Who pays for a Discord turn (docs/architecture.md, Who pays for a turn): personal and server keys
+ * from the stores (problems told by DM), admission of server-paid turns, the usage ledger. The
+ * terminal keeps the operator's pool.
  */
 const discordCredentialsLive = <E, R>(discord: Layer.Layer<DiscordClient, E, R>) =>
   Layer.mergeAll(
@@ -52,7 +53,7 @@ const discordCredentialsLive = <E, R>(discord: Layer.Layer<DiscordClient, E, R>)
  * graceful drain (SIGTERM lets running replies finish) sit beside the bot.
  */
 export const discordBotLayer = (kind: ProviderKind) => {
-  // The bot logs in once the global MCP servers had their start-up wait (decision 14): the
+  // The bot logs in once the global MCP servers had their start-up wait (MCP_STARTUP_WAIT_MS): the
   // first message is answered with their tools, and none arrives while nobody listens yet.
   const discord = DiscordServices.pipe(Layer.provide(Layer.merge(DiscordConfig.layer, GlobalMcpConnections.layer.pipe(Layer.provide(McpConfig.layer)))))
   // Tool approvals ask in the turn's channel (the server's /approvals rules say which calls wait).

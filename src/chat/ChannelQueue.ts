@@ -106,7 +106,10 @@ interface Active {
 interface ChannelState {
   readonly queue: ReadonlyArray<Entry>
   readonly active: Option.Option<Active>
-  /** Consecutive follow-up interrupts (spec §2.2: reset by a finished reply, kept otherwise). */
+  /**
+   * Consecutive follow-up interrupts: reset by a finished reply, kept otherwise
+   * (docs/architecture.md, Follow-up interrupts).
+   */
   readonly followUps: number
 }
 
@@ -125,14 +128,14 @@ const defaultStopResponse = (input: TurnInput, stop: StopContext): TurnInput => 
 })
 
 /**
- * One turn at a time per channel (spec §2.8, design §2). A message arriving while a turn runs
- * asks that turn to yield (follow-up interrupt: a streaming reply stops, a tool chain goes on)
- * and is answered next. At most `CHANNEL_QUEUE_MAX` turns wait (design decision 17): a message
- * beyond folds into the newest waiting turn, which then answers it with the earlier ones in its
- * context, so a flood costs at most that many model turns. /kill cancels the queued turns first,
- * then kills the running one; a stop that carries a context gets its answer queued at the front
- * (not counted against the bound). A channel's state exists only while it has work, so idle
- * channels cost nothing.
+ * One turn at a time per channel (docs/architecture.md, Turns and channels). A message arriving
+ * while a turn runs asks that turn to yield (follow-up interrupt: a streaming reply stops, a tool
+ * chain goes on) and is answered next. At most `CHANNEL_QUEUE_MAX` turns wait: a message beyond
+ * folds into the newest waiting turn, which then answers it with the earlier ones in its context,
+ * so a flood costs at most that many model turns. /kill cancels the queued turns first, then kills
+ * the running one; a stop that carries a context gets its answer queued at the front (not counted
+ * against the bound). A channel's state exists only while it has work, so idle channels cost
+ * nothing.
  */
 export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/ChannelQueue", {
   scoped: Effect.gen(function*() {

@@ -150,9 +150,9 @@ export const discordTurnInput = (deps: DiscordTurnDeps, trigger: Message, channe
 })
 
 /**
- * History entries as the model's context under the persona's blocks (seed 002): a blocked
- * user's messages become one system notice per run, and no other message quotes them in its
- * reply annotation. A failed block lookup leaves the context unblocked (and is logged).
+ * History entries as the model's context under the persona's blocks (docs/architecture.md, Persona
+ * blocks): a blocked user's messages become one system notice per run, and no other message quotes
+ * them in its reply annotation. A failed block lookup leaves the context unblocked (and is logged).
  */
 export const contextWithBlocks = (
   store: Context.Tag.Service<PersonaBlockStore>,

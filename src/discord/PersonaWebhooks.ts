@@ -13,8 +13,9 @@ export const WEBHOOK_NAME = "loopcord"
 /** After Discord refused to create a webhook (no Manage Webhooks), don't ask again for this long. */
 const DENIED_RETRY_AFTER = Duration.minutes(10)
 /**
- * Bounds of the per-channel caches (issue 11): a channel's webhook is looked up again after a
- * day (one request), and at most this many channels are remembered.
+ * Bounds of the per-channel caches (docs/architecture.md, Bounded state at the Discord front): a
+ * channel's webhook is looked up again after a day (one request), and at most this many channels
+ * are remembered.
  */
 const WEBHOOK_CACHE_TTL = Duration.hours(24)
 const MAX_CACHED_CHANNELS = 10_000

@@ -16,8 +16,9 @@ const secondsHeader = (value: string | null): number | undefined => {
 export const MAX_TRACKED_BUCKETS = 10_000
 
 /**
- * Bounds the per-channel map (issue 11): a bucket whose reset has passed is forgotten (it is
- * full again), and at most MAX_TRACKED_BUCKETS stay. Mutates `buckets`, a fresh copy.
+ * Bounds the per-channel map (docs/architecture.md, Bounded state at the Discord front): a bucket
+ * whose reset has passed is forgotten (it is full again), and at most MAX_TRACKED_BUCKETS stay.
+ * Mutates `buckets`, a fresh copy.
  */
 export const boundBuckets = (buckets: Map<string, number>, now: number, max = MAX_TRACKED_BUCKETS): Map<string, number> => {
   for (const [key, until] of buckets) if (until <= now) buckets.delete(key)

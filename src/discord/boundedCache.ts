@@ -1,8 +1,8 @@
 /**
- * A small immutable map for per-channel / per-guild state of the Discord front (issue 11: every
- * such map is bounded or expires): each entry lives `ttlMs` after it was last set, and beyond
- * `maxEntries` the entry set longest ago is dropped. Pure: the caller keeps it in a Ref and
- * passes the Clock's time.
+ * A small immutable map for per-channel / per-guild state of the Discord front (every such map is
+ * bounded or expires: docs/architecture.md, Bounded state at the Discord front): each entry lives
+ * `ttlMs` after it was last set, and beyond `maxEntries` the entry set longest ago is dropped.
+ * Pure: the caller keeps it in a Ref and passes the Clock's time.
  */
 export interface CacheBounds {
   readonly ttlMs: number

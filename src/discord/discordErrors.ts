@@ -24,7 +24,7 @@ const describe = (error: unknown): string => {
 }
 
 /**
- * What a refused send or edit means for the reply (issue 11, design decision 18):
+ * What a refused send or edit means for the reply (docs/architecture.md, Delivery):
  * - `gone`: the message no longer exists (10008, someone deleted it): its text is posted again;
  * - `frozen`: the message stays as it is but can no longer be edited (30046 too old, 10015 the
  *   webhook that posted it is gone): the rest of its text continues in a new message;

@@ -2,7 +2,7 @@ import { type Client, type CloseEvent, Events } from "discord.js"
 import { Effect, FiberSet, type Scope } from "effect"
 
 /**
- * Logs what happens to the gateway connection after login (issue 11): a shard that drops,
+ * Logs what happens to the gateway connection after login: a shard that drops,
  * reconnects, resumes (with the events replayed), gets a new session, or errs, and the
  * client's own errors and warnings. discord.js reconnects by itself; these lines say it did.
  * The listeners stay for the scope.

@@ -22,7 +22,7 @@ export interface AddressPolicyShape {
   /** Whether private, loopback and reserved addresses pass (the metadata floor never does). */
   readonly allowPrivateNetwork: boolean
   /**
-   * Spec §7.2 gate: parse (http/https only, no credentials), normalize the host, resolve it
+   * The gate: parse (http/https only, no credentials), normalize the host, resolve it
    * (IP literal ⇒ itself; unresolvable ⇒ refused even when private networks are allowed) and
    * judge every address. Used for fetch_url and every redirect hop (and, as its own instance, guild MCP URLs).
    */
@@ -63,7 +63,11 @@ const parseUrl = (input: string | URL): Effect.Effect<URL, UrlPolicyError> =>
     return Effect.succeed(url)
   })
 
-/** Judges resolved addresses; the first refused one names the refusal (spec §7.2 steps 4–7). */
+/**
+ * Judges resolved addresses: a private or reserved one passes only when private networks are
+ * allowed, a metadata, link-local or unreadable one never does. The refusal names the first
+ * refused address, one that is always refused before the others.
+ */
 export const judgeAddresses = (
   host: string,
   addresses: ReadonlyArray<ResolvedAddress>,
@@ -158,7 +162,7 @@ export const makeAddressPolicy = (options: AddressPolicyOptions) =>
     return AddressPolicy.of({ allowPrivateNetwork: options.allowPrivateNetwork, validate })
   })
 
-/** fetch_url's outbound URL policy (spec §7.2); guild MCP has its own (GuildMcpAddressPolicy, decision 13). */
+/** fetch_url's outbound URL policy; guild MCP has its own (GuildMcpAddressPolicy: docs/architecture.md, Guild MCP servers). */
 export class AddressPolicy extends Context.Tag("loopcord/fetch/AddressPolicy")<AddressPolicy, AddressPolicyShape>() {
   /** From `RUN_ENV` and `FETCH_URL_ALLOW_PRIVATE_NETWORK`; needs a DnsResolver. */
   static readonly layer: Layer.Layer<AddressPolicy, ConfigError.ConfigError, DnsResolver> = Layer.effect(

@@ -1,7 +1,8 @@
 import ipaddr from "ipaddr.js"
 
 /**
- * The address classifier every outbound URL check shares (spec §7.2, research A.6/A.7).
+ * The address classifier every outbound URL check shares (docs/architecture.md, fetch_url and
+ * safe_http; Guild MCP servers).
  *
  * Explicit tables, not `ipaddr.range()`: the library calls IPv4-compatible forms (`::7f00:1`),
  * the RFC 9780 dummy prefix and everything outside 2000::/3 (`4000::1`, `fbff::1`) "unicast".
@@ -155,7 +156,7 @@ const classifyV6 = (address: ipaddr.IPv6): AddressFinding | undefined => {
   return worst(findings)
 }
 
-/** A parsed address: IPv4-mapped IPv6 is unwrapped to IPv4 (spec §7.2 step 4). */
+/** A parsed address: IPv4-mapped IPv6 is unwrapped to IPv4, so it is judged as the IPv4 it carries. */
 export const parseAddress = (text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined => {
   const bare = text.startsWith("[") && text.endsWith("]") ? text.slice(1, -1) : text
   if (!ipaddr.isValid(bare)) return undefined
@@ -171,7 +172,10 @@ export const parseAddress = (text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefine
 export const classifyAddress = (address: ipaddr.IPv4 | ipaddr.IPv6): AddressFinding | undefined =>
   address instanceof ipaddr.IPv4 ? classifyV4(address) : classifyV6(address)
 
-/** Host names of metadata services, refused before any lookup (research A.7). */
+/**
+ * Host names of cloud metadata services, refused before any lookup: several resolve to an
+ * ordinary private address (a cluster IP), so only the name keeps them behind the floor.
+ */
 export const metadataHostNames: ReadonlySet<string> = new Set([
   "metadata.google.internal",
   "metadata.goog",

@@ -126,10 +126,11 @@ const readCapped = (response: UndiciResponse, url: URL, maxBytes: number) =>
   })
 
 /**
- * safe_http (spec §7.4): every hop is validated by the AddressPolicy and connected through a
- * dispatcher pinned to the validated addresses; redirects are followed by hand (each hop
- * revalidated; 303 and 301/302 after POST become GET); the body is read under a hard byte cap;
- * the whole exchange runs under a Clock deadline and interruption closes the socket.
+ * safe_http (docs/architecture.md, fetch_url and safe_http): every hop is validated by the
+ * AddressPolicy and connected through a dispatcher pinned to the validated addresses; redirects are
+ * followed by hand (each hop revalidated; 303 and 301/302 after POST become GET); the body is read
+ * under a hard byte cap; the whole exchange runs under a Clock deadline and interruption closes the
+ * socket.
  */
 export class SafeHttp extends Effect.Service<SafeHttp>()("loopcord/fetch/SafeHttp", {
   scoped: Effect.gen(function* () {

@@ -1,6 +1,6 @@
 /**
- * A WHATWG-`fetch`-compatible function that only talks to addresses the AddressPolicy accepted,
- * for callers that need a plain `fetch` (the MCP SDK transports' `fetch` option, spec §6.6).
+ * A WHATWG-`fetch`-compatible function that only talks to addresses the AddressPolicy accepted, for
+ * callers that need a plain `fetch` (the MCP SDK transports' `fetch` option).
  *
  * ```ts
  * makeGuardedFetch(options?: GuardedFetchOptions): Effect<GuardedFetch, never, AddressPolicy | SocketConnector>
@@ -53,7 +53,7 @@ export class GuardedFetchError extends Data.TaggedError("GuardedFetchError")<{
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304])
 
-/** The origin only: an MCP server's path or query may hold its API key (issue 12 item 5). */
+/** The origin only: an MCP server's path or query may hold its API key. */
 const describe = (url: URL): string => url.origin
 
 const errorText = (cause: unknown): string => {

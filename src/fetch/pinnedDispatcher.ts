@@ -18,9 +18,9 @@ export interface Pin {
 
 /**
  * An undici Agent that connects to `target`'s validated addresses only, in order, never
- * re-resolving the name (DNS pinning, spec §7.4). IP-literal hosts take the same path, so no
- * connection bypasses the policy. A ValidatedTarget is a Pin. Pooled sockets stay pinned: the
- * Agent can only ever have connected to these addresses.
+ * re-resolving the name (DNS pinning: docs/architecture.md, fetch_url and safe_http). IP-literal
+ * hosts take the same path, so no connection bypasses the policy. A ValidatedTarget is a Pin.
+ * Pooled sockets stay pinned: the Agent can only ever have connected to these addresses.
  */
 export const makePinnedDispatcher = (
   target: Pin,

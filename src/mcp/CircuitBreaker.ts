@@ -2,8 +2,8 @@ import { Clock, Duration, Effect, HashMap, Metric, Option, Ref } from "effect"
 import { mcpBreakersOpen } from "../ops/metrics"
 
 /**
- * Quarantine of servers that failed to connect (spec §6.6): while `now < until` no dial is
- * made, so an unreachable server cannot re-pay its connect timeout on every turn.
+ * Quarantine of servers that failed to connect: while `now < until` no dial is made, so an
+ * unreachable server cannot re-pay its connect timeout on every turn.
  */
 export interface CircuitBreaker {
   /** The quarantine end (epoch ms) if the key is held back now; an elapsed one is dropped. */

@@ -84,7 +84,7 @@ const registerTools = (
     { discard: true }
   )
 
-/** How one server's start-up goes, for the wait in front of the first turn (design decision 14). */
+/** How one server's start-up goes, for the wait in front of the first turn. */
 interface StartupSignals {
   /** Done when the first connect attempt has ended (connected or failed). */
   readonly firstAttempt: Deferred.Deferred<void>
@@ -166,11 +166,12 @@ const serveForever = (server: GlobalMcpServerConfig, resultMaxChars: number, sig
   }).pipe(Effect.annotateLogs({ mcpServer: server.name }))
 
 /**
- * The connections to the `MCP_SERVERS` servers (spec §6.5). Building it starts every server and
- * waits for each one's first connect attempt, at most `MCP_STARTUP_WAIT_MS` (design decision
- * 14); a slower server joins later, with a warning. It needs no registry, so a front can wait
- * for it before it opens (the Discord bot logs in after it); `GlobalMcpServersLive` then hands
- * the tools to the ToolRegistry. Clients close when the layer's scope closes.
+ * The connections to the `MCP_SERVERS` servers. Building it starts every server and waits for each
+ * one's first connect attempt, at most `MCP_STARTUP_WAIT_MS` (docs/architecture.md, Global MCP
+ * servers are ready before the first turn); a slower server joins later, with a warning. It needs
+ * no registry, so a front can wait for it before it opens (the Discord bot logs in after it);
+ * `GlobalMcpServersLive` then hands the tools to the ToolRegistry. Clients close when the layer's
+ * scope closes.
  */
 export class GlobalMcpConnections extends Context.Tag("loopcord/mcp/GlobalMcpConnections")<GlobalMcpConnections, {
   /** Registers every connected server's tools (and later ones as they connect); returns once the in-time ones are in. */

@@ -6,10 +6,10 @@ import type { DnsResolver } from "../fetch/DnsResolver"
 export const GUILD_MCP_PRIVATE_NETWORK_OPT_IN = "GUILD_MCP_ALLOW_PRIVATE_NETWORK=true"
 
 /**
- * The address policy of guild MCP servers (design decision 13): anyone with Manage Server can
- * register one, so loopback, private, link-local, reserved and metadata addresses are refused
- * in every environment unless `GUILD_MCP_ALLOW_PRIVATE_NETWORK=true` (the metadata floor is
- * never lifted). `RUN_ENV` and `FETCH_URL_ALLOW_PRIVATE_NETWORK` do not affect it.
+ * The address policy of guild MCP servers (docs/architecture.md, Guild MCP servers): anyone with
+ * Manage Server can register one, so loopback, private, link-local, reserved and metadata addresses
+ * are refused in every environment unless `GUILD_MCP_ALLOW_PRIVATE_NETWORK=true` (the metadata
+ * floor is never lifted). `RUN_ENV` and `FETCH_URL_ALLOW_PRIVATE_NETWORK` do not affect it.
  */
 export class GuildMcpAddressPolicy extends Context.Tag("loopcord/mcp/GuildMcpAddressPolicy")<
   GuildMcpAddressPolicy,

@@ -103,7 +103,7 @@ export class GuildMcpAdmin extends Effect.Service<GuildMcpAdmin>()("loopcord/mcp
           detail: "A server name must be 1-32 letters, digits, '_' or '-'"
         })
       }
-      // Resolved and judged before anything is stored or dialed (decision 13).
+      // Resolved and judged before anything is stored or dialed (the guild MCP address policy).
       const target = yield* policy.validate(request.url).pipe(
         Effect.tapError((error) => Effect.logWarning(`/mcp add refused a URL: ${error.message}`)),
         Effect.mapError(describeRefusal)

@@ -29,10 +29,10 @@ export class GuildMcpHttp extends Context.Tag("loopcord/mcp/GuildMcpHttp")<Guild
   readonly fetchFor: (target: URL) => Effect.Effect<FetchLike>
 }>() {
   /**
-   * The guarded fetch (spec §6.6): guild address policy on every request, DNS pinned, one
-   * origin, no credentials in URLs, no redirects. Response caps: 8 MiB for tool results and
-   * event streams, 2 MiB for every other POST (initialize, `tools/list` pages), because the SDK
-   * holds a whole message in memory before anyone can look at it.
+   * The guarded fetch: guild address policy on every request, DNS pinned, one origin, no
+   * credentials in URLs, no redirects. Response caps: 8 MiB for tool results and event streams,
+   * 2 MiB for every other POST (initialize, `tools/list` pages), because the SDK holds a whole
+   * message in memory before anyone can look at it.
    */
   static readonly guarded: Layer.Layer<GuildMcpHttp, never, GuildMcpAddressPolicy | SocketConnector | McpConfig> = Layer.effect(
     GuildMcpHttp,

@@ -10,7 +10,7 @@ import { serverLabel } from "./serverLabel"
 /** Server names match ignoring case everywhere (the store keys them that way too). */
 export const sameServerName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
 
-/** Pool key (spec §6.6): one connection per guild and server name (any case). */
+/** Pool key: one connection per guild and server name (any case). */
 export const poolKey = (guildId: string, name: string): string => `${guildId}:${name.toLowerCase()}`
 
 /** A registration whose URL or headers changed needs a new connection. */
@@ -42,10 +42,10 @@ type Plan =
   | { readonly _tag: "Start"; readonly stale: Option.Option<McpSession> }
 
 /**
- * Guild MCP connections (spec §6.6): lazy, pooled by `guildId:name`, one connect in flight per
- * key (concurrent callers share it), a circuit breaker after a failed connect, idle eviction
- * swept on the Clock. Connect attempts run in the pool's scope, so a caller that is killed does
- * not cancel the attempt other callers are waiting for.
+ * Guild MCP connections (docs/architecture.md, Guild MCP servers): lazy, pooled by `guildId:name`,
+ * one connect in flight per key (concurrent callers share it), a circuit breaker after a failed
+ * connect, idle eviction swept on the Clock. Connect attempts run in the pool's scope, so a caller
+ * that is killed does not cancel the attempt other callers are waiting for.
  */
 export class GuildMcpPool extends Effect.Service<GuildMcpPool>()("loopcord/mcp/GuildMcpPool", {
   scoped: Effect.gen(function* () {
@@ -169,8 +169,8 @@ export class GuildMcpPool extends Effect.Service<GuildMcpPool>()("loopcord/mcp/G
     })
 
     /**
-     * Closes the server's connection (or abandons its in-flight attempt) and clears its
-     * quarantine: `/mcp remove` and `/mcp disable` (spec §6.6).
+     * Closes the server's connection (or abandons its in-flight attempt) and clears its quarantine:
+     * `/mcp remove` and `/mcp disable`.
      */
     const disconnect = Effect.fn("GuildMcpPool.disconnect")(function* (guildId: string, name: string) {
       const key = poolKey(guildId, name)

@@ -1,6 +1,6 @@
 import { Context, Data, type Effect } from "effect"
 
-/** What a guild MCP server is for; `url_fetcher` / `web_search` servers replace the bundled tool (spec §6.3). */
+/** What a guild MCP server is for; `url_fetcher` / `web_search` servers replace the bundled tool of their family. */
 export type GuildMcpServerType = "generic" | "url_fetcher" | "web_search"
 
 /** A guild MCP server as an admin registered it (`/mcp add`). */

@@ -22,9 +22,9 @@ export interface GuildMcpToolSet extends GuildToolSet {
 }
 
 /**
- * Guild MCP servers as tools (spec §6.3, §6.5): lazy connections through the pool, the
- * exposure rules, and execution that re-checks the registration, validates URL arguments of
- * replacement families with the fetch_url address policy, and bounds each call.
+ * Guild MCP servers as tools (docs/architecture.md, Guild MCP servers): lazy connections through
+ * the pool, the exposure rules, and execution that re-checks the registration, validates URL
+ * arguments of replacement families with the fetch_url address policy, and bounds each call.
  */
 export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp/GuildMcpTools", {
   effect: Effect.gen(function* () {
@@ -135,7 +135,7 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
       return result
     })
 
-    /** Never fails: a broken server or registry only drops tools (spec §6.3 step 7). */
+    /** Never fails: a broken server or registry costs the guild its tools, never the turn. */
     const forGuild = Effect.fn("GuildMcpTools.forGuild")(function* (guildId: string) {
       const result = yield* exposure(guildId)
       const set: GuildMcpToolSet = {

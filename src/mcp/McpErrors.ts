@@ -13,8 +13,8 @@ export const describeAttempt = (attempt: McpAttemptFailure): string => `${attemp
 
 /**
  * Every transport attempt for a server failed. `message` lists each attempt's reason (for the
- * logs); `publicMessage` is what a guild may see: a reason would tell a port scanner which
- * internal ports answer (design decision 13).
+ * logs); `publicMessage` is what a guild may see: a reason would tell a port scanner which internal
+ * ports answer (docs/architecture.md, Public notices carry no internals).
  */
 export class McpConnectError extends Data.TaggedError("McpConnectError")<{
   readonly server: string

@@ -18,8 +18,9 @@ export interface TransportAttempt {
 }
 
 /**
- * Bounds on what a server's `tools/list` may make us keep (design decision 19). Beyond a bound a
- * tool is skipped or its description cut, with a warning; discovery never keeps a list whole.
+ * Bounds on what a server's `tools/list` may make us keep (docs/architecture.md, Bounds on
+ * untrusted tool servers). Beyond a bound a tool is skipped or its description cut, with a warning;
+ * discovery never keeps a list whole.
  */
 export interface DiscoveryLimits {
   /** Pages read; a server looping on `nextCursor` stops here. */

@@ -13,7 +13,7 @@ import { isSmitheryHosted, makeSmitheryConnector } from "./SmitheryConnect"
 const always = (_failure: McpAttemptFailure) => true
 const never = (_failure: McpAttemptFailure) => false
 
-/** What a guild server's `tools/list` may make us keep (design decision 19). */
+/** What a guild server's `tools/list` may make us keep (docs/architecture.md, Bounds on untrusted tool servers). */
 export const guildDiscoveryLimits = (settings: McpSettings): DiscoveryLimits => ({
   maxPages: settings.guildMaxToolPages,
   maxTools: settings.guildMaxTools,
@@ -26,9 +26,9 @@ export const guildDiscoveryLimits = (settings: McpSettings): DiscoveryLimits => 
 export type GuildConnector = (config: GuildMcpServerConfig) => Effect.Effect<McpSession, McpConnectError>
 
 /**
- * Transport order (design §2 decision 6): Smithery Connect first for `*.run.tools` hosts when a
- * Smithery key is configured, then Streamable HTTP, then SSE, the latter only when Streamable
- * HTTP answered a 4xx. The direct transports never carry the Smithery key.
+ * Transport order: Smithery Connect first for `*.run.tools` hosts when a Smithery key is
+ * configured, then Streamable HTTP, then SSE, the latter only when Streamable HTTP answered a 4xx.
+ * The direct transports never carry the Smithery key.
  */
 export const makeGuildConnector: Effect.Effect<GuildConnector, never, McpConfig | GuildMcpHttp> = Effect.gen(function* () {
   const settings = yield* McpConfig

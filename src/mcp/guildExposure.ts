@@ -2,8 +2,8 @@ import type { GuildMcpServerConfig, GuildMcpServerType } from "./GuildMcpRegistr
 import type { McpToolInfo } from "./McpSession"
 
 /**
- * Which guild MCP tools a turn sees (spec §6.3, seed "Guild MCP Replacements"). Pure: the tool
- * source feeds it the enabled registrations and what each connected server announced; the
+ * Which guild MCP tools a turn sees (docs/architecture.md, Tool availability and assembly). Pure:
+ * the tool source feeds it the enabled registrations and what each connected server announced; the
  * registry then drops names that collide with a built-in or global tool.
  */
 
@@ -54,7 +54,7 @@ export const exposeGuildTools = (
   enabled: ReadonlyArray<GuildMcpServerConfig>,
   connected: ReadonlyArray<ConnectedServer>,
   options: {
-    /** Serialized characters of all routed declarations (design decision 19); the rest are skipped. */
+    /** Serialized characters of all routed declarations (a bound on untrusted servers); the rest are skipped. */
     readonly declarationsMaxChars: number
   } = { declarationsMaxChars: Number.POSITIVE_INFINITY }
 ): GuildExposure => {

@@ -42,7 +42,7 @@ export const joinedText = (output: McpCallOutput): string =>
     return text === undefined || text === "" ? [] : [text]
   }).join("\n")
 
-/** `MCP_RESULT_MAX_CHARS` default (design §5.2). */
+/** `MCP_RESULT_MAX_CHARS` default. */
 export const DEFAULT_RESULT_MAX_CHARS = 50_000
 
 /** Structured content nested deeper than this is not serialized (it would overflow the stack). */
@@ -52,8 +52,8 @@ const cutMarker = (total: number, kept: number): string =>
   `\n[… cut: the MCP result had ${total} characters; only the first ${kept} are kept]`
 
 /**
- * `text` within `maxChars` characters, the marker included: anything longer is cut and ends
- * with a marker saying so (design decision 19), never kept whole.
+ * `text` within `maxChars` characters, the marker included: anything longer is cut and ends with a
+ * marker saying so, never kept whole (docs/architecture.md, Bounds on untrusted tool servers).
  */
 export const cutResultText = (text: string, maxChars: number): string => {
   if (text.length <= maxChars) return text
@@ -70,9 +70,9 @@ const jsonText = (value: unknown): string =>
     : `[structured content nested deeper than ${STRUCTURED_MAX_DEPTH} levels, not shown]`
 
 /**
- * Spec §6.5: `isError` ⇒ a failure carrying the joined text; success ⇒ `data.summary` with the
- * joined text, or the JSON of `structuredContent` when there is no text. Either is cut to
- * `maxChars` (`MCP_RESULT_MAX_CHARS`).
+ * An MCP result as a tool result: `isError` ⇒ a failure carrying the joined text; success ⇒
+ * `data.summary` with the joined text, or the JSON of `structuredContent` when there is no text.
+ * Either is cut to `maxChars` (`MCP_RESULT_MAX_CHARS`).
  */
 export const toToolResult = (toolName: string, output: McpCallOutput, maxChars: number = DEFAULT_RESULT_MAX_CHARS): ToolResult => {
   const text = joinedText(output)

@@ -7,8 +7,8 @@ import type { ToolError } from "../tools/ToolError"
 import type { McpToolInfo } from "./McpSession"
 
 /**
- * An MCP tool as a loopcord Tool (spec §6.5): declared under its provider-safe name, always
- * followed by another pass (MCP output reaches the user only through the model).
+ * An MCP tool as a loopcord Tool: declared under its provider-safe name, always followed by another
+ * pass (MCP output reaches the user only through the model).
  */
 export const makeMcpTool = (spec: {
   readonly info: McpToolInfo

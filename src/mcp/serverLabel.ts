@@ -1,6 +1,6 @@
 /**
- * How MCP servers are named wherever people or logs can read it (issue 12 item 5): by name and
- * origin, never the path or query, because some services put the API key there.
+ * How MCP servers are named wherever people or logs can read it: by name and origin, never the path
+ * or query, because some services put the API key there.
  */
 
 /** `'search' (https://mcp.example)`, or just `'search'` for a server without a URL (stdio). */

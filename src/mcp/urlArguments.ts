@@ -1,8 +1,8 @@
 /**
- * URL-typed arguments of a tool call (spec §6.5): values of properties whose schema says
- * `format: uri` (or whose items do) or whose name is url/uri/urls, found recursively through
- * nested objects and arrays. Replacement-family servers (url_fetcher, web_search) get these
- * checked by the same address policy as fetch_url before the call is sent.
+ * URL-typed arguments of a tool call: values of properties whose schema says `format: uri` (or
+ * whose items do) or whose name is url/uri/urls, found recursively through nested objects and
+ * arrays. Replacement-family servers (url_fetcher, web_search) get these checked by the same
+ * address policy as fetch_url before the call is sent.
  */
 
 const URL_PROPERTY_NAMES: ReadonlySet<string> = new Set(["url", "uri", "urls"])

@@ -81,9 +81,9 @@ export interface MediaLibraryShape {
 }
 
 /**
- * Opaque media ids (issue 13): the model sees `img_ab12cd34`, never a URL; tools take the id and
- * the registry resolves it to the source. Ids derive from the source (a hash), so a message's
- * image keeps its id from turn to turn. Bounded: 1024 entries, 256 MiB of held bytes.
+ * Opaque media ids (docs/architecture.md, Media): the model sees `img_ab12cd34`, never a URL; tools
+ * take the id and the registry resolves it to the source. Ids derive from the source (a hash), so a
+ * message's image keeps its id from turn to turn. Bounded: 1024 entries, 256 MiB of held bytes.
  */
 /**
  * The entry of an image of the conversation: bytes the library holds (`media:<id>`, a terminal

@@ -33,12 +33,12 @@ const withLines = (content: string, lines: ReadonlyArray<string>): string =>
   lines.length === 0 ? content : [content, ...lines].filter((part) => part.length > 0).join("\n")
 
 /**
- * One request as `model` may see it (issue 13): images of the conversation go inline (base64
- * data URLs, downloaded through safe_http) only to models in `LLM_VISION_MODELS`, at most the
- * newest `maxImagesPerRequest`, each with its media_id line; every other image — on a text-only
- * model (a fallback too), past the budget, in an assistant message, or one that failed to load —
- * is a one-line placeholder with its media_id. Tool-result images (`imageMetadata`) are resolved
- * for vision models and dropped for the others, so no provider adds a carrier message for them.
+ * One request as `model` may see it: images of the conversation go inline (base64 data URLs,
+ * downloaded through safe_http) only to models in `LLM_VISION_MODELS`, at most the newest
+ * `maxImagesPerRequest`, each with its media_id line; every other image — on a text-only model (a
+ * fallback too), past the budget, in an assistant message, or one that failed to load — is a
+ * one-line placeholder with its media_id. Tool-result images (`imageMetadata`) are resolved for
+ * vision models and dropped for the others, so no provider adds a carrier message for them.
  */
 export const prepareRequest = (
   request: GenerationRequest,

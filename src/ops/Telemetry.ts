@@ -91,7 +91,7 @@ const otlpLayer = (otlp: OtlpSettings, options: TelemetryOptions) =>
   )
 
 /**
- * Telemetry for the whole program (design §5.2 operations): Instrumentation (what is recorded)
+ * Telemetry for the whole program (`OTEL_*`, `HEALTH_PORT`): Instrumentation (what is recorded)
  * and the turn observer for every front, plus the OTLP exporters when an endpoint is set. No
  * trace context ever leaves in a request, and credential headers never land in span attributes.
  */

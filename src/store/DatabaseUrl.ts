@@ -1,6 +1,6 @@
 import { Data, Either, Redacted } from "effect"
 
-/** Where the data lives, parsed from `DATABASE_URL` (design §5.2). */
+/** Where the data lives, parsed from `DATABASE_URL`. */
 export type DatabaseTarget = Data.TaggedEnum<{
   /** A SQLite file; its directory is created on first start. */
   SqliteFile: { readonly path: string }

@@ -6,7 +6,7 @@ import { boundedStore } from "./StoreTimeout"
 
 /**
  * `mute`: the persona ignores the user's messages as triggers (context unchanged).
- * `block`: also replaces the user's messages in context by a notice (seed 002 "Persona User Blocking").
+ * `block`: also replaces the user's messages in context by a notice (docs/architecture.md, Persona blocks).
  */
 export type BlockMode = "mute" | "block"
 

@@ -5,8 +5,8 @@ import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
 
 /**
- * Where a short-term memory lives (design decision 16), per persona as well (spec seed 000
- * step 10; TomoriBot `update_short_term_memory`):
+ * Where a short-term memory lives (docs/architecture.md, Short-term memory), per persona as well
+ * (as TomoriBot's `update_short_term_memory` keeps it):
  * - `channel`: one guild channel (a thread uses its parent's), the default;
  * - `server`: the whole guild, when it turned on `server_wide_memory`;
  * - `dm`: the DM with one user.

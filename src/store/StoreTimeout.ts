@@ -1,7 +1,7 @@
 import { Context, Duration, Effect, Option } from "effect"
 import { StoreError } from "./StoreError"
 
-/** `STORE_TIMEOUT_MS` default (design §5.2). */
+/** `STORE_TIMEOUT_MS` default. */
 export const DEFAULT_STORE_TIMEOUT = Duration.millis(10_000)
 
 /**

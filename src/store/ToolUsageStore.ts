@@ -5,7 +5,7 @@ import { DbBigInt, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
 
-/** How often one tool succeeded in one guild (`tool_used`, spec §3 step 8). */
+/** How often one tool succeeded in one guild (`tool_used`: successful, unblocked calls outside DMs). */
 export interface ToolUsageCount {
   readonly toolName: string
   readonly uses: number
@@ -64,8 +64,8 @@ export class ToolUsageStore extends Context.Tag("loopcord/store/ToolUsageStore")
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 
   /**
-   * The loop's `ToolUsageStats` over this store. Statistics are fire-and-forget (spec §3 step 8):
-   * a failed write is logged and never reaches the tool loop.
+   * The loop's `ToolUsageStats` over this store. Statistics are fire-and-forget: a failed write is
+   * logged and never reaches the tool loop.
    */
   static readonly statsLayer: Layer.Layer<ToolUsageStats, never, ToolUsageStore> = Layer.effect(
     ToolUsageStats,

@@ -85,10 +85,10 @@ const keyCooldowns = Effect.gen(function* () {
 })
 
 /**
- * Short-term memory becomes per channel (design decision 16). Until now a guild had one memory,
- * keyed `guild:<id>`; it becomes that guild's server-wide memory (`server:<id>`, read when
- * `server_wide_memory` is on), so channels no longer see what was written elsewhere. DM keys
- * (`dm:<id>`) stay as they are.
+ * Short-term memory becomes per channel (docs/architecture.md, Short-term memory). Until now a
+ * guild had one memory, keyed `guild:<id>`; it becomes that guild's server-wide memory
+ * (`server:<id>`, read when `server_wide_memory` is on), so channels no longer see what was written
+ * elsewhere. DM keys (`dm:<id>`) stay as they are.
  */
 const channelMemory = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -99,10 +99,11 @@ const channelMemory = Effect.gen(function* () {
 })
 
 /**
- * Who pays for a turn (issue 17): sealed personal and server keys, the user's opt-out of the
- * server route, admissions of server-paid turns (cooldown and daily quotas, shared by every
- * process on the database) and the usage ledger. Plain-text guild MCP headers already stored
- * are sealed by the guild MCP store when it starts with LOOPCORD_SECRET_KEY (a migration has no key).
+ * Who pays for a turn (docs/architecture.md, Who pays for a turn): sealed personal and server keys,
+ * the user's opt-out of the server route, admissions of server-paid turns (cooldown and daily
+ * quotas, shared by every process on the database) and the usage ledger. Plain-text guild MCP
+ * headers already stored are sealed by the guild MCP store when it starts with LOOPCORD_SECRET_KEY
+ * (a migration has no key).
  */
 const credentials = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -145,7 +146,7 @@ const credentials = Effect.gen(function* () {
   yield* sql`CREATE INDEX usage_ledger_by_user ON usage_ledger (user_id, day)`
 })
 
-/** Per-server default image tags for generate_image (`/image-tags`, issue 13). */
+/** Per-server default image tags for generate_image (`/image-tags`). */
 const guildImageTags = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE guild_image_tags (

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 
-/** What `npm start -- …` asked for (design §5.1). */
+/** What `npm start -- …` asked for (docs/architecture.md, Public contracts). */
 export type CliCommand =
   | { readonly _tag: "Interactive" }
   | { readonly _tag: "Once"; readonly text: string; readonly json: boolean; readonly images: ReadonlyArray<string> }

@@ -26,10 +26,11 @@ export const contextReport = (context: ContextReport) => ({
 })
 
 /**
- * The `--once --json` turn report (design §5.1): exactly these keys in this order, then
- * `context` (what the context budget did; null when the turn asked no model with a known window). `response`
- * is the exact payload replayed to the model; absent arguments and usage are `null`. `usage` sums
- * every pass of every attempt (failed attempts included: their tokens were billed too).
+ * The `--once --json` turn report, a public contract (docs/architecture.md, Public contracts):
+ * exactly these keys in this order, then `context` (what the context budget did; null when the turn
+ * asked no model with a known window). `response` is the exact payload replayed to the model;
+ * absent arguments and usage are `null`. `usage` sums every pass of every attempt (failed attempts
+ * included: their tokens were billed too).
  */
 export const turnReport = (result: TurnResult) => ({
   status: result.status,
@@ -45,7 +46,7 @@ export const turnReport = (result: TurnResult) => ({
   })),
   usage: result.usage === undefined ? null : usageReport(result.usage),
   context: result.context === undefined ? null : contextReport(result.context),
-  // Only on an `error` turn the front could not deliver (decision 18).
+  // Only on an `error` turn the front could not deliver (docs/architecture.md, Delivery).
   ...(result.reason === undefined ? {} : { reason: result.reason })
 })
 

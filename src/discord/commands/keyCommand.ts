@@ -35,7 +35,7 @@ const describeKey = (stored: StoredKey): string => {
 
 /**
  * `/key personal|server|clear|optout|status`: who pays for this user's turns. Replies are private;
- * a key value is never echoed, logged or stored in plain text (issue 17).
+ * a key value is never echoed or logged, and it is stored sealed, never in plain text.
  */
 export const keyCommand = (interaction: ChatInputCommandInteraction) =>
   Effect.gen(function*() {

@@ -16,7 +16,7 @@ export const killSummary = (outcome: { readonly cancelled: number; readonly kill
 /**
  * `/kill`: stops the channel's turns at once (queued ones are cancelled first, then the running
  * stream and tool are aborted), before acknowledging; the partial reply stays, marked stopped,
- * and the stop response is queued at the front of the channel (spec §2.8).
+ * and the stop response is queued at the front of the channel (docs/architecture.md, /kill).
  */
 export const killCommand = (interaction: ChatInputCommandInteraction, queue: ChannelQueue) =>
   Effect.gen(function*() {

@@ -55,11 +55,11 @@ interface PooledWorker {
 }
 
 /**
- * HTML → Markdown off the event loop (spec §7.4 conversion, issue 16): small pages convert
- * inline, larger ones in a small pool of worker threads with a bounded queue and a deadline. A
- * conversion that times out or is interrupted (the tool call killed) terminates its worker, the
- * only way to stop synchronous parsing; the pool starts a new one when next needed. linkedom
- * loads on first use only (on this thread for small pages, in the worker for the rest).
+ * HTML → Markdown off the event loop: small pages convert inline, larger ones in a small pool of
+ * worker threads with a bounded queue and a deadline. A conversion that times out or is interrupted
+ * (the tool call killed) terminates its worker, the only way to stop synchronous parsing; the pool
+ * starts a new one when next needed. linkedom loads on first use only (on this thread for small
+ * pages, in the worker for the rest).
  */
 export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {}) =>
   Effect.gen(function*() {

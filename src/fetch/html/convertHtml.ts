@@ -76,10 +76,10 @@ const plain = (html: string, reason: string, maxOutput: number): Conversion => {
 }
 
 /**
- * HTML → Markdown for fetch_url (spec §7.4): main content preferred; script, style, noscript and
- * template dropped; ATX headings, `-` bullets, fenced code. Guarded: a linear pre-scan sends too
- * deep or too large pages to the plain-text pass, any converter exception does too, and the
- * output is capped. Synchronous and total: it never throws.
+ * HTML → Markdown for fetch_url: main content preferred; script, style, noscript and template
+ * dropped; ATX headings, `-` bullets, fenced code. Guarded: a linear pre-scan sends too deep or too
+ * large pages to the plain-text pass, any converter exception does too, and the output is capped.
+ * Synchronous and total: it never throws.
  */
 export const convertHtml = (parseHTML: ParseHtml, html: string, options: ConvertOptions = {}): Conversion => {
   const limits = { ...CONVERTER_LIMITS, ...options.limits }

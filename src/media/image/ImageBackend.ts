@@ -4,7 +4,7 @@ import type { LoadedImage } from "../ImageLoader"
 import type { MediaBackendError } from "../MediaBackendError"
 import type { EditCanvas } from "./editCanvas"
 
-/** What a configured image backend can run; generate_image's schema is pruned to it (spec §6.4). */
+/** What a configured image backend can run; generate_image's schema offers exactly that. */
 export interface ImageCapabilities {
   readonly textToImage: boolean
   readonly imageToImage: boolean

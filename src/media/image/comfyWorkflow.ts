@@ -1,7 +1,7 @@
 import type { ComfyWorkflowJson } from "../../config/ImageConfig"
 import type { ImageCapabilities } from "./ImageBackend"
 
-/** The placeholders a ComfyUI workflow marks its inputs with (issue 13). */
+/** The placeholders a ComfyUI workflow marks its inputs with. */
 export const COMFY_PLACEHOLDERS = ["prompt", "negative_prompt", "seed", "width", "height", "denoise", "image", "mask"] as const
 export type ComfyPlaceholder = (typeof COMFY_PLACEHOLDERS)[number]
 
