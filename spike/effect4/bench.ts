@@ -93,6 +93,11 @@ const main = async () => {
     }
     const fall = med(v3, (s) => s.bytesPerCall) / med(v4, (s) => s.bytesPerCall)
     lines.push("", `Allocation per model call falls ${fall.toFixed(2)}× (the port rule: ≥ 1.5× → port the whole project): ${fall >= 1.5 ? "PORT" : "do not port"}.`)
+    lines.push("", "Where the allocating function lives (median of the runs, KiB per model call):", "", "| place | Effect 3 | Effect 4 |", "|---|---:|---:|")
+    const places = [...new Set([...v3, ...v4].flatMap((s) => s.byPlace.map((place) => place.site)))]
+    const placeKiB = (side: ReadonlyArray<SpikeSample>, place: string) =>
+      kib(median(side.map((s) => s.byPlace.find((entry) => entry.site === place)?.bytesPerCall ?? 0)))
+    for (const place of places) lines.push(`| ${place} | ${fmt(placeKiB(v3, place), 1)} | ${fmt(placeKiB(v4, place), 1)} |`)
     for (const side of sides) {
       const last = samples[side][RUNS - 1]!
       lines.push(

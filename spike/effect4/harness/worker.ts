@@ -31,6 +31,8 @@ export interface SpikeSample {
   /** Sampled self size by innermost frame of the side's own code (none: the runtime or a library). */
   readonly byOwnFrame: ReadonlyArray<{ readonly site: string; readonly bytesPerCall: number }>
   readonly topSites: ReadonlyArray<{ readonly site: string; readonly bytesPerCall: number }>
+  /** Sampled self size by where the allocating function lives: effect, undici, the side's own code, Node/V8 built-ins. */
+  readonly byPlace: ReadonlyArray<{ readonly site: string; readonly bytesPerCall: number }>
   readonly steps: number
   readonly stepP50Ms: number
   readonly stepP99Ms: number
@@ -74,6 +76,16 @@ const ownFrame = (url: string): boolean => {
   return side === "v4" ? path.includes("/spike/effect4/v4/") : path.startsWith(`${repoRoot}src/`) || path.includes("/spike/effect4/v3/")
 }
 
+/** Where an allocating function lives. */
+const placeOf = (url: string): string => {
+  if (url.includes("/node_modules/effect/")) return "effect"
+  if (url.includes("/node_modules/undici/")) return "undici"
+  if (url.includes("/node_modules/")) return "other packages"
+  if (ownFrame(url)) return "own code"
+  if (url === "" || url.startsWith("node:")) return "Node and V8 built-ins"
+  return "other"
+}
+
 const siteOf = (node: ProfileNode): string => {
   const { functionName, url, lineNumber } = node.callFrame
   const file = url.replace(/^file:\/\//, "").replace(/^.*\/node_modules\//, "").replace(/^.*\/spike\/effect4\//, "spike/").replace(/^(?!spike\/).*\/(src|test)\//, "$1/")
@@ -112,6 +124,7 @@ const main = async () => {
   session.disconnect()
   const bySite = new Map<string, number>()
   const byOwn = new Map<string, number>()
+  const byPlace = new Map<string, number>()
   let total = 0
   const walk = (node: ProfileNode, own: string) => {
     const frame = ownFrame(node.callFrame.url) ? siteOf(node) : own
@@ -119,6 +132,8 @@ const main = async () => {
     if (node.selfSize > 0) {
       bySite.set(siteOf(node), (bySite.get(siteOf(node)) ?? 0) + node.selfSize)
       byOwn.set(frame, (byOwn.get(frame) ?? 0) + node.selfSize)
+      const place = placeOf(node.callFrame.url)
+      byPlace.set(place, (byPlace.get(place) ?? 0) + node.selfSize)
     }
     for (const child of node.children) walk(child, frame)
   }
@@ -159,6 +174,7 @@ const main = async () => {
     bytesPerCall: total / modelCalls,
     byOwnFrame: top(byOwn),
     topSites: top(bySite),
+    byPlace: top(byPlace),
     steps: gcSteps,
     stepP50Ms: percentile(gaps, 50),
     stepP99Ms: percentile(gaps, 99),
