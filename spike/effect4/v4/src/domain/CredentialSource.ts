@@ -1,0 +1,2 @@
+/** Who pays for a turn's provider calls. */
+export type CredentialSource = "personal" | "server" | "operator"

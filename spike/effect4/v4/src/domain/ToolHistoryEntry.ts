@@ -1,0 +1,35 @@
+import type { FunctionCall } from "./FunctionCall"
+import type { ImageMetadata } from "./ImageMetadata"
+import { failureReason, type ToolResult } from "./ToolResult"
+
+/** Visible text a pass already delivered before its tool call. */
+export interface TextPart {
+  readonly type: "text"
+  readonly text: string
+}
+
+/** The function response replayed to the model: `{ name, response: { result } }`. */
+export interface FunctionResponse {
+  readonly name: string
+  readonly response: { readonly result: unknown }
+}
+
+/** One paired call and response replayed to the provider on the next pass. */
+export interface ToolHistoryEntry {
+  readonly functionCall: FunctionCall
+  readonly functionResponse: FunctionResponse
+  readonly imageMetadata?: ImageMetadata
+  readonly preToolCallTextParts?: ReadonlyArray<TextPart>
+}
+
+export const ToolHistoryEntry = (entry: ToolHistoryEntry): ToolHistoryEntry => ({ ...entry })
+
+/** Success ⇒ data or `{status:"completed"}`; failure ⇒ the standard failure object. */
+export const responsePayload = (toolName: string, result: ToolResult): unknown =>
+  result.success
+    ? (result.data === undefined ? { status: "completed" } : result.data)
+    : { status: "tool_execution_failed", reason: failureReason(result), tool_name: toolName }
+
+/** `[{type:"text", text}]` for non-blank text, else undefined. */
+export const preToolTextParts = (text: string | undefined): ReadonlyArray<TextPart> | undefined =>
+  text !== undefined && text.trim().length > 0 ? [{ type: "text", text }] : undefined

@@ -1,0 +1,43 @@
+import { Layer } from "effect"
+import type { HttpClient } from "effect/http"
+import { LanguageModel } from "../LanguageModel"
+import { type BearerJsonOptions, makeBearerJsonModel } from "./bearerJsonModel"
+import { completionEvents, makeChatCompletionsDecoder } from "./chatCompletionsDecoder"
+import { chatCompletionsBody } from "./chatCompletionsRequest"
+
+/**
+ * OpenAI-compatible Chat Completions (OpenAI, OpenRouter, DeepSeek, Ollama, llama.cpp, vLLM,
+ * LM Studio...): `POST {baseUrl}/chat/completions` with `stream: true`, decoded from SSE.
+ */
+
+export const providerName = "openai-compatible"
+export const defaultBaseUrl = "https://api.openai.com/v1"
+
+export interface OpenAiCompatibleOptions extends BearerJsonOptions {
+  readonly maxTokensParameter?: "max_tokens" | "max_completion_tokens" | undefined
+  readonly parallelToolCalls?: boolean | undefined
+  /** Ask for the final usage chunk (`stream_options.include_usage`, default true); some old servers reject it. */
+  readonly includeUsage?: boolean | undefined
+  /** Merged into every request body (OpenRouter `provider` routing, `reasoning` options...). */
+  readonly extraBody?: Readonly<Record<string, unknown>> | undefined
+}
+
+export const make = (options: OpenAiCompatibleOptions = {}) => {
+  const bodyOptions = {
+    maxTokensParameter: options.maxTokensParameter ?? "max_tokens",
+    parallelToolCalls: options.parallelToolCalls,
+    includeUsage: options.includeUsage ?? true,
+    extraBody: options.extraBody
+  } as const
+  return makeBearerJsonModel({
+    providerName,
+    defaultBaseUrl,
+    path: "chat/completions",
+    body: (request) => chatCompletionsBody(request, bodyOptions),
+    decoder: makeChatCompletionsDecoder,
+    whole: completionEvents
+  }, options)
+}
+
+export const layer = (options: OpenAiCompatibleOptions = {}): Layer.Layer<LanguageModel, never, HttpClient.HttpClient> =>
+  Layer.effect(LanguageModel, make(options))

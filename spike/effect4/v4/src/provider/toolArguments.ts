@@ -1,0 +1,121 @@
+import { Effect, Metric } from "effect"
+import type { ToolArgs } from "../domain/FunctionCall"
+import { defaultJsonRepairMaxChars, tryRepairIncompleteJson } from "./jsonRepair"
+
+/** How an accumulated argument payload turned out. */
+export type ArgumentsOutcome =
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Parsed"; readonly args: ToolArgs }
+  | { readonly _tag: "Repaired"; readonly args: ToolArgs }
+  /** Not JSON, not a truncation we can repair, or not an object: the call gets `{}`. */
+  | { readonly _tag: "Unparseable" }
+
+const isPlainObject = (value: unknown): value is ToolArgs =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const parseJson = (raw: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(raw) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+export const classifyArguments = (raw: string, maxRepairChars: number = defaultJsonRepairMaxChars): ArgumentsOutcome => {
+  if (raw.trim().length === 0) return { _tag: "Empty" }
+  const parsed = parseJson(raw)
+  if (parsed.ok) return isPlainObject(parsed.value) ? { _tag: "Parsed", args: parsed.value } : { _tag: "Unparseable" }
+  const repaired = tryRepairIncompleteJson(raw, maxRepairChars)
+  return repaired === null ? { _tag: "Unparseable" } : { _tag: "Repaired", args: repaired }
+}
+
+export interface FinalizedArguments {
+  readonly args: ToolArgs
+  readonly truncated: boolean
+}
+
+export interface ArgumentsContext {
+  /** Adapter name for the log line, e.g. `openai-compatible`. */
+  readonly adapter: string
+  readonly toolName: string
+  readonly maxRepairChars: number
+  /**
+   * The provider said it cut the output (`length`, `content_filter`, `max_tokens`). An argument
+   * payload that is then empty or unreadable is refused as truncated rather than run with `{}`.
+   */
+  readonly outputCut: boolean
+}
+
+const truncatedCalls = Metric.counter("tool_arguments_truncated", {
+  description: "tool calls whose argument JSON was cut by the provider and structurally repaired"
+})
+
+// v3 Metric.increment(Metric.tagged(counter, key, value)) → v4 Metric.update(Metric.withAttributes(counter, { key: value }), 1).
+const countTruncated = (adapter: string) => Metric.update(Metric.withAttributes(truncatedCalls, { adapter }), 1)
+
+/**
+ * Whether one more streamed piece takes a call's arguments past `maxChars`
+ * (`BOT_JSON_REPAIR_MAX_CHARS`): a provider may stream arguments without end, and a decoder
+ * keeps none beyond the cap.
+ */
+export const exceedsArgumentCap = (heldChars: number, piece: string, maxChars: number): boolean => heldChars + piece.length > maxChars
+
+/**
+ * A call whose streamed arguments outgrew the cap: nothing of them is kept and the call is
+ * refused as truncated (the decoder stops reading there, which aborts the request).
+ */
+export const argumentsOverCap = (context: {
+  readonly adapter: string
+  readonly toolName: string
+  readonly maxChars: number
+}): { readonly result: FinalizedArguments; readonly log: Effect.Effect<void> } => ({
+  result: { args: {}, truncated: true },
+  log: Effect.logError("tool arguments outgrew BOT_JSON_REPAIR_MAX_CHARS; the stream was stopped and the call is refused as truncated").pipe(
+    Effect.annotateLogs({ adapter: context.adapter, tool_name: context.toolName, max_chars: context.maxChars }),
+    Effect.andThen(countTruncated(context.adapter))
+  )
+})
+
+/**
+ * Decides a call's arguments and whether they were truncated. Pure apart from the log: the
+ * returned effect logs the `tool_arguments_truncated` line (error level, so it is seen in
+ * production) or the unparseable-arguments error, or nothing.
+ */
+export const finalizeArguments = (
+  raw: string,
+  context: ArgumentsContext
+): { readonly result: FinalizedArguments; readonly log: Effect.Effect<void> | undefined } => {
+  const outcome = classifyArguments(raw, context.maxRepairChars)
+  const annotations = { adapter: context.adapter, tool_name: context.toolName, argument_chars: raw.length }
+  switch (outcome._tag) {
+    case "Parsed":
+      return { result: { args: outcome.args, truncated: false }, log: undefined }
+    case "Repaired":
+      return {
+        result: { args: outcome.args, truncated: true },
+        log: Effect.logError("tool_arguments_truncated").pipe(
+          Effect.annotateLogs({ ...annotations, recovered_keys: Object.keys(outcome.args).join(",") }),
+          Effect.andThen(countTruncated(context.adapter))
+        )
+      }
+    case "Empty":
+      return context.outputCut
+        ? {
+          result: { args: {}, truncated: true },
+          log: Effect.logError("tool_arguments_truncated").pipe(
+            Effect.annotateLogs({ ...annotations, recovered_keys: "" }),
+            Effect.andThen(countTruncated(context.adapter))
+          )
+        }
+        : { result: { args: {}, truncated: false }, log: undefined }
+    case "Unparseable":
+      return {
+        result: { args: {}, truncated: context.outputCut },
+        log: Effect.logError(
+          context.outputCut
+            ? "tool arguments were cut by the provider and cannot be repaired; refusing the call"
+            : "tool arguments are not a JSON object and cannot be repaired; calling with {}"
+        ).pipe(Effect.annotateLogs(annotations))
+      }
+  }
+}
