@@ -242,7 +242,7 @@ const main = async () => {
     }
   }
   const biggest = Math.max(...SIZES)
-  if (MODES.includes("budget") && process.env.SCALE_ONLY_IDLE !== "1") {
+  if (MODES.includes("budget") && process.env.SCALE_ONLY_IDLE !== "1" && process.env.SCALE_SKIP_SMALL !== "1") {
     process.stderr.write(`  scale: ${biggest} replies, budget, ${SMALL_YOUNG_GENERATION.join(" ")}\n`)
     busy.push(await busyRun("budget", biggest, SMALL_YOUNG_GENERATION))
   }
