@@ -14,12 +14,12 @@
  * that time (collected objects included); SCALE_BUSY_SNAPSHOT_MIB=<n> (with the trace) writes a
  * heap snapshot to /tmp/busy.heapsnapshot once the heap passes n MiB; on `{ gc }`,
  * SCALE_HEAP_SPACES=1 logs V8's heap spaces, SCALE_HEAP_SNAPSHOT=<file> writes a snapshot and
- * SCALE_SMAPS=1 the largest mappings.
+ * SCALE_SMAPS=1 the largest mappings; SCALE_GC_TRACE=1 logs the GC pauses while the replies stream.
  */
 import { ModelChoiceConfig } from "../../../src/config/ModelChoiceConfig"
 import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
-import { monitorEventLoopDelay } from "node:perf_hooks"
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8"
 import { Effect, Layer, ManagedRuntime, Schema, Stream } from "effect"
 import { ChannelQueue } from "../../../src/chat/ChannelQueue"
@@ -164,6 +164,24 @@ const main = async () => {
         process.on("message", (next: { readonly report?: true }) => {
           if (next.report === true) {
             session.post("HeapProfiler.stopSampling", (_error, result) => writeFileSync(allocationProfile, JSON.stringify(result.profile)))
+          }
+        })
+      }
+      if (process.env["SCALE_GC_TRACE"] === "1") {
+        // GC pauses by kind while the replies stream (profiling): count, total and longest.
+        const pauses = new Map<string, { count: number; totalMs: number; maxMs: number; over20: number }>()
+        const observer = new PerformanceObserver((list) => {
+          for (const entry of list.getEntries()) {
+            const kind = String((entry as { detail?: { kind?: number } }).detail?.kind ?? "?")
+            const seen = pauses.get(kind) ?? { count: 0, totalMs: 0, maxMs: 0, over20: 0 }
+            pauses.set(kind, { count: seen.count + 1, totalMs: seen.totalMs + entry.duration, maxMs: Math.max(seen.maxMs, entry.duration), over20: seen.over20 + (entry.duration > 20 ? 1 : 0) })
+          }
+        })
+        observer.observe({ entryTypes: ["gc"] })
+        process.on("message", (next: { readonly report?: true }) => {
+          if (next.report === true) {
+            observer.disconnect()
+            process.stderr.write(`scaleBot GC pauses by kind (1 minor, 2 major, 4 incremental, 8 weak callbacks): ${JSON.stringify(Object.fromEntries([...pauses].map(([kind, p]) => [kind, { ...p, totalMs: Math.round(p.totalMs), maxMs: Math.round(p.maxMs) }])))}\n`)
           }
         })
       }
