@@ -1,5 +1,6 @@
 import { Data } from "effect"
 import type { ImageMetadata } from "./ImageMetadata"
+import type { TurnEffect } from "./TurnEffect"
 
 /**
  * What a tool returns (spec §1.3). A failure is data handed back to the model, never a loop
@@ -22,6 +23,8 @@ export interface ToolResult {
   readonly imageMetadata?: ImageMetadata
   /** The tool itself delivered the user-visible reply, so an empty follow-up may settle. */
   readonly responseDelivered?: boolean
+  /** A change to the reply itself (a sticker to send), applied by the loop; never replayed to the model. */
+  readonly turnEffect?: TurnEffect
 }
 
 export const ToolResult = Data.case<ToolResult>()

@@ -2,6 +2,7 @@ import { Effect, JSONSchema, ParseResult, Schema, SchemaAST } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import type { JsonSchemaObject, ToolDeclaration } from "../domain/ToolDeclaration"
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
+import type { ToolCapabilities } from "./ToolCapabilities"
 import type { ToolContext } from "./ToolContext"
 import type { ToolError } from "./ToolError"
 import type { TurnFlags, TurnState } from "./TurnState"
@@ -33,7 +34,7 @@ export interface AssemblyContext extends AvailabilityContext {
  * The tool contract (spec §6.1). `execute` receives arguments already validated against
  * `parameters`; a failure is a ToolError (turned into a failed result for the model).
  */
-export interface Tool {
+export interface Tool extends ToolCapabilities {
   readonly name: string
   readonly description: string
   readonly category: ToolCategory
@@ -91,7 +92,7 @@ export const makeTool = <A, I>(spec: {
   readonly assembleForContext?: (context: AssemblyContext) => Effect.Effect<Tool | null, unknown>
   readonly requiresFollowUp?: boolean
   readonly triggerPatterns?: ReadonlyArray<RegExp>
-}): Tool => {
+} & ToolCapabilities): Tool => {
   const decode = Schema.decodeUnknown(spec.parameters, { errors: "all", onExcessProperty: "ignore" })
   const { parameters, execute, isAvailableFor, ...rest } = spec
   return {

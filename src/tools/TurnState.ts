@@ -4,11 +4,12 @@ import type { GuildToolSet } from "./GuildToolSource"
 import type { MediaOutlet } from "./MediaOutlet"
 
 /**
- * Per-turn switches tools and the loop flip while a turn runs (spec §1.7 StreamingContext).
- * Each one prevents a repeat within the same turn (one-shot STM, context restarts).
+ * Per-turn switches tools and the loop flip while a turn runs. Each one prevents a repeat within
+ * the same turn (a once-per-turn tool, a context restart).
  */
 export interface TurnFlags {
-  readonly disableShortTermMemoryUpdate: boolean
+  /** Tools declared `oncePerTurn` that already succeeded this turn (canonical names). */
+  readonly spentOncePerTurnTools: ReadonlyArray<string>
   readonly disableYouTubeProcessing: boolean
   readonly disableProfilePictureProcessing: boolean
   readonly disableGifProcessing: boolean
@@ -17,7 +18,7 @@ export interface TurnFlags {
 }
 
 export const initialTurnFlags: TurnFlags = {
-  disableShortTermMemoryUpdate: false,
+  spentOncePerTurnTools: [],
   disableYouTubeProcessing: false,
   disableProfilePictureProcessing: false,
   disableGifProcessing: false,
@@ -60,5 +61,15 @@ export const makeTurnState = (
     })
   )
 
-export const setFlag = (state: TurnState, flag: keyof TurnFlags, value = true): Effect.Effect<void> =>
+/** The switches of TurnFlags (every flag but the list of spent tools). */
+export type TurnSwitch = { readonly [K in keyof TurnFlags]: TurnFlags[K] extends boolean ? K : never }[keyof TurnFlags]
+
+export const setFlag = (state: TurnState, flag: TurnSwitch, value = true): Effect.Effect<void> =>
   Ref.update(state.flags, (flags) => ({ ...flags, [flag]: value }))
+
+/** Records that a once-per-turn tool succeeded: it is hidden and refused for the rest of the turn. */
+export const spendOncePerTurnTool = (state: TurnState, toolName: string): Effect.Effect<void> =>
+  Ref.update(state.flags, (flags) =>
+    flags.spentOncePerTurnTools.includes(toolName)
+      ? flags
+      : { ...flags, spentOncePerTurnTools: [...flags.spentOncePerTurnTools, toolName] })

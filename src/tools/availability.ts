@@ -29,6 +29,8 @@ export const availabilityOf = (tool: Tool, context: AvailabilityContext): Availa
   } catch (checkFailure) {
     return { _tag: "UnavailableInContext", checkFailure }
   }
+  // A once-per-turn tool that already succeeded this turn is spent, whatever its own check says.
+  if (tool.oncePerTurn === true && context.flags.spentOncePerTurnTools.includes(tool.name)) return { _tag: "UnavailableInContext" }
   try {
     return tool.isAvailableForContext === undefined || tool.isAvailableForContext(context) !== false
       ? AVAILABLE

@@ -80,7 +80,7 @@ export interface ToolCallHarnessOptions {
 }
 
 /** What executeToolCall needs, plus the guild tool source behind the registry. */
-export type ToolCallServices = ExecuteToolCallServices | GuildToolSource
+export type ToolCallServices = ExecuteToolCallServices | GuildToolSource | StickerCatalog
 
 export interface ToolCallHarness {
   readonly layer: Layer.Layer<ToolCallServices>

@@ -42,6 +42,8 @@ export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | G
       category: "discord",
       parameters: Parameters,
       requiresFollowUp: false,
+      // Blocking and unblocking the same user in one pass must land in the order the model gave.
+      sequential: true,
       isAvailableForContext: (context) => context.guildId !== undefined,
       assembleForContext: (context) => assembleWhenEnabled(settings)(tool)(context),
       triggerPatterns: [/\b(?:block|mute|ignore|silence)\b/i],

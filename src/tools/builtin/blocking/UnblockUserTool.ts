@@ -32,6 +32,8 @@ export const makeUnblockUserTool: Effect.Effect<Tool, never, PersonaBlockStore |
       category: "discord",
       parameters: Parameters,
       requiresFollowUp: false,
+      // Blocking and unblocking the same user in one pass must land in the order the model gave.
+      sequential: true,
       isAvailableForContext: (context) => context.guildId !== undefined,
       assembleForContext: (context) => assembleWhenEnabled(settings)(tool)(context),
       triggerPatterns: [/\b(?:unblock|unmute|un-block|un-mute)\b/i],

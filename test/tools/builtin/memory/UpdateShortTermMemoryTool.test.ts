@@ -12,7 +12,7 @@ import {
   makeUpdateShortTermMemoryTool,
   UPDATE_SHORT_TERM_MEMORY
 } from "../../../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
-import { makeTurnState, setFlag } from "../../../../src/tools/TurnState"
+import { makeTurnState } from "../../../../src/tools/TurnState"
 import { functionCallPass, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
 import { availability, executeIn, memoryStores, toolContext } from "../blocking/toolTestKit"
 
@@ -29,6 +29,8 @@ describe("update_short_term_memory", () => {
       assert.strictEqual(tool.name, UPDATE_SHORT_TERM_MEMORY)
       assert.strictEqual(tool.category, "memory")
       assert.strictEqual(tool.requiresFollowUp, false)
+      assert.isTrue(tool.oncePerTurn, "one update per reply")
+      assert.isTrue(tool.sequential, "two writes in one pass would race")
       assert.deepStrictEqual(Object.keys(tool.parameters.properties), ["summary", "scene_state"])
       assert.deepStrictEqual(tool.parameters.required, [])
       assert.isFalse(tool.isAvailableFor("novelai"))
@@ -137,22 +139,7 @@ describe("update_short_term_memory", () => {
     }).pipe(Effect.provide(memoryStores))
   )
 
-  it.effect("[32] hidden once the turn's flag is set, and refused at execution if called anyway", () =>
-    Effect.gen(function* () {
-      const tool = yield* makeUpdateShortTermMemoryTool()
-      const store = yield* ShortTermMemoryStore
-      assert.isTrue(tool.isAvailableForContext?.(availability()))
-      assert.isFalse(tool.isAvailableForContext?.(availability({}, { disableShortTermMemoryUpdate: true })))
-      const context = yield* toolContext()
-      yield* setFlag(context.turnState, "disableShortTermMemoryUpdate")
-      const second = yield* executeIn(tool, { summary: "again" }, context)
-      assert.isFalse(second.success)
-      assert.include(second.error ?? "", "already updated")
-      assert.deepStrictEqual(yield* store.get(guildScope, "persona-1"), {})
-    }).pipe(Effect.provide(memoryStores))
-  )
-
-  it.effect("[32] through executeToolCall: the first success sets the flag; a second call this turn is not run", () =>
+  it.effect("[32] through executeToolCall: the first success spends the tool; a second call this turn is not run", () =>
     Effect.gen(function* () {
       const tool = yield* makeUpdateShortTermMemoryTool()
       const store = yield* ShortTermMemoryStore
@@ -161,7 +148,7 @@ describe("update_short_term_memory", () => {
         h.run(executeToolCall({ pass: functionCallPass({ name: UPDATE_SHORT_TERM_MEMORY, args: { summary } }), iteration: 0, attempt: testAttempt }))
       const first = yield* call("first")
       assert.isTrue(ToolCallOutcome.$is("History")(first) && first.success)
-      assert.isTrue((yield* Ref.get(h.state.flags)).disableShortTermMemoryUpdate)
+      assert.deepStrictEqual((yield* Ref.get(h.state.flags)).spentOncePerTurnTools, [UPDATE_SHORT_TERM_MEMORY])
       const declared = yield* h.registry.toolsForTurn(availability({ guildId: "guild-1" }, yield* Ref.get(h.state.flags)))
       assert.notInclude(declared.map((declaredTool) => declaredTool.name), UPDATE_SHORT_TERM_MEMORY)
       const second = yield* call("second")
@@ -203,7 +190,7 @@ describe("update_short_term_memory", () => {
       assert.isTrue(ToolCallOutcome.$is("History")(outcome) && !outcome.success)
       assert.include(JSON.stringify(ToolCallOutcome.$is("History")(outcome) && outcome.historyEntry), "could not be saved")
       // A failed update does not use up the turn's one update.
-      assert.isFalse((yield* Ref.get(h.state.flags)).disableShortTermMemoryUpdate)
+      assert.deepStrictEqual((yield* Ref.get(h.state.flags)).spentOncePerTurnTools, [])
     })
   )
 
