@@ -1,5 +1,5 @@
 import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
-import type { Persona } from "../loop/CurrentTurn"
+import type { Persona } from "../domain/Persona"
 import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
 import { type ShardAssignment, shardAssignmentSetting } from "./ShardConfig"
 import { intSetting } from "./settings"

@@ -1,5 +1,5 @@
 import { Config, Option } from "effect"
-import type { Persona } from "../loop/CurrentTurn"
+import type { Persona } from "../domain/Persona"
 
 export const DEFAULT_PERSONA_NAME = "loopcord"
 export const DEFAULT_SYSTEM_PROMPT =

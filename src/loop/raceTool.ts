@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect, Exit } from "effect"
 import { LoopConfig } from "../config/LoopConfig"
+import { turnOriginOf } from "../domain/TurnOrigin"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
 import { ToolContext, type ToolContextShape } from "../tools/ToolContext"
@@ -26,19 +27,9 @@ export const raceTool = (name: string, args: ToolArgs, iteration: number, attemp
     const suppressProgressNotices = !turn.shouldSurfaceUserErrors
     const abort = new AbortController()
     const context: ToolContextShape = {
-      channelId: turn.channelId,
-      guildId: turn.guildId,
-      userId: turn.userId,
-      messageId: turn.messageId,
-      isDM: turn.isDM,
+      ...turnOriginOf(turn),
       provider: attempt.provider,
       model: attempt.model,
-      locale: turn.locale,
-      personaId: turn.persona.id,
-      personaName: turn.persona.name,
-      personaAvatarUrl: turn.persona.avatarUrl,
-      isUserImpersonation: turn.isUserImpersonation,
-      impersonatedUserId: turn.impersonatedUserId,
       suppressProgressNotices,
       showKillHint: iteration >= config.softWarnIteration,
       iteration,

@@ -35,18 +35,13 @@ export interface TurnState {
    * a call and the follow-up check all use the same set, asked of the guild source once a turn.
    */
   readonly guildTools?: Ref.Ref<Option.Option<{ readonly guildId: string; readonly set: GuildToolSet }>>
-  /**
-   * The channel the turn's thread belongs to (`TurnInput.parentChannelId`), for tools that keep
-   * state per channel (short-term memory): the ToolContext names only the thread itself.
-   */
-  readonly parentChannelId?: string
   /** Where files made by tools go on this turn's front (absent: the front takes none). */
   readonly mediaOutlet?: MediaOutlet
 }
 
 export const makeTurnState = (
   contextItems: ReadonlyArray<ChatMessage> = [],
-  where: { readonly parentChannelId?: string | undefined; readonly mediaOutlet?: MediaOutlet | undefined } = {}
+  where: { readonly mediaOutlet?: MediaOutlet | undefined } = {}
 ): Effect.Effect<TurnState> =>
   Effect.map(
     Effect.all({
@@ -56,7 +51,6 @@ export const makeTurnState = (
     }),
     (state): TurnState => ({
       ...state,
-      ...(where.parentChannelId === undefined ? {} : { parentChannelId: where.parentChannelId }),
       ...(where.mediaOutlet === undefined ? {} : { mediaOutlet: where.mediaOutlet })
     })
   )

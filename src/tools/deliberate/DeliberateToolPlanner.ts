@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { LoopConfig } from "../../config/LoopConfig"
-import { type DeliberateToolMode, deliberateModeOff } from "../../loop/CurrentTurn"
+import { type DeliberateToolMode, deliberateModeOff } from "../../domain/DeliberateToolMode"
 import { GuildMcpRegistry, type GuildMcpServerType } from "../../mcp/GuildMcpRegistry"
 import { GuildSettingsStore } from "../../store/GuildSettingsStore"
 import { type GuildToolSet, GuildToolSource } from "../GuildToolSource"

@@ -1,4 +1,4 @@
-import { type DeliberateToolMode, deliberateModeOff } from "../../loop/CurrentTurn"
+import { type DeliberateToolMode, deliberateModeOff } from "../../domain/DeliberateToolMode"
 
 /** Where a trigger phrase comes from (shown in the hidden trigger notice). */
 export type TriggerSource = "built-in" | "retained" | "replacement"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { LoopConfig } from "../../../src/config/LoopConfig"
-import { deliberateModeOff } from "../../../src/loop/CurrentTurn"
+import { deliberateModeOff } from "../../../src/domain/DeliberateToolMode"
 import { GuildMcpRegistry } from "../../../src/mcp/GuildMcpRegistry"
 import { GuildSettingsStore } from "../../../src/store/GuildSettingsStore"
 import * as Stores from "../../../src/store/Stores"

@@ -69,7 +69,7 @@ export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | G
           const stored = yield* blocks
             .block({
               guildId: context.guildId,
-              personaId: context.personaId,
+              personaId: context.persona.id,
               userId: target.userId,
               userName: target.displayName,
               mode: args.block_type,

@@ -97,11 +97,11 @@ export const makeUpdateShortTermMemoryTool = (
           const place = {
             guildId: context.guildId,
             channelId: context.channelId,
-            parentChannelId: context.turnState.parentChannelId,
+            parentChannelId: context.parentChannelId,
             userId: context.userId
           }
           yield* scopeOf(place).pipe(
-            Effect.flatMap((scope) => store.replace(scope, context.personaId, memory satisfies ShortTermMemory)),
+            Effect.flatMap((scope) => store.replace(scope, context.persona.id, memory satisfies ShortTermMemory)),
             Effect.mapError(
               (error) =>
                 new ToolError({

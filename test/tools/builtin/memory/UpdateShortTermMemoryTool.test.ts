@@ -12,7 +12,6 @@ import {
   makeUpdateShortTermMemoryTool,
   UPDATE_SHORT_TERM_MEMORY
 } from "../../../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
-import { makeTurnState } from "../../../../src/tools/TurnState"
 import { functionCallPass, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
 import { availability, executeIn, memoryStores, toolContext } from "../blocking/toolTestKit"
 
@@ -63,7 +62,7 @@ describe("update_short_term_memory", () => {
       assert.deepStrictEqual(yield* store.get(otherChannel, "persona-1"), {})
       assert.deepStrictEqual(yield* store.get(serverScope, "persona-1"), {})
       // A thread of channel-2 (the front put the parent in the turn state): channel-2's memory.
-      const inThread = yield* toolContext({ channelId: "thread-7", turnState: yield* makeTurnState([], { parentChannelId: "channel-2" }) })
+      const inThread = yield* toolContext({ channelId: "thread-7", parentChannelId: "channel-2" })
       yield* executeIn(tool, { summary: "thread of channel-2" }, inThread)
       assert.deepStrictEqual(yield* store.get(otherChannel, "persona-1"), { summary: "thread of channel-2" })
       assert.deepStrictEqual(yield* store.get(memoryScopeOf(place("thread-7"), false), "persona-1"), {})
