@@ -9,9 +9,10 @@
  * `{"a": }`) is not a truncation and is never repaired.
  */
 
-/** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS`. */
-export const defaultJsonRepairMaxChars = 1_048_576
-export const minJsonRepairMaxChars = 1024
+import { defaultJsonRepairMaxChars } from "../config/HttpProviderConfig"
+
+/** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS` (defined with the setting). */
+export { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "../config/HttpProviderConfig"
 
 const maxRepairPasses = 64
 
