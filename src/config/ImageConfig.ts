@@ -10,7 +10,7 @@ export type ImageBackendKind = (typeof IMAGE_BACKENDS)[number]
 /** An API-format ComfyUI workflow: node id → `{ class_type, inputs }`. Kept as parsed JSON. */
 export type ComfyWorkflowJson = Readonly<Record<string, unknown>>
 
-/** `generate_image` settings (design §5.2). `backend` None: the tool does not exist. */
+/** `generate_image` settings. `backend` None: the tool does not exist. */
 export interface ImageSettings {
   readonly backend: Option.Option<ImageBackendKind>
   /** `IMAGE_BASE_URL` without a trailing slash (OpenAI: its public API by default). */

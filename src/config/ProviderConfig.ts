@@ -1,10 +1,10 @@
 import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
 
-/** The model providers loopcord ships (design §5.2 `LLM_PROVIDER`). */
+/** The model providers loopcord ships (`LLM_PROVIDER`). */
 export const PROVIDER_KINDS = ["openai-compatible", "openai-responses", "anthropic", "google", "novelai", "scripted"] as const
 export type ProviderKind = typeof PROVIDER_KINDS[number]
 
-/** Which provider, where, with which keys and models (design §5.2). */
+/** Which provider, where, with which keys and models. */
 export interface ProviderSettings {
   readonly provider: ProviderKind
   /** `LLM_BASE_URL` (or the vendor's variable); undefined means the provider's public default. */

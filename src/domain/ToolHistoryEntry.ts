@@ -15,7 +15,7 @@ export interface FunctionResponse {
   readonly response: { readonly result: unknown }
 }
 
-/** One paired call and response replayed to the provider on the next pass (spec §1.4). */
+/** One paired call and response replayed to the provider on the next pass. */
 export interface ToolHistoryEntry {
   readonly functionCall: FunctionCall
   readonly functionResponse: FunctionResponse
@@ -26,12 +26,12 @@ export interface ToolHistoryEntry {
 
 export const ToolHistoryEntry = Data.case<ToolHistoryEntry>()
 
-/** Payload rules of spec §1.4: success ⇒ data or `{status:"completed"}`; failure ⇒ the standard object. */
+/** Payload rules (docs/architecture.md, Tool results as the model sees them): success ⇒ data or `{status:"completed"}`; failure ⇒ the standard object. */
 export const responsePayload = (toolName: string, result: ToolResult): unknown =>
   result.success
     ? (result.data === undefined ? { status: "completed" } : result.data)
     : { status: "tool_execution_failed", reason: failureReason(result), tool_name: toolName }
 
-/** `[{type:"text", text}]` for non-blank text, else undefined (spec §3 step 13). */
+/** `[{type:"text", text}]` for non-blank text, else undefined (docs/architecture.md, Pre-tool text). */
 export const preToolTextParts = (text: string | undefined): ReadonlyArray<TextPart> | undefined =>
   text !== undefined && text.trim().length > 0 ? [{ type: "text", text }] : undefined

@@ -3,7 +3,7 @@ import type { ImageMetadata } from "./ImageMetadata"
 import type { TurnEffect } from "./TurnEffect"
 
 /**
- * What a tool returns (spec §1.3). A failure is data handed back to the model, never a loop
+ * What a tool returns. A failure is data handed back to the model, never a loop
  * failure. `message` is preferred over `error` as the reason the model sees.
  */
 export interface ToolResult {
@@ -35,7 +35,7 @@ export const toolSuccess = (data?: unknown, extra: Omit<ToolResult, "success" | 
 export const toolFailure = (error: string, extra: Omit<ToolResult, "success" | "error"> = {}): ToolResult =>
   ToolResult({ ...extra, success: false, error })
 
-/** The reason fed to the model for a failed result (spec §1.4). */
+/** The reason fed to the model for a failed result: `message`, else `error`, else a generic one. */
 export const failureReason = (result: ToolResult): string =>
   result.message || result.error || "Tool execution failed without specific error"
 

@@ -7,7 +7,7 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
 const CATEGORIES: ReadonlySet<ToolCategory> = new Set(["discord", "search", "memory", "utility", "mcp"])
 
 /**
- * Why a tool definition cannot be registered (spec §6.1), or undefined when it is valid.
+ * Why a tool definition cannot be registered, or undefined when it is valid.
  * Tool objects often come from outside the type system (MCP servers, plugins), so every field
  * is checked at runtime even where the types already promise it.
  */

@@ -24,7 +24,7 @@ const Parameters = Schema.Struct({
 })
 
 /**
- * `block_user` (seed 002 "Persona User Blocking"): a persona-scoped, time-limited mute or block
+ * `block_user` (docs/architecture.md, Persona blocks): a persona-scoped, time-limited mute or block
  * of a guild member, behind the guild capability `user_blocking_enabled` (see blockingAccess).
  */
 export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | GuildSettingsStore | BlockTargetResolver> =
