@@ -3,6 +3,7 @@ import { Effect, Ref } from "effect"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { TurnEffect } from "../../src/domain/TurnEffect"
+import { turnOriginOf } from "../../src/domain/TurnOrigin"
 import { deliberateModeOff } from "../../src/domain/DeliberateToolMode"
 import { executeToolCall } from "../../src/loop/executeToolCall"
 import { ToolContext } from "../../src/tools/ToolContext"
@@ -264,6 +265,28 @@ describe("executeToolCall: ToolContext (step 3)", () => {
       assert.strictEqual(context.model, testAttempt.model)
       assert.strictEqual(context.turnState, h.state)
       assert.strictEqual(context.abortSignal.aborted, false)
+    }))
+
+  it.effect("the context carries the turn's whole origin: thread parent, persona and impersonation included", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeRecordingTool("probe")
+      const persona = { id: "p-1", name: "Nerine", avatarUrl: "https://cdn.example/nerine.png", systemPrompt: "You are Nerine." }
+      const origin = {
+        channelId: "thread-3",
+        parentChannelId: "channel-1",
+        guildId: "guild-1",
+        userId: "u-9",
+        messageId: "m-4",
+        isDM: false,
+        locale: "de",
+        persona,
+        isUserImpersonation: true,
+        impersonatedUserId: "u-2"
+      }
+      const h = yield* makeToolCallHarness({ tools: [probe.tool], turn: origin })
+      yield* run(h, { name: "probe" })
+      const context = (yield* Ref.get(probe.calls))[0]!.context
+      assert.deepStrictEqual(turnOriginOf(context), origin)
     }))
 
   it.effect("progress notices reach the sink unless user errors are not surfaced", () =>
