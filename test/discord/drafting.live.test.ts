@@ -13,10 +13,10 @@ import { finishChunk, openAiStream, textChunk } from "../support/fakeProviders/o
 import { awaitBotMessages, botHarness } from "./botHarness"
 
 /**
- * Response Drafting on the real Discord path (issue 14 "Done when"): a real discord.js client
- * against the fake Discord, the ChannelQueue and generation turn over a scripted author
- * (`model-a`) and a scripted reviewer of its own. The reviewer takes a moment (real time), so
- * the test looks at Discord while it decides.
+ * Response Drafting on the real Discord path: a real discord.js client against the fake
+ * Discord, the ChannelQueue and generation turn over an author (`model-a`) and a reviewer of
+ * its own, scripted, or over the OpenAI-compatible provider and a loopback server. The reviewer
+ * takes a moment (real time), so the test looks at Discord while it decides.
  */
 
 const REVIEWER = "reviewer"
