@@ -28,7 +28,7 @@ const slowly = (pass: ScriptedPass): ScriptedPass => [sleep("300 millis"), ...pa
 const posts = (fake: FakeDiscord) => fake.requests.filter((request) => request.method === "POST" && /\/messages$|\/webhooks\//.test(request.path))
 
 /** How long the reviewer of the first draft holds its approval (a reviewer that takes its time). */
-const HOLD_MS = 1_500
+const HOLD_MS = 2_500
 
 /**
  * The bot over the real OpenAI-compatible provider and a loopback server that plays author and
