@@ -2,7 +2,7 @@ import { Effect, Metric } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { defaultJsonRepairMaxChars, tryRepairIncompleteJson } from "./jsonRepair"
 
-/** How an accumulated argument payload turned out (spec §9 `parseAccumulatedToolArguments`). */
+/** How an accumulated argument payload turned out (docs/architecture.md, "Truncated tool arguments"). */
 export type ArgumentsOutcome =
   | { readonly _tag: "Empty" }
   | { readonly _tag: "Parsed"; readonly args: ToolArgs }
@@ -49,6 +49,22 @@ export interface ArgumentsContext {
 const truncatedCalls = Metric.counter("tool_arguments_truncated", {
   description: "tool calls whose argument JSON was cut by the provider and structurally repaired"
 })
+
+/**
+ * The most tool calls one pass may make: a decoder keeps no more (each is bounded by the
+ * argument cap, so the number of calls is what bounds a pass's memory), and the loop runs them all.
+ */
+export const maxCallsPerPass = 64
+
+/** The warning a decoder logs once when a pass made more calls than `maxCallsPerPass`. */
+export const callsPastCap = (adapter: string): Effect.Effect<void> =>
+  Effect.logWarning(`a pass made more than ${maxCallsPerPass} tool calls; the calls past that are ignored`).pipe(
+    Effect.annotateLogs({ adapter })
+  )
+
+/** Several logs as one effect (undefined when there are none). */
+export const allLogs = (logs: ReadonlyArray<Effect.Effect<void>>): Effect.Effect<void> | undefined =>
+  logs.length === 0 ? undefined : logs.length === 1 ? logs[0] : Effect.all(logs, { discard: true })
 
 /**
  * Whether one more streamed piece takes a call's arguments past `maxChars`
