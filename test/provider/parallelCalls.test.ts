@@ -102,6 +102,18 @@ describe("parallel tool calls: the bounds hold for every call", () => {
       return { server, model }
     })
 
+  it.scopedLive("Chat Completions calls go out in index order, whatever order they started in", () =>
+    Effect.gen(function*() {
+      const { model, server } = yield* openAi()
+      server.enqueue(openAiStream([
+        toolCallChunk({ index: 1, id: "call_b", name: "get_time", arguments: "{}" }),
+        toolCallChunk({ index: 0, id: "call_a", name: "get_weather", arguments: "{\"city\":\"Oslo\"}" }),
+        finishChunk("tool_calls")
+      ]))
+      const result = yield* collect(model, request())
+      assert.deepStrictEqual(callsOf(result.events).map((call) => call.id), ["call_a", "call_b"])
+    }))
+
   it.scopedLive("a second call outgrowing the argument cap stops the stream: both calls go out, only that one refused as truncated", () =>
     Effect.gen(function*() {
       const { model, server } = yield* openAi(1024)
