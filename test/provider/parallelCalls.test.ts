@@ -11,7 +11,8 @@ import * as OpenAiCompatible from "../../src/provider/openai/OpenAiCompatible"
 import * as OpenAiResponses from "../../src/provider/openai/OpenAiResponses"
 import { maxCallsPerPass } from "../../src/provider/toolArguments"
 import { fakeLlmServer, splitWrites } from "../support/fakeProviders/FakeLlmServer"
-import { finishChunk, openAiStream, toolCallChunk } from "../support/fakeProviders/openAiCompatible"
+import { anthropicStream, messageDelta, messageStart, messageStop, thinkingBlock, toolUseBlock } from "../support/fakeProviders/anthropic"
+import { chunk, finishChunk, openAiStream, toolCallChunk } from "../support/fakeProviders/openAiCompatible"
 import { buildModel, collect, request, withoutKeepAlives } from "./harness"
 
 /** Several tool calls in one pass, over loopback, from each vendor's wire format. */
@@ -160,5 +161,49 @@ describe("parallel tool calls: the bounds hold for every call", () => {
       const ids = callsOf(result.events).map((call) => call.id)
       assert.deepStrictEqual(ids, Array.from({ length: maxCallsPerPass }, (_, index) => `call_${index}`))
       assert.strictEqual(logs.filter((line) => line.includes(`more than ${maxCallsPerPass} tool calls`)).length, 1)
+    }))
+})
+
+describe("parallel tool calls: the pass's reasoning is replayed once, with its first call", () => {
+  it.scopedLive("Chat Completions: reasoning_content and reasoning_details on the first call only", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeLlmServer()
+      const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1` }))
+      server.enqueue(openAiStream([
+        chunk({ reasoning_content: "two lookups", reasoning_details: [{ type: "reasoning.text", text: "two lookups", index: 0 }] }),
+        toolCallChunk({ index: 0, id: "call_a", name: "get_time", arguments: "{}" }),
+        toolCallChunk({ index: 1, id: "call_b", name: "ping", arguments: "{}" }),
+        finishChunk("tool_calls")
+      ]))
+      const calls = callsOf((yield* collect(model, request())).events)
+      assert.deepStrictEqual(calls, [
+        {
+          name: "get_time",
+          args: {},
+          id: "call_a",
+          reasoningContent: "two lookups",
+          reasoningDetails: [{ type: "reasoning.text", text: "two lookups", index: 0 }]
+        },
+        { name: "ping", args: {}, id: "call_b" }
+      ])
+    }))
+
+  it.scopedLive("Anthropic: the thinking blocks on the first call only", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeLlmServer()
+      const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url, promptCache: false }))
+      server.enqueue(anthropicStream([
+        messageStart(),
+        ...thinkingBlock(0, ["two ", "lookups"], "sig-1"),
+        ...toolUseBlock(1, { id: "toolu_a", name: "get_time" }, ["{}"]),
+        ...toolUseBlock(2, { id: "toolu_b", name: "ping" }, ["{}"]),
+        messageDelta("tool_use", 20),
+        messageStop()
+      ]))
+      const calls = callsOf((yield* collect(model, request())).events)
+      assert.deepStrictEqual(calls, [
+        { name: "get_time", args: {}, id: "toolu_a", reasoningDetails: [{ type: "thinking", thinking: "two lookups", signature: "sig-1" }] },
+        { name: "ping", args: {}, id: "toolu_b" }
+      ])
     }))
 })
