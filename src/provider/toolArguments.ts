@@ -1,6 +1,7 @@
-import { Effect, Metric } from "effect"
+import { Effect, Metric, Predicate } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { defaultJsonRepairMaxChars, tryRepairIncompleteJson } from "./jsonRepair"
+import { parseJsonFrame } from "./jsonFrame"
 
 /** How an accumulated argument payload turned out (docs/architecture.md, "Truncated tool arguments"). */
 export type ArgumentsOutcome =
@@ -10,21 +11,10 @@ export type ArgumentsOutcome =
   /** Not JSON, not a truncation we can repair, or not an object: the call gets `{}`. */
   | { readonly _tag: "Unparseable" }
 
-const isPlainObject = (value: unknown): value is ToolArgs =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const parseJson = (raw: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(raw) }
-  } catch {
-    return { ok: false }
-  }
-}
-
 export const classifyArguments = (raw: string, maxRepairChars: number = defaultJsonRepairMaxChars): ArgumentsOutcome => {
   if (raw.trim().length === 0) return { _tag: "Empty" }
-  const parsed = parseJson(raw)
-  if (parsed.ok) return isPlainObject(parsed.value) ? { _tag: "Parsed", args: parsed.value } : { _tag: "Unparseable" }
+  const parsed = parseJsonFrame(raw)
+  if (parsed.ok) return Predicate.isRecord(parsed.value) ? { _tag: "Parsed", args: parsed.value } : { _tag: "Unparseable" }
   const repaired = tryRepairIncompleteJson(raw, maxRepairChars)
   return repaired === null ? { _tag: "Unparseable" } : { _tag: "Repaired", args: repaired }
 }

@@ -1,5 +1,5 @@
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, Predicate, Redacted, Stream } from "effect"
 import type { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
 import type { GenerationRequest } from "../GenerationRequest"
@@ -68,7 +68,7 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
       if (body._tag === "Sse") return body.decode(() => makeMessagesDecoder(decoderOptions))
       // A JSON body to a streaming request is an error envelope, or a server that cannot stream.
       const value = body.value
-      return yield* typeof value === "object" && value !== null && "error" in value
+      return yield* Predicate.isRecord(value) && "error" in value
         ? fromStreamErrorPayload(providerName, value)
         : invalidResponse(providerName, "expected an event stream but got a JSON document")
     }))

@@ -1,4 +1,4 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -7,6 +7,7 @@ import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
 import { allLogs, argumentsOverCap, callsPastCap, exceedsArgumentCap, finalizeArguments, maxCallsPerPass } from "../toolArguments"
+import { parseJsonFrame } from "../jsonFrame"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -80,14 +81,6 @@ interface ThinkingBlock {
   thinking: string
   signature: string | undefined
   data: string | undefined
-}
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
 }
 
 /**
@@ -290,7 +283,7 @@ export const makeMessagesDecoder = (options: {
         out.push(keepAlive)
         continue
       }
-      const parsed = parseJson(frame.data)
+      const parsed = parseJsonFrame(frame.data)
       if (!parsed.ok) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`)))
         done = true
@@ -321,6 +314,6 @@ export const makeMessagesDecoder = (options: {
 
 /** The `input` of `content_block_start` when no JSON deltas followed (a tool without parameters). */
 const startInputJson = (input: unknown): string =>
-  typeof input === "object" && input !== null && !Array.isArray(input) && Object.keys(input).length > 0
+  Predicate.isRecord(input) && Object.keys(input).length > 0
     ? JSON.stringify(input)
     : ""

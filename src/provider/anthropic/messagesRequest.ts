@@ -1,3 +1,4 @@
+import { Predicate } from "effect"
 import type { ChatMessage, ImageRef } from "../../domain/ChatMessage"
 import type { GenerationRequest } from "../GenerationRequest"
 import { callArguments, exchangesOf, toolImages, toolResultText } from "../toolReplay"
@@ -31,7 +32,7 @@ const contentOf = (message: ChatMessage): Array<Block> => {
 }
 
 const isThinkingBlock = (detail: unknown): detail is Block =>
-  typeof detail === "object" && detail !== null && "type" in detail &&
+  Predicate.isRecord(detail) &&
   (detail.type === "thinking" || detail.type === "redacted_thinking")
 
 /** Consecutive turns of one role become one message (the API merges them anyway; empty ones are dropped). */

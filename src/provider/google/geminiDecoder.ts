@@ -7,6 +7,7 @@ import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
 import { callsPastCap, maxCallsPerPass } from "../toolArguments"
+import { parseJsonFrame } from "../jsonFrame"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -58,14 +59,6 @@ export const geminiFinishReasonOf = (raw: string): FinishReason => {
       return "content_filter"
     default:
       return "other"
-  }
-}
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
   }
 }
 
@@ -150,7 +143,7 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
         out.push(keepAlive)
         continue
       }
-      const parsed = parseJson(frame.data)
+      const parsed = parseJsonFrame(frame.data)
       if (!parsed.ok) {
         then = Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`))
         done = true

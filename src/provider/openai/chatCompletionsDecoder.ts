@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -8,6 +8,7 @@ import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../provider
 import type { SseFrame } from "../sse/Sse"
 import { allLogs, argumentsOverCap, callsPastCap, exceedsArgumentCap, finalizeArguments, maxCallsPerPass } from "../toolArguments"
 import { type ChatCompletionChunk, readChatCompletionChunk, type ToolCallDelta } from "./chatCompletionChunk"
+import { parseJsonFrame } from "../jsonFrame"
 
 export type { ChatCompletionChunk } from "./chatCompletionChunk"
 
@@ -46,9 +47,6 @@ type ReasoningDetail = Record<string, unknown>
 /** A tool name streamed in pieces stops growing here (no real tool name comes close). */
 const MAX_NAME_CHARS = 256
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
  * OpenRouter streams reasoning blocks in pieces tagged with an `index`: pieces of one block are
  * merged (text fields concatenated, the rest last-wins) so the replay carries whole blocks. A
@@ -58,7 +56,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArray<unknown>, maxChars: number): string | undefined => {
   let visible = ""
   for (const piece of pieces) {
-    if (!isRecord(piece)) continue
+    if (!Predicate.isRecord(piece)) continue
     const text = typeof piece.text === "string" ? piece.text : typeof piece.summary === "string" ? piece.summary : ""
     visible += text
     const index = typeof piece.index === "number" ? piece.index : undefined
@@ -309,7 +307,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
         done = true
         break
       }
-      const parsed = parseJson(data)
+      const parsed = parseJsonFrame(data)
       if (!parsed.ok) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${data.slice(0, 200)}`)))
         done = true
@@ -346,14 +344,6 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
       }
       return { out: [], then: Effect.fail(endedEarly(options.provider, sawFrames)) }
     }
-  }
-}
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
   }
 }
 

@@ -1,3 +1,4 @@
+import { Predicate } from "effect"
 import type { ChatMessage } from "../../domain/ChatMessage"
 import type { ToolHistoryEntry } from "../../domain/ToolHistoryEntry"
 import type { GenerationRequest } from "../GenerationRequest"
@@ -38,7 +39,7 @@ const messageOf = (message: ChatMessage): Record<string, unknown> => {
 }
 
 const isOpenRouterReasoning = (detail: unknown): boolean =>
-  typeof detail === "object" && detail !== null && "type" in detail && typeof detail.type === "string" &&
+  Predicate.isRecord(detail) && typeof detail.type === "string" &&
   detail.type.startsWith("reasoning.")
 
 /** Tool messages cannot carry images: one user-role message after the results carries those of every call. */

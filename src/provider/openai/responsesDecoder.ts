@@ -1,4 +1,4 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -7,6 +7,7 @@ import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
 import { allLogs, argumentsOverCap, callsPastCap, exceedsArgumentCap, finalizeArguments, maxCallsPerPass } from "../toolArguments"
+import { parseJsonFrame } from "../jsonFrame"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -88,14 +89,6 @@ interface ReasoningItem {
   encrypted: string | undefined
   /** Reasoning text was streamed as deltas (else the done item's summary is shown once). */
   streamed: boolean
-}
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
 }
 
 export interface ResponsesDecoderOptions {
@@ -386,7 +379,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         out.push(keepAlive)
         continue
       }
-      const parsed = parseJson(frame.data)
+      const parsed = parseJsonFrame(frame.data)
       if (!parsed.ok) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`)))
         done = true
@@ -427,7 +420,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
 
 /** Events for a whole response object from a server that ignored `stream: true`. */
 export const wholeResponseEvents = (value: unknown, options: ResponsesDecoderOptions): DecodeStep<ProviderEvent, ProviderError> => {
-  if (typeof value === "object" && value !== null && "error" in value && !("output" in value)) {
+  if (Predicate.isRecord(value) && "error" in value && !("output" in value)) {
     return { out: [], then: Effect.fail(fromStreamErrorPayload(options.provider, value)) }
   }
   const decoded = decodeResponse(value)

@@ -1,5 +1,7 @@
-import type { FunctionCall, ToolArgs } from "../../domain/FunctionCall"
+import { Predicate } from "effect"
+import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ToolDeclaration } from "../../domain/ToolDeclaration"
+import { parseJsonOrUndefined } from "../jsonFrame"
 import { maxCallsPerPass } from "../toolArguments"
 
 /**
@@ -30,7 +32,7 @@ export const verbatimToolsFrom = (tools: ReadonlyArray<ToolDeclaration>): Readon
     const required = tool.parameters.required ?? []
     const only = required.length === 1 ? required[0]! : undefined
     const schema = only === undefined ? undefined : tool.parameters.properties[only]
-    const isString = typeof schema === "object" && schema !== null && "type" in schema && schema.type === "string"
+    const isString = Predicate.isRecord(schema) && schema.type === "string"
     return { name: tool.name, noneRequired: required.length === 0, singleStringParam: isString ? only : undefined }
   })
 
@@ -198,9 +200,9 @@ export class VerbatimParser {
     if (tool === undefined) return undefined
     const inner = body.slice(open + 1, -1).trim()
     if (inner.length === 0) return tool.noneRequired ? { name: tool.name, args: {} } : undefined
-    const value = parseJson(inner)
+    const value = parseJsonOrUndefined(inner)
     if (inner.startsWith("{")) {
-      return isPlainObject(value) ? { name: tool.name, args: value } : undefined
+      return Predicate.isRecord(value) ? { name: tool.name, args: value } : undefined
     }
     if (inner.startsWith("\"") && typeof value === "string" && tool.singleStringParam !== undefined) {
       return { name: tool.name, args: { [tool.singleStringParam]: value } }
@@ -246,16 +248,5 @@ export class VerbatimParser {
       if (rest.startsWith(name) && rest.slice(name.length).trim().length === 0) return true
     }
     return false
-  }
-}
-
-const isPlainObject = (value: unknown): value is ToolArgs =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
   }
 }
