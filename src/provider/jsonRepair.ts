@@ -1,5 +1,6 @@
 /**
- * Structural repair of a tool-argument JSON object that a provider cut off (spec §9).
+ * Structural repair of a tool-argument JSON object that a provider cut off (docs/architecture.md,
+ * "Truncated tool arguments").
  *
  * The repair never invents content: it keeps only entries that were complete before the cut,
  * closes the containers that were still open, and drops whatever was in flight (a key without

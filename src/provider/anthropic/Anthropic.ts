@@ -19,7 +19,7 @@ import { withCacheBreakpoints } from "./promptCache"
 export const providerName = "anthropic"
 export const defaultBaseUrl = "https://api.anthropic.com"
 export const defaultAnthropicVersion = "2023-06-01"
-/** `ANTHROPIC_MAX_OUTPUT_TOKENS` of the reference (spec §10); the API requires `max_tokens`. */
+/** The `max_tokens` sent when the request sets none (`ANTHROPIC_MAX_OUTPUT_TOKENS`); the API requires one. */
 export const defaultMaxTokens = 8192
 
 export interface AnthropicOptions {
