@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Effect, Layer, Logger } from "effect"
 import type { HttpClient } from "@effect/platform"
 import { ProviderEvent } from "../../src/domain/ProviderEvent"
@@ -17,7 +18,8 @@ import { buildModel, collect, request, withoutKeepAlives } from "./harness"
 
 /** Several tool calls in one pass, over loopback, from each vendor's wire format. */
 
-const fixture = (name: string): string => readFileSync(join(__dirname, "..", "fixtures", "parallelCalls", name), "utf8")
+const fixturesDir = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "parallelCalls")
+const fixture = (name: string): string => readFileSync(join(fixturesDir, name), "utf8")
 
 /** Serves the fixture cut at odd sizes (frames and JSON split across TCP writes) and runs one pass. */
 const passOver = (
