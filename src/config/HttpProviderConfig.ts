@@ -6,12 +6,15 @@ import { intSetting } from "./settings"
 export const defaultJsonRepairMaxChars = 1_048_576
 export const minJsonRepairMaxChars = 1024
 
-/** `native`: the provider's own tool calling. `verbatim`: calls written as text and parsed from the reply. */
+/**
+ * `native`: the provider's own tool calling. `verbatim`: calls written as text and parsed
+ * (docs/architecture.md, "Verbatim tool calls").
+ */
 export type ToolCallingMode = "native" | "verbatim"
 
 export const defaultVerbatimMaxBufferChars = 8192
 
-/** Settings every HTTP provider reads from the environment. */
+/** Settings every HTTP provider reads from the environment (public names: docs/architecture.md, "Settings"). */
 export interface HttpProviderSettings {
   readonly baseUrl: string | undefined
   readonly toolCalling: ToolCallingMode
@@ -24,7 +27,7 @@ export const httpProviderSettings: Config.Config<HttpProviderSettings> = Config.
   baseUrl: baseUrlSetting,
   toolCalling: toolCallingSetting,
   jsonRepairMaxChars: intSetting("BOT_JSON_REPAIR_MAX_CHARS", { default: defaultJsonRepairMaxChars, min: minJsonRepairMaxChars }),
-  // A positive integer; anything else falls back to the default.
+  // A positive integer; anything else falls back to the default (an old setting may be 0 or negative).
   verbatimMaxBufferChars: Config.integer("VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS").pipe(
     Config.withDefault(defaultVerbatimMaxBufferChars),
     Config.map((value) => (value > 0 ? value : defaultVerbatimMaxBufferChars))

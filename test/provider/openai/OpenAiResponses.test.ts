@@ -99,7 +99,7 @@ describe("OpenAiResponses: streaming over loopback", () => {
       }])
     }))
 
-  it.scopedLive("argument deltas of a second call (another item id) never leak into the first; only the first is emitted", () =>
+  it.scopedLive("argument deltas of a second call (another item id) never leak into the first; both are emitted, in output order", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       const first = functionCallItem({ id: "fc_a", callId: "call_a", name: "read_file" }, ["{\"media_id\":", "\"a\"}"])
@@ -119,7 +119,8 @@ describe("OpenAiResponses: streaming over loopback", () => {
       ]))
       const result = yield* collect(model, request({ tools: [readFileTool] }))
       assert.deepStrictEqual(result.events.filter((event) => event._tag === "ToolCall"), [
-        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "a" }, id: "call_a" } })
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "a" }, id: "call_a" } }),
+        ProviderEvent.ToolCall({ call: { name: "generate_image", args: { prompt: "cat" }, id: "call_b" } })
       ])
     }))
 
