@@ -16,8 +16,5 @@ export const parseJsonFrame = (text: string): ParsedJson => {
   }
 }
 
-/** The parsed value, or undefined when the text is not JSON (where either means "nothing usable"). */
-export const parseJsonOrUndefined = (text: string): unknown => {
-  const parsed = parseJsonFrame(text)
-  return parsed.ok ? parsed.value : undefined
-}
+/** The parsed value, or undefined when the text is not JSON (where either means "nothing usable"): the one shared helper. */
+export { parseJsonOrUndefined } from "../domain/parseJson"

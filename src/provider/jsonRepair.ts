@@ -12,9 +12,10 @@
 import { Predicate } from "effect"
 import { parseJsonFrame } from "./jsonFrame"
 
-/** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS`. */
-export const defaultJsonRepairMaxChars = 1_048_576
-export const minJsonRepairMaxChars = 1024
+import { defaultJsonRepairMaxChars } from "../config/HttpProviderConfig"
+
+/** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS` (defined with the setting). */
+export { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "../config/HttpProviderConfig"
 
 const maxRepairPasses = 64
 
