@@ -13,7 +13,7 @@ import ts from "typescript"
  * name them below. Remove a folder once it is clean (the "still pending" test says when); empty
  * the list once the refactor has landed.
  */
-const PENDING_CLEANUP: ReadonlyArray<string> = ["loop", "domain", "tools", "config"]
+const PENDING_CLEANUP: ReadonlyArray<string> = ["loop"]
 
 const isPending = (folder: string): boolean => PENDING_CLEANUP.includes(folder)
 
