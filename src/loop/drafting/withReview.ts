@@ -5,8 +5,9 @@ import type { AttemptResult } from "../../domain/TurnResult"
 
 /**
  * An attempt's result under Response Drafting: the reviewer's tokens count toward the attempt,
- * and an approved reply the destination refused makes the `error` turn `delivery_failed`
- * (decision 18). Unchanged when nothing was reviewed or refused.
+ * and an approved reply the destination refused makes the `error` turn `delivery_failed` (a reply
+ * that never reached the channel is never reported as an answer). Unchanged when nothing was
+ * reviewed or refused.
  */
 export const withReview = (result: AttemptResult, reviewUsage: TokenUsage | undefined, refused: DeliveryError | undefined): AttemptResult => ({
   ...result,

@@ -78,3 +78,13 @@ export const reply = (value: string): ScriptedPass => [text(value), finish("stop
 /** A pass that asks for one tool call. */
 export const callTool = (name: string, args: ToolArgs = {}, preText?: string): ScriptedPass =>
   preText === undefined ? [toolCall(name, args), finish("tool_calls")] : [text(preText), toolCall(name, args), finish("tool_calls")]
+
+/** A pass that asks for several tool calls at once (a model calling in parallel), in order. */
+export const callTools = (
+  calls: ReadonlyArray<{ readonly name: string; readonly args?: ToolArgs; readonly id?: string }>,
+  preText?: string
+): ScriptedPass => [
+  ...(preText === undefined ? [] : [text(preText)]),
+  ...calls.map((call) => toolCall(call.name, call.args ?? {}, call.id === undefined ? {} : { id: call.id })),
+  finish("tool_calls")
+]
