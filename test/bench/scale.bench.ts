@@ -309,7 +309,7 @@ const main = async () => {
     ...busy.map(row),
     "",
     "Budget vs no budget (ratios are budget / no budget):",
-    ...SIZES.map(pair),
+    ...SIZES.filter((n) => busy.some((run) => run.n === n && run.mode === "off") && busy.some((run) => run.n === n && run.mode === "budget")).map(pair),
     "",
     `${loadAfterBusy.replace("when the section started", "after the busy runs")}`,
     "",
