@@ -22,6 +22,11 @@ export interface ToolHistoryEntry {
   readonly imageMetadata?: ImageMetadata
   /** Text this pass posted before the call, so the model knows it already said it. */
   readonly preToolCallTextParts?: ReadonlyArray<TextPart>
+  /**
+   * The number of the pass that made the call; consecutive entries with the same batch were
+   * made together in one assistant turn.
+   */
+  readonly batch?: number
 }
 
 export const ToolHistoryEntry = Data.case<ToolHistoryEntry>()

@@ -29,7 +29,10 @@ import { TurnSignals } from "./TurnSignals"
 export type FunctionCallPass = Data.TaggedEnum.Value<PassResult, "FunctionCall">
 
 export interface ExecuteToolCallInput {
-  readonly pass: FunctionCallPass
+  /** One call of the pass, as the provider produced it (validated here). */
+  readonly call: FunctionCall
+  /** Everything the pass showed before its calls (shared by every call of the pass). */
+  readonly preToolText: string
   /** Loop iteration index (0-based); sets `showKillHint` from the soft-warning iteration on. */
   readonly iteration: number
   readonly attempt: AttemptInfo
@@ -82,10 +85,10 @@ const kindOf = (value: unknown): string => (value === null ? "null" : Array.isAr
 export const executeToolCall = Effect.fnUntraced(function*(
   input: ExecuteToolCallInput
 ): Effect.fn.Return<ToolCallOutcome, never, ExecuteToolCallServices> {
-  const { attempt, iteration, pass } = input
+  const { attempt, iteration, preToolText } = input
 
   // 1. Validate: the provider must have produced a call with a name.
-  const functionCall = pass.call
+  const functionCall: FunctionCall | undefined = input.call
   if (typeof functionCall !== "object" || functionCall === null || typeof functionCall.name !== "string") {
     yield* Effect.logError("Malformed function call result: the call has no tool name").pipe(
       Effect.annotateLogs({ call: safeJson(functionCall) })
@@ -114,11 +117,11 @@ export const executeToolCall = Effect.fnUntraced(function*(
   if (yield* stopRequested) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
 
   // The answer to a /kill acknowledges; it never re-runs the killed work (design decision 15).
-  if (turn.isStopResponse) return yield* refuseInStopResponse(functionCall, name, pass.accumulatedText)
+  if (turn.isStopResponse) return yield* refuseInStopResponse(functionCall, name, preToolText)
 
   // 4. Truncated arguments: never dispatched, and the partial arguments are never replayed.
   if (functionCall.argumentsTruncated === true) {
-    return yield* refuseTruncatedCall(functionCall, name, pass.accumulatedText)
+    return yield* refuseTruncatedCall(functionCall, name, preToolText)
   }
 
   const registered = yield* registry.get(name)
@@ -157,7 +160,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
       canonicalName,
       description: Option.getOrUndefined(Option.map(registered, (tool) => tool.description)),
       args: args ?? {},
-      narration: pass.accumulatedText
+      narration: preToolText
     })
     : Checkpoint.Dispatch({ key: undefined })
   if (checkpoint._tag === "Stopped") return ToolCallOutcome.Abort({ status: "stopped_by_user" })
@@ -170,7 +173,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
       replayedCall: functionCall,
       result: decided.result,
       payload: decided.payload,
-      accumulatedText: pass.accumulatedText,
+      accumulatedText: preToolText,
       stickerSelection: undefined,
       durationMs: 0
     })
@@ -256,7 +259,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
     replayedCall,
     result,
     payload,
-    accumulatedText: pass.accumulatedText,
+    accumulatedText: preToolText,
     stickerSelection,
     durationMs
   })

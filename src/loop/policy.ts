@@ -56,7 +56,7 @@ export const attemptFailure = (status: TurnStatus, last: PassResult | undefined)
   if (status === "error" && last._tag === "Error") return "ProviderError"
   if (status === "timeout" && last._tag === "Timeout") return "StreamTimeout"
   // A malformed call aborts with `error` right after its FunctionCall pass.
-  if (status === "error" && last._tag === "FunctionCall" && !hasName(last.call)) return "ModelError"
+  if (status === "error" && last._tag === "FunctionCall" && !last.calls.every(hasName)) return "ModelError"
   return "Terminal"
 }
 

@@ -1,7 +1,6 @@
 import { Effect, Option, type Redacted, Ref } from "effect"
 import { type DeliveryError, ResponseSink } from "./ResponseSink"
 import { makeQuietSink } from "./quietSink"
-import { ToolActivity } from "./ToolActivity"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
 import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
@@ -18,12 +17,14 @@ import { ToolRegistry } from "../tools/ToolRegistry"
 import type { AttemptInfo } from "./AttemptInfo"
 import { buildResult, mergeDetails } from "./buildResult"
 import { CurrentTurn } from "./CurrentTurn"
-import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall"
+import type { ExecuteToolCallServices } from "./executeToolCall"
+import { foldPassCalls } from "./foldPassCalls"
 import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { isNovelAiPreToolText, mayTrySettle, novelAiRetryExhausted, shouldEndAfterPreToolText } from "./policy"
 import { StopResponses } from "./StopResponses"
 import { ThoughtLog } from "./ThoughtLog"
 import { makeContextBudget } from "./context/ContextBudget"
+import { runPassCalls } from "./runPassCalls"
 import { streamOnce } from "./streamOnce"
 import { TurnSignals } from "./TurnSignals"
 import { authorNotes } from "./drafting/authorNotes"
@@ -131,6 +132,8 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
   const { attempt } = input
 
   const prefill = input.prefill ?? ""
+  // Passes are numbered across the turn's attempts: an inherited batch never merges with a new one.
+  const batchOffset = (input.functionHistory ?? []).reduce((most, entry) => Math.max(most, entry.batch ?? 0), 0)
   const state = yield* Ref.make<LoopState>({
     passes: [],
     functionHistory: input.functionHistory ?? [],
@@ -338,102 +341,82 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       }
 
       case "FunctionCall": {
-        // A provider may signal a call without a name: executeToolCall refuses it (`error`).
-        const rawName: unknown = pass.call?.name
-        const name = typeof rawName === "string" ? rawName.trim() : ""
-        const notify = sink.toolActivity ?? (() => Effect.void)
-        if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
-        // The model continued `carried` and then called: the whole text precedes the call.
-        const execution = executeToolCall({ pass: { ...pass, accumulatedText: passText }, iteration, attempt })
-        // Response Drafting: the tool checkpoint (spec §3 step 5b) finds the reviewer here.
-        const outcome = yield* (draft === undefined ? execution : Effect.provideService(execution, DraftReview, draft))
-        // Response Drafting: narration before a call that went on joins the pending reply.
-        if (draft !== undefined && outcome._tag !== "Abort") yield* keepProse(draft.turn, pass.accumulatedText)
-
-        if (outcome._tag === "Restart") {
-          yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: true, durationMs: outcome.durationMs }))
-          yield* Ref.update(state, (s) => ({
-            ...s,
-            carried: passText,
-            carriedFromFallback: false,
-            consecutiveToolErrors: 0,
-            naiToolFailures: 0,
-            toolCalls: [...s.toolCalls, {
-              name: outcome.functionName,
-              args: pass.call?.args,
-              success: true,
-              response: null,
-              durationMs: outcome.durationMs
-            }]
-          }))
-          continue
-        }
-
-        if (outcome._tag === "Abort") {
-          if (name.length > 0) yield* notify(ToolActivity.Aborted({ name }))
-          if (outcome.status === "stopped_by_user") yield* queueStopResponseIfPresent
-          if (draft !== undefined) {
-            // Nothing of the draft was shown: a stop discards it, a refused call drops its pass.
-            yield* outcome.status === "stopped_by_user" ? discardDraft : dropProse(draft.turn, pass.accumulatedText)
-            return yield* finish(outcome.status, "")
-          }
-          yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
-          return yield* finish(outcome.status, passText)
-        }
-
-        // History: the pre-tool text now lives on the entry, so nothing is carried any more.
-        yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: outcome.success, durationMs: outcome.durationMs }))
+        // Every call of the pass, run together; the outcomes are folded in the model's order
+        // once all ended (docs/architecture.md, "Tool calls of one pass"). The model continued
+        // `carried` and then called: the whole text precedes the calls.
+        const running = runPassCalls({ calls: pass.calls, preToolText: passText, iteration, attempt })
+        // Response Drafting: the tool checkpoint finds the reviewer here.
+        const outcomes = yield* (draft === undefined ? running : Effect.provideService(running, DraftReview, draft))
+        const s0 = yield* Ref.get(state)
         // This pass's pre-tool text, posted or (on a NovelAI retry) withheld.
         const novelAiCase = isNovelAiPreToolText(attempt.provider, pass.accumulatedText + withheld)
-        const rejected = outcome.reviewStatus === "rejected"
+        const batch = foldPassCalls(outcomes, {
+          batch: batchOffset + iteration + 1,
+          preToolText: passText,
+          consecutiveToolErrors: s0.consecutiveToolErrors,
+          failuresAfterText: s0.naiToolFailures,
+          afterText: novelAiCase
+        })
+        yield* Ref.update(state, (s) => ({ ...s, toolCalls: [...s.toolCalls, ...batch.records] }))
+
+        if (batch.abort !== undefined) {
+          if (batch.abort === "stopped_by_user") yield* queueStopResponseIfPresent
+          if (draft !== undefined) {
+            // Nothing of the draft was shown: a stop discards it, a refused call drops its pass.
+            yield* batch.abort === "stopped_by_user" ? discardDraft : dropProse(draft.turn, pass.accumulatedText)
+            return yield* finish(batch.abort, "")
+          }
+          yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
+          return yield* finish(batch.abort, passText)
+        }
+        // Response Drafting: narration before calls that went on joins the pending reply.
+        if (draft !== undefined) yield* keepProse(draft.turn, pass.accumulatedText)
+
         const after = yield* Ref.updateAndGet(state, (s) => ({
           ...s,
-          functionHistory: [...s.functionHistory, outcome.historyEntry],
-          toolCalls: [...s.toolCalls, {
-            name: outcome.functionName,
-            args: outcome.historyEntry.functionCall.args,
-            success: outcome.success,
-            response: outcome.historyEntry.functionResponse.response.result,
-            durationMs: outcome.durationMs
-          }],
-          carried: "",
+          functionHistory: [...s.functionHistory, ...batch.entries],
+          // The pre-tool text now lives on the first entry; only a pass whose every call
+          // restarted the context keeps carrying it.
+          carried: batch.entries.length === 0 ? passText : "",
           carriedFromFallback: false,
-          lastToolName: outcome.functionName,
-          toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
-          stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
-          // A review rejection neither counts toward nor resets the caps (spec §2.7, §2.3 step 8).
-          consecutiveToolErrors: outcome.success ? 0 : rejected ? s.consecutiveToolErrors : s.consecutiveToolErrors + 1,
-          naiToolFailures: outcome.success ? 0 : novelAiCase && !rejected ? s.naiToolFailures + 1 : s.naiToolFailures
+          lastToolName: batch.names.at(-1) ?? s.lastToolName,
+          toolResponseDelivered: s.toolResponseDelivered || batch.responseDelivered,
+          stickerSelection: batch.stickerSelection === undefined ? s.stickerSelection : batch.stickerSelection,
+          consecutiveToolErrors: batch.consecutiveToolErrors,
+          naiToolFailures: batch.failuresAfterText
         }))
 
         // A stop response's call was refused, and it has no second pass: what it said is the answer.
         if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
 
-        // The error cap is checked before endTurn (spec §2.3 step 6).
-        if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
+        // The error cap is checked before endTurn, on the count after the whole batch.
+        if (batch.countedFailure && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
+          const lastTool = batch.lastFailedName ?? ""
           yield* Effect.logWarning(`${after.consecutiveToolErrors} consecutive tool failures: ending the turn`).pipe(
-            Effect.annotateLogs({ lastTool: outcome.functionName, channelId: turn.channelId })
+            Effect.annotateLogs({ lastTool, channelId: turn.channelId })
           )
           if (turn.isUserImpersonation) {
-            return yield* new ImpersonationAbortedError({ failures: after.consecutiveToolErrors, lastTool: outcome.functionName })
+            return yield* new ImpersonationAbortedError({ failures: after.consecutiveToolErrors, lastTool })
           }
           if (turn.shouldSurfaceUserErrors) {
-            yield* sink.notice(UserNotice.ToolErrorLoop({ failures: after.consecutiveToolErrors, lastTool: outcome.functionName }))
+            yield* sink.notice(UserNotice.ToolErrorLoop({ failures: after.consecutiveToolErrors, lastTool }))
           }
           return yield* finish("error", "")
         }
-        if (outcome.endTurn) {
+        if (batch.endTurn) {
           const done = yield* conclude("completed", passText)
           if (done === undefined) continue
           return done
         }
+        // A context restart: the next pass sees the enriched context.
+        if (batch.restarted) continue
 
         // NovelAI, spec §2.3 step 8: a tool failed after pre-tool text: retry the pass without
         // re-posting it, and after 3 such failures keep the text shown and end the turn.
-        if (!outcome.success && !rejected && novelAiCase) {
+        if (batch.countedFailure && novelAiCase) {
           if (novelAiRetryExhausted(after.naiToolFailures)) {
             if (turn.shouldSurfaceUserErrors) {
-              yield* sink.notice(UserNotice.NovelAiToolRetryExhausted({ failures: after.naiToolFailures, lastTool: outcome.functionName }))
+              yield* sink.notice(UserNotice.NovelAiToolRetryExhausted({ failures: after.naiToolFailures, lastTool: batch.lastFailedName ?? "" }))
             }
             // The retries posted nothing: the answer is the text the user last saw.
             const done = yield* conclude("completed", isBlank(passText) ? after.lastDelivered ?? "" : passText)
@@ -444,16 +427,16 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           continue
         }
 
-        if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
+        if (batch.allSucceeded && batch.names.every((name) => shouldEndAfterPreToolText(passText, name))) {
           const done = yield* conclude("completed", passText)
           if (done === undefined) continue
           return done
         }
-        // NovelAI, spec §2.4 and §2.3 step 10: after pre-tool text a tool that needs no follow-up
-        // ends the turn; one that does gets a follow-up pass, which may post text again.
-        if (outcome.success && novelAiCase) {
-          const needsFollowUp = yield* registry.requiresFollowUp(outcome.functionName, attempt.provider, turn.guildId, turn.state)
-          if (!needsFollowUp) {
+        // NovelAI, spec §2.4 and §2.3 step 10: after pre-tool text tools that need no follow-up
+        // end the turn; one that does gets a follow-up pass, which may post text again.
+        if (batch.allSucceeded && novelAiCase) {
+          const needed = yield* Effect.forEach(batch.names, (name) => registry.requiresFollowUp(name, attempt.provider, turn.guildId, turn.state))
+          if (!needed.includes(true)) {
             const done = yield* conclude("completed", passText)
             if (done === undefined) continue
             return done

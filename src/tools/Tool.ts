@@ -49,6 +49,11 @@ export interface Tool {
   readonly requiresFollowUp?: boolean
   /** Phrases that make deliberate tool mode expose this tool. */
   readonly triggerPatterns?: ReadonlyArray<RegExp>
+  /**
+   * The tool changes turn state: among the calls of one pass it runs one at a time, in the
+   * model's order (docs/architecture.md, "Tool calls of one pass").
+   */
+  readonly sequential?: boolean
 }
 
 export const toDeclaration = (tool: Tool): ToolDeclaration => ({
@@ -91,6 +96,7 @@ export const makeTool = <A, I>(spec: {
   readonly assembleForContext?: (context: AssemblyContext) => Effect.Effect<Tool | null, unknown>
   readonly requiresFollowUp?: boolean
   readonly triggerPatterns?: ReadonlyArray<RegExp>
+  readonly sequential?: boolean
 }): Tool => {
   const decode = Schema.decodeUnknown(spec.parameters, { errors: "all", onExcessProperty: "ignore" })
   const { parameters, execute, isAvailableFor, ...rest } = spec

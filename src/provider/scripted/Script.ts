@@ -78,3 +78,10 @@ export const reply = (value: string): ScriptedPass => [text(value), finish("stop
 /** A pass that asks for one tool call. */
 export const callTool = (name: string, args: ToolArgs = {}, preText?: string): ScriptedPass =>
   preText === undefined ? [toolCall(name, args), finish("tool_calls")] : [text(preText), toolCall(name, args), finish("tool_calls")]
+
+/** A pass that makes several calls at once, in this order (`[name, args]` each), after `preText`. */
+export const callTools = (calls: ReadonlyArray<readonly [name: string, args?: ToolArgs]>, preText?: string): ScriptedPass => [
+  ...(preText === undefined ? [] : [text(preText)]),
+  ...calls.map(([name, args]) => toolCall(name, args ?? {})),
+  finish("tool_calls")
+]

@@ -35,6 +35,8 @@ export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | G
 
     const tool: Tool = makeTool({
       name: BLOCK_USER,
+      // Changes who may be answered: never alongside another block or unblock.
+      sequential: true,
       description:
         "Mute or block a server member for a while, for yourself (this persona) only: use it when someone keeps " +
         "harassing you, spamming or trying to make you break your rules. Muted users cannot get replies from you; " +

@@ -28,6 +28,8 @@ export const makeUnblockUserTool: Effect.Effect<Tool, never, PersonaBlockStore |
 
     const tool: Tool = makeTool({
       name: UNBLOCK_USER,
+      // Changes who may be answered: never alongside another block or unblock.
+      sequential: true,
       description: "Lift your mute or block of a server member before it expires (for example after they apologized).",
       category: "discord",
       parameters: Parameters,

@@ -71,6 +71,8 @@ export const makeUpdateShortTermMemoryTool = (
 
     return makeTool({
       name: UPDATE_SHORT_TERM_MEMORY,
+      // One-shot per turn: a second update in the same pass must see the first one's flag.
+      sequential: true,
       description: DESCRIPTION,
       category: "memory",
       parameters,

@@ -51,6 +51,8 @@ export const makeSelectStickerTool: Effect.Effect<Tool, never, StickerCatalog> =
 
   const tool: Tool = makeTool({
     name: SELECT_STICKER,
+    // Among a pass's calls the latest pick wins: picks run one at a time, in order.
+    sequential: true,
     description: BASE_DESCRIPTION,
     category: "discord",
     parameters: Parameters,
