@@ -51,3 +51,13 @@ export const buildResult = (input: BuildResultInput): AttemptResult => ({
     : { stickerSelection: input.stickerSelection }),
   ...(input.passes.at(-1)?._tag === "DeliveryFailed" ? { reason: "delivery_failed" as const } : {})
 })
+
+/**
+ * What the loop's hooks add to a result: the tokens they spent count toward the attempt, and an
+ * answer the destination refused when a hook delivered it makes the `error` turn `delivery_failed`.
+ */
+export const withHookOutcome = (result: AttemptResult, spent: TokenUsage | undefined, refused: boolean): AttemptResult => ({
+  ...result,
+  usage: addUsage(result.usage, spent),
+  ...(refused ? { reason: "delivery_failed" as const } : {})
+})

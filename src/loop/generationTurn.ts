@@ -12,6 +12,7 @@ import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { endedOnOverflow, nextLargerWindow } from "./context/overflowFallback"
 import { CurrentTurn } from "./CurrentTurn"
 import { makeDraftTurn } from "./drafting/DraftState"
+import { draftingHooks } from "./drafting/draftingHooks"
 import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { type KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
 import { type FailureClass, failureClassOf, failureClassText } from "./FailureClass"
@@ -82,8 +83,9 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
   const thoughtLog = yield* ThoughtLog
   const failures: Array<{ readonly model: string; readonly reason: FailureClass }> = []
   let carry: Carry = { prefill: "", functionHistory: [], toolResponseDelivered: false, stickerSelection: undefined }
-  // Response Drafting: one review state for every attempt of the turn (spec §2.10; unused when off).
-  const draft = yield* makeDraftTurn
+  // Response Drafting joins each attempt as loop hooks, with one review state for every attempt
+  // of the turn (unused when off).
+  const hooks = draftingHooks(yield* makeDraftTurn)
   // The latest stream-timeout notice an attempt kept quiet because another attempt was pending.
   let deferredTimeout: UserNotice | undefined
 
@@ -147,7 +149,7 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
         prefill: carry.prefill,
         toolResponseDelivered: carry.toolResponseDelivered,
         ...(carry.stickerSelection === undefined ? {} : { stickerSelection: carry.stickerSelection }),
-        draft
+        hooks
       }).pipe(
         Effect.annotateLogs({ model, keyIndex }),
         Effect.map((outcome) => ({ _tag: "Ran" as const, outcome })),
