@@ -1,7 +1,7 @@
 import { Context } from "effect"
 import type { TurnState } from "../tools/TurnState"
 
-/** Deliberate tool mode for this turn: which tools trigger phrases exposed (spec §3 step 5). */
+/** Deliberate tool mode for this turn: which tools trigger phrases exposed. */
 export interface DeliberateToolMode {
   readonly active: boolean
   /** Names the model may call; empty means no allowlist. */
@@ -32,7 +32,7 @@ export interface Persona {
 }
 
 /**
- * Front-agnostic facts about the turn being generated (spec §1.7 ChatTurnContext): who asked,
+ * Front-agnostic facts about the turn being generated: who asked,
  * where, as which persona, and the live turn state. Provided once per turn by the front.
  */
 export interface TurnContextShape {
@@ -50,7 +50,7 @@ export interface TurnContextShape {
   /** The turn was queued behind another one (its reply should reference the trigger). */
   readonly isFromQueue: boolean
   /**
-   * The answer to a /kill (design decision 15): it acknowledges, it never acts. No tools are
+   * The answer to a /kill: it acknowledges, it never acts. No tools are
    * declared, a tool call it emits anyway is refused without dispatch, and it gets one pass.
    */
   readonly isStopResponse: boolean

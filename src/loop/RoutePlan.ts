@@ -1,7 +1,7 @@
 import { Context, Layer, Redacted } from "effect"
 
 /**
- * Where a turn may be generated (spec §5 plan): the primary model, then the fallback chain, and
+ * Where a turn may be generated: the primary model, then the fallback chain, and
  * the API keys every model rotates through. An empty key list means a keyless endpoint
  * (Ollama, llama.cpp…): one attempt per model with no key.
  */

@@ -51,9 +51,9 @@ export type ExecuteToolCallServices =
   | ToolUsageStats
   | PendingContextStash
 
-/** A successful call of this tool must not run again this turn (spec §3 step 10). */
+/** A successful call of this tool must not run again this turn. */
 export const SHORT_TERM_MEMORY_TOOL = "update_short_term_memory"
-/** The tool whose result picks the sticker sent with the reply (spec §3 step 11). */
+/** The tool whose result picks the sticker sent with the reply. */
 export const STICKER_TOOL = "select_sticker_for_response"
 
 /** What the dispatch phase produced, before the shared post-processing (steps 7–14). */
@@ -77,7 +77,8 @@ const isPlainObject = (value: unknown): value is ToolArgs => {
 const kindOf = (value: unknown): string => (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`)
 
 /**
- * Stage 02 of the pipeline: validate, gate, dispatch and record one tool call (seed 000, spec §3).
+ * Stage 02 of the pipeline: validate, gate, dispatch and record one tool call (docs/architecture.md,
+ * "The order of a tool call").
  * Never fails: a tool failure, timeout or refusal becomes a failed history entry for the model;
  * only a malformed call (`error`) or a stop (`stopped_by_user`) aborts the turn.
  */
@@ -103,7 +104,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
   const registry = yield* ToolRegistry
   const thoughtLog = yield* ThoughtLog
 
-  /** Spec §2.8: a stop aborts; a follow-up is already queued, so it is cleared and the chain goes on. */
+  /** A stop aborts; a follow-up is already queued, so it is cleared and the chain goes on. */
   const stopRequested = Effect.gen(function*() {
     const request = yield* signals.current
     if (Option.isNone(request)) return false
@@ -116,7 +117,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
   // 2. Stop check before anything runs (the stop itself is left for the loop to consume).
   if (yield* stopRequested) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
 
-  // The answer to a /kill acknowledges; it never re-runs the killed work (design decision 15).
+  // The answer to a /kill acknowledges; it never re-runs the killed work.
   if (turn.isStopResponse) return yield* refuseInStopResponse(functionCall, name, preToolText)
 
   // 4. Truncated arguments: never dispatched, and the partial arguments are never replayed.
@@ -151,7 +152,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
     return undefined
   })
 
-  // ── Response Drafting hook (spec §3 step 5b; src/loop/drafting/toolCheckpoint.ts) ──
+  // ── Response Drafting hook (src/loop/drafting/toolCheckpoint.ts) ──
   // Review mode only: the request is reviewed before dispatch; an identical successful one is
   // reused, an identical refused one never runs. Off: always `Dispatch`.
   const checkpoint = refused === undefined

@@ -5,7 +5,7 @@ import type { PassResult, TurnStatus } from "../domain/PassResult"
  * stop rules of the pass loop itself are in stopConditions.ts.
  */
 
-/** Statuses that reset the channel's consecutive follow-up count (spec §2.2). */
+/** Statuses that reset the channel's consecutive follow-up count. */
 export const resetsFollowUpCount = (status: TurnStatus): boolean =>
   status === "completed" || status === "error" || status === "timeout" || status === "stopped_by_user"
 
@@ -23,9 +23,9 @@ export type AttemptFailure = "ProviderError" | "StreamTimeout" | "ModelError" | 
 
 /**
  * Classifies an attempt from its status and terminating pass. Only `error` and `timeout` are
- * retryable (spec §5), and only when the provider caused them: a tool-error cap or the
+ * retryable, and only when the provider caused them: a tool-error cap or the
  * iteration cap would repeat with any model, so they end the turn. So does a `DeliveryFailed`
- * pass: a destination that refused the reply refuses every model's (decision 18).
+ * pass: a destination that refused the reply refuses every model's.
  */
 export const attemptFailure = (status: TurnStatus, last: PassResult | undefined): AttemptFailure => {
   if (status !== "error" && status !== "timeout") return "Terminal"

@@ -20,7 +20,7 @@ export interface StreamOnceInput {
   readonly request: GenerationRequest
   readonly attempt: AttemptInfo
   /**
-   * Text already shown that this pass continues (decision 4), whichever way the request carries
+   * Text already shown that this pass continues, whichever way the request carries
    * it (a trailing assistant message or an instruction): the output that repeats it is dropped.
    * Default: the request's `assistantPrefill`.
    */
@@ -34,7 +34,7 @@ interface PassState {
   /** Every call the pass made, in order, up to the collection ceiling. */
   readonly calls: ReadonlyArray<FunctionCall>
   readonly reasoning: string
-  /** NovelAI scene metadata and held-back fragment (issue 14): hidden, carried on the PassResult. */
+  /** NovelAI scene metadata and held-back fragment: hidden, carried on the PassResult. */
   readonly details: ReadonlyArray<string>
   readonly fragment: string | undefined
   /** The pass stopped reading at a cap (reasoning, reply text, or the tool calls collected). */
@@ -157,7 +157,7 @@ export const streamOnce = Effect.fnUntraced(function*(
       case "Finish":
         state.finishReason = event.reason
         return true
-      // NovelAI (issue 14): never shown, only carried on the PassResult.
+      // NovelAI: never shown, only carried on the PassResult.
       case "SceneDetails":
         state.details.push(event.text)
         return true
@@ -262,7 +262,7 @@ export const streamOnce = Effect.fnUntraced(function*(
     ...(state.fragment === undefined ? {} : { naiContinuationPrefill: state.fragment })
   }))
 
-  /** The destination refused the reply for good: never reported as an answer (decision 18). */
+  /** The destination refused the reply for good: never reported as an answer. */
   const deliveryFailed = (error: DeliveryError): Effect.Effect<PassResult> =>
     Effect.gen(function*() {
       yield* Effect.logError(`reply delivery failed for good (${error.reason}): ${error.detail}`).pipe(

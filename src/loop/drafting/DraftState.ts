@@ -3,7 +3,7 @@ import type { LanguageModel } from "../../provider/LanguageModel"
 import type { ImageMetadata } from "../../domain/ImageMetadata"
 import { addUsage, type TokenUsage } from "../../domain/TokenUsage"
 
-/** Per-turn review budgets (spec §2.10); shared by every attempt of the turn. */
+/** Per-turn review budgets; shared by every attempt of the turn. */
 export const MAX_RESPONSE_REVIEWS = 2
 export const MAX_AUTHOR_REVISIONS = 1
 export const MAX_TOOL_REVIEWS = 8
@@ -31,7 +31,7 @@ export interface RememberedSuccess {
   readonly imageMetadata?: ImageMetadata
 }
 
-/** The model-visible payload of a tool request the reviewer refused (spec §3 step 5b). */
+/** The model-visible payload of a tool request the reviewer refused. */
 export interface ReviewRejection {
   readonly status: "review_rejected"
   readonly findings: string
@@ -40,7 +40,7 @@ export interface ReviewRejection {
   readonly reason: string
 }
 
-/** Review state of one turn (spec §2.10): the pending reply, the budgets used, remembered requests. */
+/** Review state of one turn: the pending reply, the budgets used, remembered requests. */
 export interface DraftState {
   /** Held prose, one part per pass that wrote any, in order: what approval delivers. */
   readonly parts: ReadonlyArray<string>

@@ -33,7 +33,7 @@ interface Heard {
 type Phase = "first_token" | "idle"
 
 /**
- * Asks the reviewer once (through the turn's LanguageModel), bounded like a stream pass (spec §4): the first-token budget until
+ * Asks the reviewer once (through the turn's LanguageModel), bounded like a stream pass: the first-token budget until
  * its first content, then the inactivity budget, both on the Clock; /kill ends it at once.
  * Never fails: a hang, an error, an overlong or undecodable answer is `Unanswered`.
  */

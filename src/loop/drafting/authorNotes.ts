@@ -2,12 +2,12 @@ import { Effect, Ref } from "effect"
 import type { ChatMessage } from "../../domain/ChatMessage"
 import { type DraftState, type DraftTurn, type RevisionNote } from "./DraftState"
 
-/** Told to the author while text it wrote earlier in the turn is held (spec §4 "pending narration" note). */
+/** Told to the author while text it wrote earlier in the turn is held (the "pending narration" note). */
 export const PENDING_NARRATION_NOTE =
   "[Nothing you write is shown until your reply is complete and reviewed. The text you already wrote in this reply is held " +
   "and will be posted together with what you write now: continue from it, do not repeat it.]"
 
-/** Told to the author after a reviewer asked for a revision (spec §2.10): the feedback and the previous draft. */
+/** Told to the author after a reviewer asked for a revision: the feedback and the previous draft. */
 export const revisionInstruction = (revision: RevisionNote): string =>
   "[A reviewer read your draft reply before anyone saw it and asked for a revision; nothing of it was posted. " +
   "Write the complete reply again with the feedback applied. The tool results above are real and still valid: " +

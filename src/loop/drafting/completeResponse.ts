@@ -11,7 +11,7 @@ import { type DraftAttempt, MAX_AUTHOR_REVISIONS, MAX_RESPONSE_REVIEWS, pendingT
 import { discardPending } from "./holdingSink"
 import { responseReviewRequest } from "./reviewRequests"
 
-/** What completing a pending response decided (spec §2.10). */
+/** What completing a pending response decided. */
 export type Completion = Data.TaggedEnum<{
   /** The reviewer asked for a revision: the pending reply is cleared, the loop goes on. */
   Revise: {}
@@ -29,14 +29,14 @@ export interface CompleteResponseInput {
   readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
   /** The real sink: approved text is delivered here. */
   readonly sink: Context.Tag.Service<ResponseSink>
-  /** The loop's stop handling (spec §2.8): queue the stop response, or clear the stop. */
+  /** The loop's stop handling: queue the stop response, or clear the stop. */
   readonly queueStopResponse: Effect.Effect<void>
 }
 
 const isBlank = (text: string) => text.trim().length === 0
 
 /**
- * `completeResponse` (spec §2.10), run where the loop would end with an answer (completed,
+ * `completeResponse`, run where the loop would end with an answer (completed,
  * endTurn, the STM end, a settled empty pass). With nothing pending it is the normal result.
  * Otherwise the reviewer decides: cancel discards the reply (`follow_up_interrupt` when a
  * follow-up waits, else `stopped_by_user`); revise, with a revision left, clears it and lets
@@ -58,7 +58,7 @@ export const completeResponse = (input: CompleteResponseInput) =>
     const notice = (kind: "draft_review" | "draft_unreviewed", severity: "info" | "error", title: string, description: string) =>
       thoughtLog.post({ kind, severity, title, description, channelId: turn.channelId, guildId: turn.guildId })
 
-    /** Spec §2.10 "otherwise": each pending part in order; the first non-completed status wins. */
+    /** Otherwise: each pending part in order; the first non-completed status wins. */
     const deliver = Effect.gen(function*() {
       const { parts } = yield* Ref.get(draft.turn.state)
       yield* discardPending(draft.turn)

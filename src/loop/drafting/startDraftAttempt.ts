@@ -9,7 +9,7 @@ import { type DraftAttempt, type DraftTurn, makeDraftTurn } from "./DraftState"
 /**
  * Response Drafting for one attempt, or undefined when it is off. `turn` is the review state
  * the outer tier shares between attempts (a loop run on its own makes one). A stop response is
- * never drafted: it only acknowledges the /kill, in one pass (design decision 15).
+ * never drafted: it only acknowledges the /kill, in one pass.
  */
 export const startDraftAttempt = (input: {
   readonly turn: DraftTurn | undefined

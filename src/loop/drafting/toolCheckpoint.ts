@@ -17,7 +17,7 @@ import {
 } from "./DraftState"
 import { toolReviewRequest } from "./reviewRequests"
 
-/** What the checkpoint decided about a tool request before dispatch (spec §3 step 5b). */
+/** What the checkpoint decided about a tool request before dispatch. */
 export type Checkpoint = Data.TaggedEnum<{
   /** Run it; `key` is remembered on success (undefined when drafting is off). */
   Dispatch: { readonly key: string | undefined }
