@@ -16,9 +16,9 @@ import { ToolRegistry } from "../tools/ToolRegistry"
 import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { setFlag } from "../tools/TurnState"
 import { approvalCheckpoint, approved } from "./approvalCheckpoint"
+import { callCheckpoint, Checkpoint, rememberCallOutcome } from "./CallCheckpoint"
 import type { AttemptInfo } from "./AttemptInfo"
 import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
-import { Checkpoint, rememberOutcome, toolCheckpoint } from "./drafting/toolCheckpoint"
 import { makeFirstWins } from "./FirstWins"
 import { longestNap } from "./TurnAlarm"
 import type { PendingContextStash } from "./PendingContextStash"
@@ -152,11 +152,11 @@ export const executeToolCall = Effect.fnUntraced(function*(
     return undefined
   })
 
-  // ── Response Drafting hook (src/loop/drafting/toolCheckpoint.ts) ──
-  // Review mode only: the request is reviewed before dispatch; an identical successful one is
-  // reused, an identical refused one never runs. Off: always `Dispatch`.
+  // ── Call checkpoint hook (src/loop/CallCheckpoint.ts): provided around the calls by a loop hook ──
+  // The call is looked at before dispatch; an identical successful one may be reused, an
+  // identical refused one never runs. Without a checkpoint: always `Dispatch`.
   const checkpoint = refused === undefined
-    ? yield* toolCheckpoint({
+    ? yield* callCheckpoint({
       name,
       canonicalName,
       description: Option.getOrUndefined(Option.map(registered, (tool) => tool.description)),
@@ -180,7 +180,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
     })
     return ToolCallOutcome.History({ ...outcome, reviewStatus: checkpoint._tag === "Reused" ? "reused" : "rejected" })
   }
-  // ── end of the Response Drafting hook ──
+  // ── end of the call checkpoint hook ──
 
   // ── Tool approval hook (src/loop/approvalCheckpoint.ts): a call the front marks waits for a human first ──
   const approval = refused === undefined ? yield* approvalCheckpoint(name, canonicalName, args ?? {}) : approved
@@ -253,8 +253,8 @@ export const executeToolCall = Effect.fnUntraced(function*(
 
   // 12–14. The paired call and response replayed on the next pass.
   const payload = blocked ? result.data : responsePayload(name, result)
-  // Response Drafting: a request the checkpoint let through is reused, never re-run, if repeated.
-  yield* rememberOutcome(checkpoint.key, result, payload)
+  // A call the checkpoint let through may be reused, never re-run, if repeated.
+  yield* rememberCallOutcome(checkpoint.key, result, payload)
   return yield* historyOutcome({
     name,
     replayedCall,

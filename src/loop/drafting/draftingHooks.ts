@@ -1,4 +1,5 @@
 import { Effect, Ref } from "effect"
+import { CallCheckpoint } from "../CallCheckpoint"
 import { Conclusion, type LoopHooksFactory, noHooks } from "../LoopHooks"
 import { ResponseSink } from "../ResponseSink"
 import { authorNotes } from "./authorNotes"
@@ -6,6 +7,7 @@ import { completeResponse } from "./completeResponse"
 import { DraftReview, type DraftTurn } from "./DraftState"
 import { discardPending, dropProse, holdingSink, keepProse } from "./holdingSink"
 import { startDraftAttempt } from "./startDraftAttempt"
+import { rememberOutcome, toolCheckpoint } from "./toolCheckpoint"
 
 /**
  * Response Drafting as loop hooks (docs/architecture.md, "Loop core and its hooks"): passes write
@@ -20,7 +22,12 @@ export const draftingHooks = (turn?: DraftTurn): LoopHooksFactory => (attempt, a
       holdsOutput: true,
       requestNotes: authorNotes(draft.turn),
       passSink: (sink) => holdingSink(draft.turn, sink),
-      aroundCalls: (calls) => Effect.provideService(calls, DraftReview, draft),
+      // The tool checkpoint: each request is reviewed before it runs.
+      aroundCalls: (calls) =>
+        calls.pipe(
+          Effect.provideService(CallCheckpoint, { before: toolCheckpoint, after: rememberOutcome }),
+          Effect.provideService(DraftReview, draft)
+        ),
       passEnded: (text, fate) =>
         fate === "kept" ? keepProse(draft.turn, text) : fate === "dropped" ? dropProse(draft.turn, text) : discardPending(draft.turn),
       conclude: (input) =>
