@@ -58,10 +58,25 @@ export const runPassCalls = Effect.fnUntraced(function*(
     return [{ call: malformed, outcome: yield* executeToolCall({ call: malformed, preToolText, iteration, attempt }), overCap: false }]
   }
 
+  /** One call through the per-call stage, with its tool activity around it. */
+  const runOne = (call: FunctionCall): Effect.Effect<PassCallOutcome, never, ExecuteToolCallServices> =>
+    Effect.gen(function*() {
+      const name = call.name.trim()
+      yield* notify(ToolActivity.Started({ name, args: call.args }))
+      const outcome = yield* executeToolCall({ call, preToolText, iteration, attempt })
+      yield* notify(activityOf(name, outcome))
+      return { call, outcome, overCap: false }
+    })
+
   const kept = input.calls.slice(0, config.maxToolCallsPerPass)
   const refused = input.calls.slice(config.maxToolCallsPerPass)
   if (refused.length > 0) {
     yield* Effect.logWarning(`the pass made ${input.calls.length} tool calls; the ${refused.length} past the first ${kept.length} are refused`)
+  }
+
+  // One call (the common case) needs no slots, no ordering and no fiber of its own.
+  if (kept.length === 1 && refused.length === 0) {
+    return [yield* runOne(kept[0]!)]
   }
 
   const slots = yield* Effect.makeSemaphore(config.toolCallConcurrency)
@@ -71,12 +86,7 @@ export const runPassCalls = Effect.fnUntraced(function*(
   for (const call of kept) {
     const name = call.name.trim()
     const sequential = Option.match(yield* registry.get(name), { onNone: () => false, onSome: (tool) => tool.sequential === true })
-    const run = Effect.gen(function*() {
-      yield* notify(ToolActivity.Started({ name, args: call.args }))
-      const outcome = yield* executeToolCall({ call, preToolText, iteration, attempt })
-      yield* notify(activityOf(name, outcome))
-      return { call, outcome, overCap: false }
-    })
+    const run = runOne(call)
     if (!sequential) {
       runs.push(slots.withPermits(1)(run))
       continue
