@@ -153,6 +153,27 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
         }))
     }))
 
+  it.effect("each call's timeout is its own and fresh: with one slot, two stuck calls time out at 10 s and 20 s", () =>
+    Effect.gen(function*() {
+      const t = yield* makeTimeline
+      yield* withLoopHarness({
+        tools: [timedTool(t, "stuck_a", undefined), timedTool(t, "stuck_b", undefined)],
+        loop: { toolExecutionTimeout: Duration.seconds(10), toolCallConcurrency: 1 },
+        script: [calls("stuck_a", "stuck_b"), S.reply("done")]
+      }, () =>
+        Effect.gen(function*() {
+          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          for (let second = 0; second < 10; second++) yield* TestClock.adjust("1 second")
+          assert.deepStrictEqual(yield* Ref.get(t.finalized), ["stuck_a"], "the first timed out at 10 s, the second only started then")
+          for (let second = 0; second < 9; second++) yield* TestClock.adjust("1 second")
+          assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
+          yield* TestClock.adjust("1 second")
+          const outcome = yield* Fiber.join(fiber)
+          assert.strictEqual(yield* Clock.currentTimeMillis, 20_000)
+          assert.deepStrictEqual(outcome.result.toolCalls.map((call) => [call.name, call.success, call.durationMs]), [["stuck_a", false, 10_000], ["stuck_b", false, 10_000]])
+        }))
+    }))
+
   it.effect("TOOL_CALL_CONCURRENCY=2: five 1 s calls run two at a time and end at 3 s", () =>
     Effect.gen(function*() {
       const t = yield* makeTimeline
