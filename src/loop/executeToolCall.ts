@@ -1,9 +1,8 @@
-import { Clock, type Data, Duration, Effect, Exit, Option } from "effect"
+import { Clock, Duration, Effect, Exit, Option } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
 import { FunctionCall, type ToolArgs } from "../domain/FunctionCall"
-import type { PassResult } from "../domain/PassResult"
 import type { Sticker } from "../domain/Sticker"
 import { ToolCallOutcome } from "../domain/ToolCallOutcome"
 import { preToolTextParts, responsePayload, ToolHistoryEntry } from "../domain/ToolHistoryEntry"
@@ -25,8 +24,6 @@ import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn, type TurnContextShape } from "./CurrentTurn"
 import { ThoughtLog } from "./ThoughtLog"
 import { TurnSignals } from "./TurnSignals"
-
-export type FunctionCallPass = Data.TaggedEnum.Value<PassResult, "FunctionCall">
 
 export interface ExecuteToolCallInput {
   /** One call of the pass, as the provider produced it (validated here). */
