@@ -1,7 +1,8 @@
 import type { Context, Effect, Scope } from "effect"
 import type { ChatMessage } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
-import type { DeliberateToolMode, Persona } from "../loop/CurrentTurn"
+import type { DeliberateToolMode } from "../domain/DeliberateToolMode"
+import type { TurnOrigin } from "../domain/TurnOrigin"
 import type { StopContext } from "../loop/TurnSignals"
 import type { ResponseSink } from "../loop/ResponseSink"
 import type { MediaOutlet } from "../tools/MediaOutlet"
@@ -16,23 +17,11 @@ export interface TurnSink {
 }
 
 /**
- * One message to answer, as a front hands it to the ChannelQueue: who, where, as which persona,
- * the conversation, and where the reply goes. Front-agnostic (Discord, terminal, tests).
+ * One message to answer, as a front hands it to the ChannelQueue: who, where, as which persona
+ * (its TurnOrigin; impersonation may be left out: off), the conversation, and where the reply
+ * goes. Front-agnostic (Discord, terminal, tests).
  */
-export interface TurnInput {
-  readonly channelId: string
-  /**
-   * The channel `channelId` belongs to when it is a thread (Discord threads and forum posts):
-   * the thread shares that channel's short-term memory. Absent for channels and DMs.
-   */
-  readonly parentChannelId?: string
-  readonly guildId: string | undefined
-  readonly userId: string
-  /** Front id of the message being answered. */
-  readonly messageId: string | undefined
-  readonly isDM: boolean
-  readonly locale: string
-  readonly persona: Persona
+export interface TurnInput extends Omit<TurnOrigin, "isUserImpersonation" | "impersonatedUserId"> {
   /**
    * The model chain this turn runs on (a server's or a channel's choice); absent: the operator's
    * `LLM_MODELS`. Replaces the route plan's models for this turn only.
@@ -52,7 +41,7 @@ export interface TurnInput {
   readonly message?: ChatMessage
   readonly shouldSurfaceUserErrors: boolean
   readonly isUserImpersonation?: boolean
-  readonly impersonatedUserId?: string
+  readonly impersonatedUserId?: string | undefined
   readonly deliberate?: DeliberateToolMode
   readonly openSink: Effect.Effect<TurnSink, never, Scope.Scope>
   /**

@@ -1,6 +1,8 @@
 import { Cause, Context, Effect, Exit, Option } from "effect"
 import type { TurnResult } from "../domain/TurnResult"
-import { CurrentTurn, deliberateModeOff, type TurnContextShape } from "../loop/CurrentTurn"
+import { deliberateModeOff } from "../domain/DeliberateToolMode"
+import { CurrentTurn, type TurnContextShape } from "../loop/CurrentTurn"
+import { turnOriginOf } from "../domain/TurnOrigin"
 import { type GenerationTurnServices, runGenerationTurn } from "../loop/generationTurn"
 import type { ImpersonationAbortedError } from "../loop/ImpersonationAbortedError"
 import { StopResponses } from "../loop/StopResponses"
@@ -104,17 +106,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/Turn
       const loaded = yield* untilKilled(options.signals, loadContext(input))
       if (Option.isNone(loaded)) return yield* endBeforeLoop(input, options, "loading the context", finish)
       const context = loaded.value
-      const state = yield* makeTurnState(context, { parentChannelId: input.parentChannelId, mediaOutlet })
+      const state = yield* makeTurnState(context, { mediaOutlet })
       const turn: TurnContextShape = {
-        channelId: input.channelId,
-        guildId: input.guildId,
-        userId: input.userId,
-        messageId: input.messageId,
-        isDM: input.isDM,
-        locale: input.locale,
-        persona: input.persona,
-        isUserImpersonation: input.isUserImpersonation ?? false,
-        impersonatedUserId: input.impersonatedUserId,
+        ...turnOriginOf({ ...input, isUserImpersonation: input.isUserImpersonation ?? false, impersonatedUserId: input.impersonatedUserId }),
         shouldSurfaceUserErrors: input.shouldSurfaceUserErrors,
         isFromQueue: options.isFromQueue,
         isStopResponse: options.isStopResponse ?? false,

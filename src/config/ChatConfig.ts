@@ -1,7 +1,7 @@
 import { Config, Context, Layer } from "effect"
 import { intSetting } from "./settings"
 
-/** Settings of the channel queue (design decision 17, §5.2). */
+/** Settings of the channel queue (docs/architecture.md, Bounded channel queue). */
 export interface ChatSettings {
   /** Turns that may wait per channel; a message beyond folds into the newest waiting turn. */
   readonly channelQueueMax: number

@@ -2,7 +2,7 @@ import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "e
 import { intSetting } from "./settings"
 
 /**
- * Who may spend the server's key and how the stored keys are sealed (design §5.2):
+ * Who may spend the server's key and how the stored keys are sealed:
  * cooldown and daily quotas of server-paid turns, and the secret keys for secrets at rest.
  */
 export interface CredentialSettings {

@@ -1,16 +1,16 @@
 import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
-import type { Persona } from "../loop/CurrentTurn"
+import type { Persona } from "../domain/Persona"
 import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
 import { type ShardAssignment, shardAssignmentSetting } from "./ShardConfig"
 import { intSetting } from "./settings"
 
-/** Messages of reply text per turn when DISCORD_MAX_MESSAGES_PER_TURN is unset (design decision 18). */
+/** Messages of reply text per turn when DISCORD_MAX_MESSAGES_PER_TURN is unset (docs/architecture.md, Delivery). */
 export const DEFAULT_MAX_MESSAGES_PER_TURN = 10
 
 /** REST requests per second of the whole bot when DISCORD_GLOBAL_REQUESTS_PER_SECOND is unset: below Discord's 50. */
 export const DEFAULT_GLOBAL_REQUESTS_PER_SECOND = 45
 
-/** Settings of the Discord front (design §5.2). */
+/** Settings of the Discord front. */
 export interface DiscordSettings {
   readonly token: Redacted.Redacted<string>
   /** REST base (`rest.api` of discord.js), e.g. `http://127.0.0.1:PORT/api` for a loopback fake. */

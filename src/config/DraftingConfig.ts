@@ -1,6 +1,6 @@
 import { Config, ConfigError, Context, Either, Layer, Option } from "effect"
 
-/** Response Drafting (spec §2.10, issue 14): off unless `RESPONSE_DRAFTING=on`. */
+/** Response Drafting (docs/architecture.md, Response Drafting): off unless `RESPONSE_DRAFTING=on`. */
 export interface DraftingSettings {
   /** Prose is held and reviewed before anyone sees it; tool requests are reviewed before dispatch. */
   readonly enabled: boolean

@@ -2,7 +2,7 @@ import { Config, Context, Duration, Layer, Option } from "effect"
 import { productionSetting } from "./RunEnv"
 import { flagSetting, intSetting, listSetting, millisSetting } from "./settings"
 
-/** fetch_url / safe_http settings (spec §7, §10). */
+/** fetch_url / safe_http settings (docs/architecture.md, fetch_url and safe_http). */
 export interface FetchSettings {
   /** `RUN_ENV=production`. */
   readonly production: boolean
@@ -24,7 +24,7 @@ export interface FetchSettings {
 const MIB = 1024 * 1024
 
 
-/** Spec §7.2 step 6: private networks are allowed with `RUN_ENV=development`, or with the opt-in. */
+/** Private networks are allowed with `RUN_ENV=development`, or with the opt-in; never otherwise. */
 export const allowPrivateNetworkSetting: Config.Config<boolean> = Config.all({
   production: productionSetting,
   optIn: flagSetting("FETCH_URL_ALLOW_PRIVATE_NETWORK")
@@ -52,7 +52,7 @@ const fromEnv: Config.Config<FetchSettings> = Config.all({
   maxContentLength: intSetting("FETCH_URL_MAX_CONTENT_LENGTH", { default: 50_000, min: 1 }),
   timeout: millisSetting("FETCH_URL_TIMEOUT_MS", { default: 15_000, min: 1_000 }),
   maxFetchMb: Config.option(Config.integer("MAX_FETCH_SIZE_MB")),
-  // Spec §10: a positive integer, anything else falls back to the default.
+  // A positive integer; anything else falls back to the default.
   maxRedirects: Config.integer("USER_REMOTE_FETCH_MAX_REDIRECTS").pipe(
     Config.withDefault(3),
     Config.map((value) => (value >= 1 ? value : 3))

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
-import { Config, ConfigError, Context, Duration, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Duration, Either, Layer, Option, Predicate, Redacted } from "effect"
 import { millisSetting } from "./settings"
+import { parseJsonOrUndefined } from "../domain/parseJson"
 
 /** The image backends `generate_image` can use (`IMAGE_BACKEND`). */
 export const IMAGE_BACKENDS = ["openai", "comfyui"] as const
@@ -9,7 +10,7 @@ export type ImageBackendKind = (typeof IMAGE_BACKENDS)[number]
 /** An API-format ComfyUI workflow: node id → `{ class_type, inputs }`. Kept as parsed JSON. */
 export type ComfyWorkflowJson = Readonly<Record<string, unknown>>
 
-/** `generate_image` settings (design §5.2). `backend` None: the tool does not exist. */
+/** `generate_image` settings. `backend` None: the tool does not exist. */
 export interface ImageSettings {
   readonly backend: Option.Option<ImageBackendKind>
   /** `IMAGE_BASE_URL` without a trailing slash (OpenAI: its public API by default). */
@@ -87,13 +88,9 @@ export const parseWorkflowSetting = (raw: string, readFile: (path: string) => st
       return Either.left(`cannot read the workflow file "${value}": ${error instanceof Error ? error.message : String(error)}`)
     }
   }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return Either.left("is not valid JSON (export the workflow with \"Save (API Format)\")")
-  }
-  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+  const parsed = parseJsonOrUndefined(text)
+  if (parsed === undefined) return Either.left("is not valid JSON (export the workflow with \"Save (API Format)\")")
+  return Predicate.isRecord(parsed)
     ? Either.right(Option.some(parsed as ComfyWorkflowJson))
     : Either.left("must be a JSON object (an API-format workflow: node id → { class_type, inputs })")
 }

@@ -1,7 +1,7 @@
 import { Config, Context, Duration, Layer, Option } from "effect"
 import { intSetting, millisSetting } from "./settings"
 
-/** Limits of the tool loop and its stream passes (spec §10, design §5.2). */
+/** Limits of the tool loop and its stream passes (docs/architecture.md, Loop guards). */
 export interface LoopSettings {
   /** Per tool call, fresh for every call in a chain. */
   readonly toolExecutionTimeout: Duration.Duration

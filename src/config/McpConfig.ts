@@ -35,7 +35,7 @@ const GlobalMcpServerEntry = Schema.Struct({
   })
 )
 
-/** One process-wide MCP server from `MCP_SERVERS` (design §5.2). */
+/** One process-wide MCP server from `MCP_SERVERS`. */
 export type GlobalMcpServerConfig = typeof GlobalMcpServerEntry.Type
 
 const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry)).pipe(
@@ -49,7 +49,7 @@ const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry))
   })
 )
 
-/** Decodes the `MCP_SERVERS` value; the error text names the variable (design §5.2). */
+/** Decodes the `MCP_SERVERS` value; the error text names the variable. */
 export const parseMcpServers = (raw: string): Either.Either<ReadonlyArray<GlobalMcpServerConfig>, string> => {
   if (raw.trim() === "") return Either.right([])
   return Schema.decodeUnknownEither(GlobalMcpServerList)(raw).pipe(
@@ -137,7 +137,7 @@ export const defaultMcpSettings: McpSettings = {
 }
 
 /**
- * Spec §10 parsing for the guild MCP knobs: `Number(env) || default` (unset, 0 or not a number
+ * Lenient parsing for the guild MCP knobs: `Number(env) || default` (unset, 0 or not a number
  * ⇒ default, no minimum). A negative value is treated as 0 rather than an invalid Duration.
  */
 const lenientNumber = (name: string, fallback: number): Config.Config<number> =>
@@ -170,7 +170,7 @@ const fromEnv: Config.Config<McpSettings> = Config.all({
   cooldownMs: lenientNumber("GUILD_MCP_FAILURE_COOLDOWN_MS", 300_000),
   ttlMinutes: lenientNumber("GUILD_MCP_CONNECTION_TTL_MINUTES", 10),
   smithery: smitheryConfig,
-  // Decisions 13, 14 and 19: strict parsing, a bad value fails start-up naming the variable.
+  // Strict parsing: a bad value fails start-up naming the variable.
   startupWait: millisSetting("MCP_STARTUP_WAIT_MS", { default: 20_000, min: 0 }),
   guildAllowPrivateNetwork: flagSetting("GUILD_MCP_ALLOW_PRIVATE_NETWORK"),
   guildMaxTools: intSetting("GUILD_MCP_MAX_TOOLS", { default: 64, min: 1 }),
@@ -188,7 +188,7 @@ const fromEnv: Config.Config<McpSettings> = Config.all({
   }))
 )
 
-/** MCP settings (spec §10, design §5.2): global servers, guild pool limits, Smithery Connect. */
+/** MCP settings: global servers, guild pool limits, Smithery Connect. */
 export class McpConfig extends Context.Tag("loopcord/config/McpConfig")<McpConfig, McpSettings>() {
   static readonly layer = Layer.effect(McpConfig, fromEnv)
   /** Defaults with overrides, for tests and embedding. */

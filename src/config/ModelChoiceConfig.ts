@@ -7,7 +7,7 @@ export const MAX_MODEL_CHAIN = 5
 export const MODEL_NAME_MAX = 200
 
 /**
- * Which models a server may pick with `/model` (design §5.2 `LLM_MODELS_ALLOWED`): the operator's
+ * Which models a server may pick with `/model` (`LLM_MODELS_ALLOWED`): the operator's
  * list, and always the models of `LLM_MODELS`; `*` lets a server name any model.
  */
 export interface ModelChoices {

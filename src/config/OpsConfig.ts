@@ -10,7 +10,7 @@ export interface OtlpSettings {
   readonly serviceName: string
 }
 
-/** Operations settings (design §5.2 "operations"). */
+/** Operations settings (docs/architecture.md, Stores and operations). */
 export interface OpsSettings {
   readonly otlp: Option.Option<OtlpSettings>
   /** `HEALTH_PORT`: /healthz, /readyz and /metrics; none ⇒ no health server. 0 picks a free port. */

@@ -1,5 +1,5 @@
 import { Config, Option } from "effect"
-import type { Persona } from "../loop/CurrentTurn"
+import type { Persona } from "../domain/Persona"
 
 export const DEFAULT_PERSONA_NAME = "loopcord"
 export const DEFAULT_SYSTEM_PROMPT =
@@ -11,7 +11,7 @@ const optionalText = (name: string) =>
     Config.map((value) => Option.getOrUndefined(Option.filter(Option.map(value, (text) => text.trim()), (text) => text.length > 0)))
   )
 
-/** The bot's persona: `BOT_PERSONA_NAME` and `BOT_SYSTEM_PROMPT` (design §5.2). */
+/** The bot's persona: `BOT_PERSONA_NAME` and `BOT_SYSTEM_PROMPT`. */
 export const personaSetting: Config.Config<Persona> = Config.all({
   name: optionalText("BOT_PERSONA_NAME"),
   systemPrompt: optionalText("BOT_SYSTEM_PROMPT")

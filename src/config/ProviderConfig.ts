@@ -1,11 +1,10 @@
-import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
-import { RoutePlan } from "../loop/RoutePlan"
+import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
 
-/** The model providers loopcord ships (design §5.2 `LLM_PROVIDER`). */
+/** The model providers loopcord ships (`LLM_PROVIDER`). */
 export const PROVIDER_KINDS = ["openai-compatible", "openai-responses", "anthropic", "google", "novelai", "scripted"] as const
 export type ProviderKind = typeof PROVIDER_KINDS[number]
 
-/** Which provider, where, with which keys and models (design §5.2). */
+/** Which provider, where, with which keys and models. */
 export interface ProviderSettings {
   readonly provider: ProviderKind
   /** `LLM_BASE_URL` (or the vendor's variable); undefined means the provider's public default. */
@@ -132,9 +131,3 @@ export const scriptSourceSetting: Config.Config<Option.Option<string>> = optiona
 export class ProviderConfig extends Context.Tag("loopcord/config/ProviderConfig")<ProviderConfig, ProviderSettings>() {
   static readonly layer = Layer.effect(ProviderConfig, providerSettings)
 }
-
-/** The route plan of the outer tier, from the provider settings. */
-export const routePlanLayer: Layer.Layer<RoutePlan, never, ProviderConfig> = Layer.effect(
-  RoutePlan,
-  Effect.map(ProviderConfig, (settings) => ({ models: settings.models, keys: settings.apiKeys }))
-)

@@ -3,7 +3,7 @@ import { Config, ConfigError, Either } from "effect"
 export type RunEnv = "development" | "production"
 
 /**
- * `RUN_ENV`: `production` (default, design decision 12) or `development` (any case). Anything
+ * `RUN_ENV`: `production` (the default: secure unless told otherwise) or `development` (any case). Anything
  * else fails start-up: a typo must not silently drop the production guards. The development
  * relaxations apply only when `RUN_ENV=development` is set explicitly.
  */

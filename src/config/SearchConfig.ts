@@ -1,6 +1,6 @@
 import { Config, Context, Duration, Layer, Option, Redacted } from "effect"
 
-/** web_search backends (seed 002 "Unified Web Tools", spec §6.4, design §5.2). */
+/** web_search backends (docs/architecture.md, Tools and the outside world). */
 export interface SearchSettings {
   /** SearXNG instance with the JSON format enabled (`SEARXNG_BASE_URL`). */
   readonly searxngBaseUrl: Option.Option<string>

@@ -1,7 +1,7 @@
 import { Config, Context, Duration, Layer } from "effect"
 import { intSetting, millisSetting } from "./settings"
 
-/** The operator's limits on what servers configure for themselves (design §5.2). */
+/** The operator's limits on what servers configure for themselves (docs/architecture.md, Servers configure their bot). */
 export interface ServerControlSettings {
   /** `TOOL_APPROVAL_TIMEOUT_MS`: how long a tool call waits for Approve / Deny before it is denied. */
   readonly toolApprovalTimeout: Duration.Duration

@@ -2,7 +2,7 @@ import { Config, Context, Duration, Layer, Option, type Redacted } from "effect"
 import { baseUrlSetting, optionalSecret } from "./ImageConfig"
 import { flagSetting, millisSetting } from "./settings"
 
-/** `generate_voice_message` settings (design §5.2). `baseUrl` None: the tool does not exist. */
+/** `generate_voice_message` settings. `baseUrl` None: the tool does not exist. */
 export interface SpeechSettings {
   /** An OpenAI-compatible server: `POST <SPEECH_BASE_URL>/audio/speech`. */
   readonly baseUrl: Option.Option<string>

@@ -1,9 +1,11 @@
-import { Config, ConfigError, Context, type Duration, Either, Layer } from "effect"
-import { DEFAULT_DATABASE_URL, type DatabaseTarget, parseDatabaseUrl } from "../store/DatabaseUrl"
-import { DEFAULT_STORE_TIMEOUT } from "../store/StoreTimeout"
+import { Config, ConfigError, Context, Duration, Either, Layer } from "effect"
+import { DEFAULT_DATABASE_URL, type DatabaseTarget, parseDatabaseUrl } from "./DatabaseUrl"
 import { millisSetting } from "./settings"
 
-/** `DATABASE_URL` (design §5.2): a bad value fails start-up with one line naming the variable. */
+/** `STORE_TIMEOUT_MS` default. */
+export const DEFAULT_STORE_TIMEOUT = Duration.millis(10_000)
+
+/** `DATABASE_URL`: a bad value fails start-up with one line naming the variable. */
 export const databaseTargetConfig: Config.Config<DatabaseTarget> = Config.string("DATABASE_URL").pipe(
   Config.withDefault(DEFAULT_DATABASE_URL),
   Config.mapOrFail((raw) =>
@@ -13,7 +15,7 @@ export const databaseTargetConfig: Config.Config<DatabaseTarget> = Config.string
 
 /** `STORE_TIMEOUT_MS` (10000, min 1000): the longest any one store call may take. */
 export const storeTimeoutConfig: Config.Config<Duration.Duration> = millisSetting("STORE_TIMEOUT_MS", {
-  default: 10_000,
+  default: Duration.toMillis(DEFAULT_STORE_TIMEOUT),
   min: 1_000
 })
 

@@ -3,7 +3,7 @@ import { intSetting, listSetting, millisSetting } from "./settings"
 
 const MIB = 1024 * 1024
 
-/** analyze_image and images in the conversation (design §5.2). */
+/** analyze_image and images in the conversation. */
 export interface VisionSettings {
   /** `VISION_MODEL`; None: the primary chat model answers analyze_image. */
   readonly model: Option.Option<string>

@@ -1,5 +1,5 @@
 import { ConfigError, ConfigProvider, ConfigProviderPathPatch, Effect, HashSet, Layer } from "effect"
-import { anthropicPromptCacheSetting, httpProviderSettings, novelAiSettings } from "../provider/providerConfig"
+import { anthropicPromptCacheSetting, httpProviderSettings, novelAiSettings } from "./HttpProviderConfig"
 import { ChatConfig } from "./ChatConfig"
 import { ContextConfig } from "./ContextConfig"
 import { CredentialConfig } from "./CredentialConfig"

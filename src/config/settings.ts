@@ -16,7 +16,7 @@ export const recordedSettingFacts = (): ReadonlyMap<string, SettingFacts> => fac
 
 /**
  * An integer setting with a default and a floor: unset ⇒ default, below the floor ⇒ the floor
- * (spec §10), not an integer ⇒ a ConfigError naming the variable (design §5.2).
+ * (docs/architecture.md, Settings), not an integer ⇒ a ConfigError naming the variable.
  */
 export const intSetting = (name: string, options: { readonly default: number; readonly min: number }): Config.Config<number> => {
   facts.set(name, { default: String(options.default), min: options.min })
@@ -32,7 +32,7 @@ export const millisSetting = (
   options: { readonly default: number; readonly min: number }
 ): Config.Config<Duration.Duration> => Config.map(intSetting(name, options), Duration.millis)
 
-/** `true/1/yes/on` (trimmed, any case) ⇒ true; unset or anything else ⇒ false (spec §7.2 opt-in parsing). */
+/** `true/1/yes/on` (trimmed, any case) ⇒ true; unset or anything else ⇒ false (how every opt-in flag reads). */
 export const flagSetting = (name: string): Config.Config<boolean> => {
   facts.set(name, { default: "false" })
   return Config.string(name).pipe(

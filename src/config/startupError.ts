@@ -25,7 +25,7 @@ const leaves = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
   }
 }
 
-/** A ConfigError as one line naming each offending variable (design §5.2). */
+/** A ConfigError as one line naming each offending variable (docs/architecture.md, Settings). */
 export const describeConfigError = (error: ConfigError.ConfigError): string =>
   `invalid configuration: ${[...new Set(leaves(error))].join("; ")}`
 

@@ -1,6 +1,6 @@
 import { PermissionFlagsBits, type SendableChannels, type TextChannel, type Webhook, type WebhookType } from "discord.js"
 import { Clock, Duration, Effect, Option, Ref } from "effect"
-import type { Persona } from "../loop/CurrentTurn"
+import type { Persona } from "../domain/Persona"
 import { type BoundedCache, cacheDelete, cacheGet, cacheKeys, cacheSet, emptyCache } from "./boundedCache"
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
 import { classifyWriteError, discordErrorCode, DiscordErrorCode, ReplyWriteError } from "./discordErrors"

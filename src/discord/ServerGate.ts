@@ -1,7 +1,7 @@
 import type { Message } from "discord.js"
 import { Duration, Effect, FiberSet, Option } from "effect"
 import { effectiveChain, ModelChoiceConfig } from "../config/ModelChoiceConfig"
-import type { Persona } from "../loop/CurrentTurn"
+import type { Persona } from "../domain/Persona"
 import { defaultServerSettings, type ServerSettings, ServerSettingsStore } from "../store/ServerSettingsStore"
 import { NO_MENTIONS } from "./DiscordClient"
 import { serverAccess } from "./serverAccess"

@@ -4,7 +4,7 @@ import { Data } from "effect"
 export type ToolArgs = Readonly<Record<string, unknown>>
 
 /**
- * One tool call requested by the model, provider-agnostic (spec §1.2).
+ * One tool call requested by the model, provider-agnostic.
  * `argumentsTruncated` is set only when the provider cut the argument payload and structural
  * repair recovered a subset: such a call is never dispatched.
  */

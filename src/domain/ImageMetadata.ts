@@ -1,4 +1,4 @@
-/** Images a tool posted or fetched, replayed to vision models with the tool response (spec §1.3). */
+/** Images a tool posted or fetched, replayed to vision models with the tool response. */
 export interface ImageMetadata {
   readonly imageUrls: ReadonlyArray<{
     readonly url: string

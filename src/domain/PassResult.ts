@@ -29,11 +29,11 @@ interface PassCommon {
   readonly stopReason?: StopReason
   /** NovelAI scene metadata of this pass (`<details>` bodies, joined by a blank line); never shown. */
   readonly detailsContent?: string
-  /** NovelAI: the trailing fragment held back at the output budget (spec §1.1); never shown. */
+  /** NovelAI: the trailing fragment held back at the output budget (docs/architecture.md, NovelAI's pass rules); never shown. */
   readonly naiContinuationPrefill?: string
 }
 
-/** How one provider pass ended (spec §1.1 StreamResult). Exactly one per pass. */
+/** How one provider pass ended. Exactly one per pass. */
 export type PassResult = Data.TaggedEnum<{
   Completed: PassCommon
   /**
@@ -42,7 +42,7 @@ export type PassResult = Data.TaggedEnum<{
    */
   FunctionCall: PassCommon & { readonly calls: ReadonlyArray<FunctionCall> }
   Error: PassCommon & { readonly error: ProviderError }
-  /** The destination refused the reply for good (decision 18): the turn ends `error`, `delivery_failed`. */
+  /** The destination refused the reply for good: the turn ends `error`, `delivery_failed`. */
   DeliveryFailed: PassCommon & { readonly error: DeliveryError }
   Timeout: PassCommon & { readonly phase: "first_token" | "idle"; readonly sawProgress: boolean }
   StoppedByUser: PassCommon

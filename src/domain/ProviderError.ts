@@ -41,6 +41,6 @@ export class ProviderError extends Data.TaggedError("ProviderError")<{
   }
 }
 
-/** Rate limits cool a key for 60 s, other API errors for 5 min (spec §5). */
+/** Rate limits cool a key for 60 s, other API errors for 5 min (docs/architecture.md, Model fallback and key rotation). */
 export const keyErrorKind = (error: ProviderError): "rate_limit" | "api_error" =>
   error.reason === "RateLimit" ? "rate_limit" : "api_error"

@@ -18,13 +18,13 @@ export type ProviderEvent = Data.TaggedEnum<{
   Finish: { readonly reason: FinishReason }
   KeepAlive: {}
   /**
-   * NovelAI scene metadata: the body of a `<details>` block drained from the visible text
-   * (spec §1.1 `detailsContent`). Kept for the result and memory, never shown as the reply.
+   * NovelAI scene metadata: the body of a `<details>` block drained from the visible text.
+   * Kept for the result and memory, never shown as the reply.
    */
   SceneDetails: { readonly text: string }
   /**
    * NovelAI: the trailing incomplete sentence the provider held back when its output budget
-   * ran out (spec §1.1 `naiContinuationPrefill`). Generated, not shown.
+   * ran out. Generated, not shown.
    */
   ContinuationFragment: { readonly text: string }
 }>

@@ -4,7 +4,7 @@ import type { Sticker } from "./Sticker"
 import type { ToolHistoryEntry } from "./ToolHistoryEntry"
 
 /**
- * What executeToolCall tells the loop (seed 02 output, design §2 decision 3):
+ * What executeToolCall tells the loop (docs/architecture.md, One tool call):
  * - `Restart`: context was enriched; no history entry, next pass starts.
  * - `Abort`: a fatal condition (malformed call, stop); the loop ends with `status`.
  * - `History`: append `historyEntry` and continue (or end on `endTurn`).
@@ -18,19 +18,20 @@ export type ToolCallOutcome = Data.TaggedEnum<{
     readonly endTurn: boolean
     readonly responseDelivered: boolean
     /**
-     * Only for `select_sticker_for_response`: the sticker chosen (latest call wins) or `null`
-     * when that tool missed (clears an earlier choice). Undefined for every other tool.
+     * Only for a tool declaring the `StickerSelected` turn effect: the sticker chosen (latest call
+     * wins) or `null` when that call carried none (clears an earlier choice). Undefined otherwise.
      */
     readonly stickerSelection: Sticker | null | undefined
     readonly historyEntry: ToolHistoryEntry
     /** Wall time of the dispatch on the Clock; 0 when the call was refused before dispatch. */
     readonly durationMs: number
     /**
-     * Response Drafting (spec §3 step 5b): `rejected` — the reviewer refused it, nothing ran (it
-     * neither counts toward nor resets the consecutive-error cap); `reused` — an identical
-     * request already succeeded this turn and its outcome was replayed, nothing ran.
+     * What the call checkpoint decided (a loop hook, e.g. Response Drafting's reviewer):
+     * `rejected` — refused, nothing ran (it neither counts toward nor resets the
+     * consecutive-error cap); `reused` — an identical request already succeeded this turn and its
+     * outcome was replayed, nothing ran.
      */
-    readonly reviewStatus?: "rejected" | "reused"
+    readonly checkpointStatus?: "rejected" | "reused"
   }
 }>
 

@@ -15,28 +15,32 @@ export interface FunctionResponse {
   readonly response: { readonly result: unknown }
 }
 
-/** One paired call and response replayed to the provider on the next pass (spec §1.4). */
+/** One paired call and response replayed to the provider on the next passes of the turn. */
 export interface ToolHistoryEntry {
   readonly functionCall: FunctionCall
   readonly functionResponse: FunctionResponse
   readonly imageMetadata?: ImageMetadata
-  /** Text this pass posted before the call, so the model knows it already said it. */
+  /**
+   * Text this pass posted before its calls, so the model knows it already said it. A pass that
+   * made several calls keeps it on the first entry of its batch only.
+   */
   readonly preToolCallTextParts?: ReadonlyArray<TextPart>
   /**
-   * The number of the pass that made the call; consecutive entries with the same batch were
-   * made together in one assistant turn.
+   * The number of the pass that made the call; consecutive entries with the same `batch` were
+   * made together in one assistant turn and are replayed as one. Undefined = its own turn
+   * (older records).
    */
   readonly batch?: number
 }
 
 export const ToolHistoryEntry = Data.case<ToolHistoryEntry>()
 
-/** Payload rules of spec §1.4: success ⇒ data or `{status:"completed"}`; failure ⇒ the standard object. */
+/** What the model is told: success ⇒ the data or `{status:"completed"}`; failure ⇒ the standard failure object. */
 export const responsePayload = (toolName: string, result: ToolResult): unknown =>
   result.success
     ? (result.data === undefined ? { status: "completed" } : result.data)
     : { status: "tool_execution_failed", reason: failureReason(result), tool_name: toolName }
 
-/** `[{type:"text", text}]` for non-blank text, else undefined (spec §3 step 13). */
+/** `[{type:"text", text}]` for non-blank text, else undefined (blank text is never stored). */
 export const preToolTextParts = (text: string | undefined): ReadonlyArray<TextPart> | undefined =>
   text !== undefined && text.trim().length > 0 ? [{ type: "text", text }] : undefined

@@ -1,8 +1,9 @@
 import { Data } from "effect"
 import type { ImageMetadata } from "./ImageMetadata"
+import type { TurnEffect } from "./TurnEffect"
 
 /**
- * What a tool returns (spec §1.3). A failure is data handed back to the model, never a loop
+ * What a tool returns. A failure is data handed back to the model, never a loop
  * failure. `message` is preferred over `error` as the reason the model sees.
  */
 export interface ToolResult {
@@ -22,6 +23,8 @@ export interface ToolResult {
   readonly imageMetadata?: ImageMetadata
   /** The tool itself delivered the user-visible reply, so an empty follow-up may settle. */
   readonly responseDelivered?: boolean
+  /** A change to the reply itself (a sticker to send), applied by the loop; never replayed to the model. */
+  readonly turnEffect?: TurnEffect
 }
 
 export const ToolResult = Data.case<ToolResult>()
@@ -32,7 +35,7 @@ export const toolSuccess = (data?: unknown, extra: Omit<ToolResult, "success" | 
 export const toolFailure = (error: string, extra: Omit<ToolResult, "success" | "error"> = {}): ToolResult =>
   ToolResult({ ...extra, success: false, error })
 
-/** The reason fed to the model for a failed result (spec §1.4). */
+/** The reason fed to the model for a failed result: `message`, else `error`, else a generic one. */
 export const failureReason = (result: ToolResult): string =>
   result.message || result.error || "Tool execution failed without specific error"
 

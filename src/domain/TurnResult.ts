@@ -5,7 +5,7 @@ import type { PassResult, ThoughtLogPayload, TurnStatus } from "./PassResult"
 import type { Sticker } from "./Sticker"
 import type { TokenUsage } from "./TokenUsage"
 
-/** One tool call of a turn, as the `--once --json` report shows it (design §5.1). */
+/** One tool call of a turn, as the `--once --json` report shows it (docs/architecture.md, Public contracts). */
 export interface ToolCallRecord {
   readonly name: string
   readonly args: ToolArgs | undefined
@@ -15,10 +15,10 @@ export interface ToolCallRecord {
   readonly durationMs: number
 }
 
-/** Why an `error` turn failed when it was not the model's doing: the reply could not be delivered (decision 18). */
+/** Why an `error` turn failed when it was not the model's doing: the reply could not be delivered. */
 export type TurnFailureReason = "delivery_failed"
 
-/** The result of one generation attempt (one model × one key): what runToolLoop returns (spec §1.5). */
+/** The result of one generation attempt (one model × one key): what runToolLoop returns. */
 export interface AttemptResult {
   readonly status: TurnStatus
   /** Trimmed text of the terminating pass (plus scene metadata); earlier passes' text is in their history entries. */

@@ -1,4 +1,5 @@
-import { Context, Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { ProviderConfig } from "../config/ProviderConfig"
 
 /**
  * Where a turn may be generated: the primary model, then the fallback chain, and
@@ -19,3 +20,9 @@ export class RoutePlan extends Context.Tag("loopcord/loop/RoutePlan")<RoutePlan,
   static readonly make = (models: ReadonlyArray<string>, keys: ReadonlyArray<string> = []) =>
     Layer.succeed(RoutePlan, { models, keys: keys.map((key) => Redacted.make(key)) })
 }
+
+/** The route plan of the outer tier, from the provider settings. */
+export const routePlanLayer: Layer.Layer<RoutePlan, never, ProviderConfig> = Layer.effect(
+  RoutePlan,
+  Effect.map(ProviderConfig, (settings) => ({ models: settings.models, keys: settings.apiKeys }))
+)

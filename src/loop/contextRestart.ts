@@ -1,6 +1,6 @@
 import { Effect, Option, Ref, Schema } from "effect"
 import { ChatMessage } from "../domain/ChatMessage"
-import { setFlag, type TurnFlags, type TurnState } from "../tools/TurnState"
+import { setFlag, type TurnState, type TurnSwitch } from "../tools/TurnState"
 import { CurrentTurn } from "./CurrentTurn"
 import { PendingContextStash } from "./PendingContextStash"
 
@@ -19,7 +19,7 @@ export const METADATA_TAIL_DIRECTIVE =
   "above. Use it to answer; do not call reveal_message_metadata again this turn.]"
 
 /** Which substring of the restart type disables which repeat. */
-const FLAG_BY_TYPE_FRAGMENT: ReadonlyArray<readonly [fragment: string, flag: keyof TurnFlags]> = [
+const FLAG_BY_TYPE_FRAGMENT: ReadonlyArray<readonly [fragment: string, flag: TurnSwitch]> = [
   ["youtube", "disableYouTubeProcessing"],
   ["image", "disableProfilePictureProcessing"],
   ["gif", "disableGifProcessing"],

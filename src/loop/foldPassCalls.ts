@@ -14,7 +14,7 @@ export interface PassCallsFold {
   readonly consecutiveToolErrors: number
   /** Counted failures in a row of calls made after pre-tool text (a pass policy may retry them). */
   readonly failuresAfterText: number
-  /** A call failed in a way that counts (not a review rejection, not a refusal past the cap). */
+  /** A call failed in a way that counts (not a checkpoint rejection, not a refusal past the cap). */
   readonly countedFailure: boolean
   /** Every call succeeded (a context restart counts as success). */
   readonly allSucceeded: boolean
@@ -87,8 +87,8 @@ export const foldPassCalls = (outcomes: ReadonlyArray<PassCallOutcome>, start: F
           response: historyEntry.functionResponse.response.result,
           durationMs: outcome.durationMs
         })
-        // A review rejection or a refusal past the cap neither counts toward nor resets the cap.
-        const counts = outcome.reviewStatus !== "rejected" && !overCap
+        // A checkpoint rejection or a refusal past the cap neither counts toward nor resets the cap.
+        const counts = outcome.checkpointStatus !== "rejected" && !overCap
         if (success) {
           errors = 0
           failuresAfterText = 0

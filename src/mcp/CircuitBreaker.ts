@@ -1,5 +1,4 @@
-import { Clock, Duration, Effect, HashMap, Metric, Option, Ref } from "effect"
-import { mcpBreakersOpen } from "../ops/metrics"
+import { Clock, Duration, Effect, HashMap, Option, Ref } from "effect"
 
 /**
  * Quarantine of servers that failed to connect: while `now < until` no dial is made, so an
@@ -14,11 +13,17 @@ export interface CircuitBreaker {
   readonly prune: Effect.Effect<void>
 }
 
-export const makeCircuitBreaker = (cooldown: Duration.Duration): Effect.Effect<CircuitBreaker> =>
+/**
+ * `onOpenCount` hears how many keys are held back after every change (changes are rare: a failed
+ * connect, its end); the pool feeds a gauge with it, so the breaker knows nothing of metrics.
+ */
+export const makeCircuitBreaker = (
+  cooldown: Duration.Duration,
+  onOpenCount: (open: number) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<CircuitBreaker> =>
   Effect.gen(function* () {
     const quarantine = yield* Ref.make(HashMap.empty<string, number>())
-    /** The breaker-state gauge follows every change (changes are rare: a failed connect, its end). */
-    const publish = Effect.flatMap(Ref.get(quarantine), (entries) => Metric.set(mcpBreakersOpen, HashMap.size(entries)))
+    const publish = Effect.flatMap(Ref.get(quarantine), (entries) => onOpenCount(HashMap.size(entries)))
 
     const heldUntil = (key: string) =>
       Effect.gen(function* () {

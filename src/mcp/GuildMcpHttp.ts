@@ -1,22 +1,17 @@
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Predicate } from "effect"
 import { McpConfig } from "../config/McpConfig"
 import { AddressPolicy } from "../fetch/AddressPolicy"
 import { makeGuardedFetch } from "../fetch/guardedFetch"
 import { SocketConnector } from "../fetch/SocketConnector"
 import { GuildMcpAddressPolicy } from "./GuildMcpAddressPolicy"
+import { parseJsonOrUndefined } from "../domain/parseJson"
 
 /** The JSON-RPC method a POST carries (`undefined` for a GET, a batch or an unreadable body). */
 export const postedMethod = (init: RequestInit | undefined): string | undefined => {
   if (init?.method !== "POST" || typeof init.body !== "string") return undefined
-  try {
-    const message: unknown = JSON.parse(init.body)
-    return typeof message === "object" && message !== null && "method" in message && typeof message.method === "string"
-      ? message.method
-      : undefined
-  } catch {
-    return undefined
-  }
+  const message = parseJsonOrUndefined(init.body)
+  return Predicate.isRecord(message) && "method" in message && typeof message.method === "string" ? message.method : undefined
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Clock, Data, Deferred, Duration, Effect, Exit, HashMap, Option, Ref, Runtime } from "effect"
 import { McpConfig } from "../config/McpConfig"
 import { makeCircuitBreaker } from "./CircuitBreaker"
+import { publishOpenBreakers } from "./mcpMetrics"
 import { type GuildConnector, makeGuildConnector } from "./guildConnect"
 import type { GuildMcpServerConfig } from "./GuildMcpRegistry"
 import { type McpConnectError, McpQuarantinedError, McpServerUnavailableError, type McpTransportKind } from "./McpErrors"
@@ -51,7 +52,7 @@ export class GuildMcpPool extends Effect.Service<GuildMcpPool>()("loopcord/mcp/G
   scoped: Effect.gen(function* () {
     const settings = yield* McpConfig
     const connect: GuildConnector = yield* makeGuildConnector
-    const breaker = yield* makeCircuitBreaker(settings.guildFailureCooldown)
+    const breaker = yield* makeCircuitBreaker(settings.guildFailureCooldown, publishOpenBreakers)
     const entries = yield* Ref.make(HashMap.empty<string, Entry>())
     const nextId = yield* Ref.make(0)
     const scope = yield* Effect.scope

@@ -143,6 +143,7 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
           makeMcpTool({ info, scope: "guild", server: config.name, execute: execute(guildId, config.name, info.declaredName) })
         ),
         hiddenBuiltins: result.hiddenBuiltins,
+        replacements: result.replacements,
         urlFetchTool: resolveUrlFetchTool(result)
       }
       return set

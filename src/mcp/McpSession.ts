@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Effect, Option, Ref } from "effect"
+import { Predicate } from "effect"
 import type { JsonSchemaObject } from "../domain/ToolDeclaration"
 import type { McpTransportKind } from "./McpErrors"
 
@@ -30,14 +31,11 @@ export interface McpSession {
 /** Provider tool names must match `^[A-Za-z0-9_-]{1,64}$` (OpenAI, Anthropic, Gemini all agree on this subset). */
 export const providerSafeName = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "_"
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** An MCP `inputSchema` as a provider-ready object schema (missing `properties` filled in). */
 export const normalizeInputSchema = (schema: unknown): JsonSchemaObject => {
-  const source = isRecord(schema) ? schema : {}
+  const source = Predicate.isRecord(schema) ? schema : {}
   const { $schema: _dropped, ...rest } = source
-  const properties = isRecord(rest["properties"]) ? rest["properties"] : {}
+  const properties = Predicate.isRecord(rest["properties"]) ? rest["properties"] : {}
   const required = rest["required"]
   const { required: _required, ...withoutRequired } = rest
   return Array.isArray(required) && required.every((entry) => typeof entry === "string")

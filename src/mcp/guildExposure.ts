@@ -32,6 +32,8 @@ export interface ExposedTool {
 export interface GuildExposure {
   readonly tools: ReadonlyArray<ExposedTool>
   readonly hiddenBuiltins: ReadonlyArray<string>
+  /** The declared tools of the one server replacing each hidden built-in. */
+  readonly replacements: ReadonlyMap<string, ReadonlyArray<string>>
   /** The guild url_fetcher's function, when it replaces `fetch_url`. */
   readonly urlFetchTool: string | undefined
   /** Why tools were left out (logged as warnings). */
@@ -104,6 +106,7 @@ export const exposeGuildTools = (
   }
 
   const hiddenBuiltins: Array<string> = []
+  const replacements = new Map<string, ReadonlyArray<string>>()
   let urlFetchTool: string | undefined
   for (const family of ["url_fetcher", "web_search"] as const) {
     const servers = enabled.filter((config) => config.type === family)
@@ -115,8 +118,9 @@ export const exposeGuildTools = (
     const functions = declared.filter((entry) => entry.config.name === replacer.name).map((entry) => entry.info.declaredName)
     if (functions.length === 0) continue
     hiddenBuiltins.push(REPLACED_BUILTIN[family])
+    replacements.set(REPLACED_BUILTIN[family], functions)
     if (family === "url_fetcher") urlFetchTool = functions.find((name) => /fetch/i.test(name)) ?? functions[0]
   }
 
-  return { tools: declared, hiddenBuiltins, urlFetchTool, warnings }
+  return { tools: declared, hiddenBuiltins, replacements, urlFetchTool, warnings }
 }

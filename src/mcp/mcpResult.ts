@@ -1,3 +1,4 @@
+import { Predicate } from "effect"
 import { type ToolResult, toolFailure, toolSuccess } from "../domain/ToolResult"
 import { measureJson } from "./jsonBounds"
 
@@ -10,19 +11,17 @@ export interface McpCallOutput {
   readonly toolResult?: unknown
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
-
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
 
 /** The text a content block contributes; media are named, not inlined (base64 is useless to the model). */
 const blockText = (block: unknown): string | undefined => {
-  if (!isRecord(block)) return undefined
+  if (!Predicate.isRecord(block)) return undefined
   switch (block["type"]) {
     case "text":
       return str(block["text"])
     case "resource": {
       const resource = block["resource"]
-      if (!isRecord(resource)) return undefined
+      if (!Predicate.isRecord(resource)) return undefined
       return str(resource["text"]) ?? `[resource ${str(resource["uri"]) ?? ""} (${str(resource["mimeType"]) ?? "binary"})]`
     }
     case "resource_link":

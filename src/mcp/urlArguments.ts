@@ -1,3 +1,4 @@
+import { Predicate } from "effect"
 /**
  * URL-typed arguments of a tool call: values of properties whose schema says `format: uri` (or
  * whose items do) or whose name is url/uri/urls, found recursively through nested objects and
@@ -8,10 +9,7 @@
 const URL_PROPERTY_NAMES: ReadonlySet<string> = new Set(["url", "uri", "urls"])
 const URL_FORMATS: ReadonlySet<string> = new Set(["uri", "url", "iri"])
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const field = (schema: unknown, key: string): unknown => (isRecord(schema) ? schema[key] : undefined)
+const field = (schema: unknown, key: string): unknown => (Predicate.isRecord(schema) ? schema[key] : undefined)
 
 const hasUrlFormat = (schema: unknown): boolean => {
   const format = field(schema, "format")
@@ -33,10 +31,10 @@ const walk = (schema: unknown, value: unknown, urlTyped: boolean, into: Array<st
     for (const item of value) walk(items, item, hasUrlFormat(items), into)
     return
   }
-  if (!isRecord(value)) return
+  if (!Predicate.isRecord(value)) return
   const properties = field(schema, "properties")
   for (const [key, child] of Object.entries(value)) {
-    const childSchema = isRecord(properties) ? properties[key] : undefined
+    const childSchema = Predicate.isRecord(properties) ? properties[key] : undefined
     const typed =
       URL_PROPERTY_NAMES.has(key.toLowerCase()) || hasUrlFormat(childSchema) || hasUrlFormat(field(childSchema, "items"))
     walk(childSchema, child, typed, into)

@@ -2,8 +2,9 @@ import * as Headers from "@effect/platform/Headers"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { Effect, Option, Stream } from "effect"
+import { Effect, Option, Predicate, Stream } from "effect"
 import { MediaBackendError } from "./MediaBackendError"
+import { parseJsonOrUndefined } from "../domain/parseJson"
 
 /** Header names kept out of spans and logs beyond the platform's defaults. */
 const redactedHeaderNames = ["authorization", "x-api-key", "cookie", "set-cookie"]
@@ -45,15 +46,12 @@ export const readBytes = (response: HttpClientResponse.HttpClientResponse, backe
 /** A short text of an error body (the vendor's `error.message` when it is JSON). */
 const errorText = (bytes: Uint8Array): string => {
   const text = Buffer.from(bytes).toString("utf8").slice(0, ERROR_BODY_BYTES)
-  try {
-    const parsed: unknown = JSON.parse(text)
-    if (typeof parsed === "object" && parsed !== null && "error" in parsed) {
-      const error = parsed.error
-      if (typeof error === "string") return error
-      if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") return error.message
-    }
-  } catch {
-    // Not JSON: the raw text.
+  // Not JSON, or no error in it: the raw text.
+  const parsed = parseJsonOrUndefined(text)
+  if (Predicate.isRecord(parsed) && "error" in parsed) {
+    const error = parsed.error
+    if (typeof error === "string") return error
+    if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") return error.message
   }
   return text.replace(/\s+/g, " ").trim().slice(0, 300)
 }

@@ -49,9 +49,8 @@ export const queuedTurns = Metric.gauge("loopcord_channel_queue_depth", { descri
 
 export const runningTurns = Metric.gauge("loopcord_turns_running", { description: "Turns running now" })
 
-export const mcpBreakersOpen = Metric.gauge("loopcord_mcp_breakers_open", {
-  description: "Guild MCP servers held back by the circuit breaker after a failed connect"
-})
+/** Defined beside the breaker it measures: the MCP pool sets it, and the ops metrics list it. */
+export { mcpBreakersOpen } from "../mcp/mcpMetrics"
 
 /** Distinct tool labels at most; later new names are counted as `other`. */
 export const MAX_TOOL_LABELS = 64

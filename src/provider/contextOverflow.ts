@@ -1,3 +1,4 @@
+import { Predicate } from "effect"
 import type { OverflowFacts } from "../domain/ProviderError"
 
 /**
@@ -27,9 +28,6 @@ const MAX_MATCHED_CHARS = 4_000
 /** A window outside this range is not believed (a misparse, or a hostile body). */
 const MIN_WINDOW = 256
 const MAX_WINDOW = 100_000_000
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const OVERFLOW_PATTERNS: ReadonlyArray<RegExp> = [
   /maximum context length/i,
@@ -88,8 +86,8 @@ export const overflowFactsOf = (message: string): OverflowFacts => {
 /** The error object of a vendor body: `{error:{…}}`, `[{error:{…}}]` or the body itself. */
 const errorObject = (payload: unknown): Record<string, unknown> | undefined => {
   const root = Array.isArray(payload) ? payload[0] : payload
-  if (!isRecord(root)) return undefined
-  return isRecord(root.error) ? root.error : root
+  if (!Predicate.isRecord(root)) return undefined
+  return Predicate.isRecord(root.error) ? root.error : root
 }
 
 /**

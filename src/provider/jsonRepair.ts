@@ -1,5 +1,6 @@
 /**
- * Structural repair of a tool-argument JSON object that a provider cut off (spec §9).
+ * Structural repair of a tool-argument JSON object that a provider cut off (docs/architecture.md,
+ * "Truncated tool arguments").
  *
  * The repair never invents content: it keeps only entries that were complete before the cut,
  * closes the containers that were still open, and drops whatever was in flight (a key without
@@ -8,10 +9,13 @@
  * no complete entry is dropped whole. Malformed input (a token that cannot follow, e.g.
  * `{"a": }`) is not a truncation and is never repaired.
  */
+import { Predicate } from "effect"
+import { parseJsonFrame } from "./jsonFrame"
 
-/** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS`. */
-export const defaultJsonRepairMaxChars = 1_048_576
-export const minJsonRepairMaxChars = 1024
+import { defaultJsonRepairMaxChars } from "../config/HttpProviderConfig"
+
+/** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS` (defined with the setting). */
+export { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "../config/HttpProviderConfig"
 
 const maxRepairPasses = 64
 
@@ -161,16 +165,9 @@ const scan = (raw: string): ScanOutcome => {
 
 const closer = (frame: Frame): string => (frame.kind === "object" ? "}" : "]")
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const parseObject = (text: string): Record<string, unknown> | null => {
-  try {
-    const value: unknown = JSON.parse(text)
-    return isPlainObject(value) ? value : null
-  } catch {
-    return null
-  }
+  const parsed = parseJsonFrame(text)
+  return parsed.ok && Predicate.isRecord(parsed.value) ? parsed.value : null
 }
 
 /**

@@ -1,56 +1,5 @@
-import { Config, ConfigError, Either } from "effect"
-import { baseUrlSetting, toolCallingSetting } from "../config/ProviderConfig"
-import { intSetting } from "../config/settings"
-import { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "./jsonRepair"
-
-/** `native`: the provider's own tool calling. `verbatim`: calls written as text and parsed (spec §8). */
-export type ToolCallingMode = "native" | "verbatim"
-
-export const defaultVerbatimMaxBufferChars = 8192
-
-/** Settings every HTTP provider reads from the environment (design §5.2, spec §10). */
-export interface HttpProviderSettings {
-  readonly baseUrl: string | undefined
-  readonly toolCalling: ToolCallingMode
-  readonly jsonRepairMaxChars: number
-  readonly verbatimMaxBufferChars: number
-}
-
-export const httpProviderSettings: Config.Config<HttpProviderSettings> = Config.all({
-  // Parsed once, in config/ProviderConfig (validated, any case, with the vendor fallbacks).
-  baseUrl: baseUrlSetting,
-  toolCalling: toolCallingSetting,
-  jsonRepairMaxChars: intSetting("BOT_JSON_REPAIR_MAX_CHARS", { default: defaultJsonRepairMaxChars, min: minJsonRepairMaxChars }),
-  // Spec §10: a positive integer, anything else falls back to the default.
-  verbatimMaxBufferChars: Config.integer("VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS").pipe(
-    Config.withDefault(defaultVerbatimMaxBufferChars),
-    Config.map((value) => (value > 0 ? value : defaultVerbatimMaxBufferChars))
-  )
-})
-
 /**
- * `ANTHROPIC_PROMPT_CACHE`: `on` (default) places prompt-caching breakpoints on Anthropic
- * requests, `off` sends none. Also accepts true/false, yes/no, 1/0; anything else fails start-up.
+ * The HTTP providers' settings live with the other settings (config/ is a leaf); this module
+ * keeps the providers' imports short.
  */
-export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.string("ANTHROPIC_PROMPT_CACHE").pipe(
-  Config.withDefault("on"),
-  Config.mapOrFail((raw) => {
-    const value = raw.trim().toLowerCase()
-    if (["on", "true", "yes", "1"].includes(value)) return Either.right(true)
-    if (["off", "false", "no", "0"].includes(value)) return Either.right(false)
-    return Either.left(ConfigError.InvalidData(["ANTHROPIC_PROMPT_CACHE"], `must be on or off (got "${raw}")`))
-  })
-)
-
-/** NovelAI's fragment session (`novelai/NovelAi.ts`): one request's and one pass's output tokens. */
-export interface NovelAiSettings {
-  /** `NOVELAI_FRAGMENT_TOKENS` (150, min 1): `max_length` of one request. */
-  readonly fragmentTokens: number
-  /** `NOVELAI_MAX_OUTPUT_TOKENS` (600, min 1): the whole pass, across its fragments. */
-  readonly maxOutputTokens: number
-}
-
-export const novelAiSettings: Config.Config<NovelAiSettings> = Config.all({
-  fragmentTokens: intSetting("NOVELAI_FRAGMENT_TOKENS", { default: 150, min: 1 }),
-  maxOutputTokens: intSetting("NOVELAI_MAX_OUTPUT_TOKENS", { default: 600, min: 1 })
-})
+export * from "../config/HttpProviderConfig"

@@ -1,7 +1,8 @@
 import type { HttpClientError } from "@effect/platform"
-import { Duration } from "effect"
+import { Duration, Predicate } from "effect"
 import { ProviderError, type ProviderErrorReason } from "../domain/ProviderError"
 import { contextOverflowOf } from "./contextOverflow"
+import { parseJsonOrUndefined } from "./jsonFrame"
 
 /**
  * Mapping of everything that can go wrong on the wire to `ProviderError` (one table, shared by
@@ -23,32 +24,21 @@ const collapse = (text: string, max = 600): string => {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** The human message inside a vendor error body (`{error:{message}}`, `[{error:…}]`, `{message}`), if any. */
 export const errorMessageOf = (payload: unknown): string | undefined => {
   const root = Array.isArray(payload) ? payload[0] : payload
-  if (!isRecord(root)) return undefined
+  if (!Predicate.isRecord(root)) return undefined
   const error = root.error
   if (typeof error === "string") return error
-  if (isRecord(error)) {
+  if (Predicate.isRecord(error)) {
     const message = error.message
     if (typeof message === "string" && message.length > 0) {
       // OpenRouter nests the upstream's body under `metadata.raw`; it says more than "Provider returned error".
-      const raw = isRecord(error.metadata) ? error.metadata.raw : undefined
+      const raw = Predicate.isRecord(error.metadata) ? error.metadata.raw : undefined
       return typeof raw === "string" && raw.length > 0 && raw !== message ? `${message}: ${raw}` : message
     }
   }
   return typeof root.message === "string" ? root.message : undefined
-}
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }
 
 /** `Retry-After` as seconds or an HTTP date, or OpenAI's `retry-after-ms`. */
@@ -73,7 +63,7 @@ export const fromStatus = (options: {
   readonly body: string
   readonly nowMillis: number
 }): ProviderError => {
-  const payload = parseJson(options.body)
+  const payload = parseJsonOrUndefined(options.body)
   const message = errorMessageOf(payload)
   const retryAfter = retryAfterFrom(options.headers, options.nowMillis)
   // A request too long for the window is its own class, whatever status the server chose for it.
@@ -91,7 +81,7 @@ export const fromStatus = (options: {
 /** Reason for an error object a vendor sends inside a 200 stream (`type`/`code`/`status` fields). */
 const reasonForPayload = (payload: unknown): ProviderErrorReason => {
   const root = Array.isArray(payload) ? payload[0] : payload
-  const error = isRecord(root) && isRecord(root.error) ? root.error : isRecord(root) ? root : {}
+  const error = Predicate.isRecord(root) && Predicate.isRecord(root.error) ? root.error : Predicate.isRecord(root) ? root : {}
   const code = error.code ?? error.status
   if (typeof code === "number") return reasonForStatus(code)
   const label = [error.type, error.code, error.status].filter((part) => typeof part === "string").join(" ").toLowerCase()

@@ -10,6 +10,7 @@ import * as UndiciHttpClient from "./http/UndiciHttpClient"
 import { sseBytesDecoder, type SseFrame } from "./sse/Sse"
 import { defaultMaxEventChars } from "./sse/SseParser"
 import { decodeBody } from "./http/DecodableBody"
+import { parseJsonFrame } from "./jsonFrame"
 
 /** What a 2xx answer to a streaming request turned out to be. */
 export type ProviderBody =
@@ -42,14 +43,6 @@ const readText = (response: HttpClientResponse.HttpClientResponse, maxChars: num
     Stream.runFoldWhile("", (text) => text.length < maxChars, (text, piece) => text + piece),
     Effect.catchAll(() => Effect.succeed(""))
   )
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
-}
 
 /**
  * Sends a streaming request and classifies the answer: non-2xx ⇒ a typed `ProviderError`
@@ -105,7 +98,7 @@ const notAnEventStream = Effect.fnUntraced(function*(
 ) {
   const text = yield* readText(response, contentType.includes("json") ? maxJsonChars : 600)
   if (contentType.includes("json")) {
-    const parsed = parseJson(text)
+    const parsed = parseJsonFrame(text)
     if (parsed.ok) {
       const json: ProviderBody = { _tag: "Json", value: parsed.value }
       return json

@@ -1,8 +1,9 @@
-import { Effect, Metric } from "effect"
+import { Effect, Metric, Predicate } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { defaultJsonRepairMaxChars, tryRepairIncompleteJson } from "./jsonRepair"
+import { parseJsonFrame } from "./jsonFrame"
 
-/** How an accumulated argument payload turned out (spec §9 `parseAccumulatedToolArguments`). */
+/** How an accumulated argument payload turned out (docs/architecture.md, "Truncated tool arguments"). */
 export type ArgumentsOutcome =
   | { readonly _tag: "Empty" }
   | { readonly _tag: "Parsed"; readonly args: ToolArgs }
@@ -10,21 +11,10 @@ export type ArgumentsOutcome =
   /** Not JSON, not a truncation we can repair, or not an object: the call gets `{}`. */
   | { readonly _tag: "Unparseable" }
 
-const isPlainObject = (value: unknown): value is ToolArgs =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const parseJson = (raw: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(raw) }
-  } catch {
-    return { ok: false }
-  }
-}
-
 export const classifyArguments = (raw: string, maxRepairChars: number = defaultJsonRepairMaxChars): ArgumentsOutcome => {
   if (raw.trim().length === 0) return { _tag: "Empty" }
-  const parsed = parseJson(raw)
-  if (parsed.ok) return isPlainObject(parsed.value) ? { _tag: "Parsed", args: parsed.value } : { _tag: "Unparseable" }
+  const parsed = parseJsonFrame(raw)
+  if (parsed.ok) return Predicate.isRecord(parsed.value) ? { _tag: "Parsed", args: parsed.value } : { _tag: "Unparseable" }
   const repaired = tryRepairIncompleteJson(raw, maxRepairChars)
   return repaired === null ? { _tag: "Unparseable" } : { _tag: "Repaired", args: repaired }
 }
@@ -49,6 +39,22 @@ export interface ArgumentsContext {
 const truncatedCalls = Metric.counter("tool_arguments_truncated", {
   description: "tool calls whose argument JSON was cut by the provider and structurally repaired"
 })
+
+/**
+ * The most tool calls one pass may make: a decoder keeps no more (each is bounded by the
+ * argument cap, so the number of calls is what bounds a pass's memory), and the loop runs them all.
+ */
+export const maxCallsPerPass = 64
+
+/** The warning a decoder logs once when a pass made more calls than `maxCallsPerPass`. */
+export const callsPastCap = (adapter: string): Effect.Effect<void> =>
+  Effect.logWarning(`a pass made more than ${maxCallsPerPass} tool calls; the calls past that are ignored`).pipe(
+    Effect.annotateLogs({ adapter })
+  )
+
+/** Several logs as one effect (undefined when there are none). */
+export const allLogs = (logs: ReadonlyArray<Effect.Effect<void>>): Effect.Effect<void> | undefined =>
+  logs.length === 0 ? undefined : logs.length === 1 ? logs[0] : Effect.all(logs, { discard: true })
 
 /**
  * Whether one more streamed piece takes a call's arguments past `maxChars`

@@ -6,7 +6,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Data, Effect, Layer, Schedule } from "effect"
 import { dirname } from "node:path"
 import { StoreConfig } from "../config/StoreConfig"
-import { type DatabaseTarget, DatabaseTarget as Target, describeTarget } from "./DatabaseUrl"
+import { type DatabaseTarget, DatabaseTarget as Target, describeTarget } from "../config/DatabaseUrl"
 import { MIGRATIONS_TABLE, migrations } from "./migrations"
 
 /** The database could not be opened or migrated: start-up stops with this one line. */

@@ -1,8 +1,6 @@
 import { Context, Duration, Effect, Option } from "effect"
+import { DEFAULT_STORE_TIMEOUT } from "../config/StoreConfig"
 import { StoreError } from "./StoreError"
-
-/** `STORE_TIMEOUT_MS` default. */
-export const DEFAULT_STORE_TIMEOUT = Duration.millis(10_000)
 
 /**
  * How long one store call may take (`STORE_TIMEOUT_MS`). A Reference, so every store layer finds

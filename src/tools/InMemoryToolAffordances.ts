@@ -28,10 +28,10 @@ const fewestLeft = (tools: ReadonlyMap<string, number>): string | undefined =>
   [...tools].reduce<readonly [string, number] | undefined>((least, entry) => (least === undefined || entry[1] < least[1] ? entry : least), undefined)?.[0]
 
 /**
- * Deliberate tool mode's affordance windows, in memory (seed step 7, design decision 2).
+ * Deliberate tool mode's affordance windows, in memory (docs/architecture.md, Deliberate tool mode).
  * `retain(channel, tool, n)` during a turn keeps the tool exposed for the next `n` turns of the
  * channel: the end of the retaining turn itself does not count. Retaining again never shortens
- * a window. Bounded (issue 11): windows expire on the Clock an hour after they were last
+ * a window. Bounded (nothing a stranger sends may grow without limit): windows expire on the Clock an hour after they were last
  * extended, and the number of channels and of tools per channel is capped.
  */
 export const makeWith = (bounds: AffordanceBounds = {}): Effect.Effect<ToolAffordancesShape> => Effect.gen(function*() {

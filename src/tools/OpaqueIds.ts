@@ -2,7 +2,7 @@ import { Context, Effect, Option } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 
 /**
- * Short ids the model sees instead of internal references (spec §3 step 6): a tool argument
+ * Short ids the model sees instead of internal references (docs/architecture.md, Tool availability and assembly): a tool argument
  * named after one of them is resolved before dispatch, and the id as the model wrote it is kept
  * under `__original_<key>`. The model's own call (what is replayed to it) is never changed.
  */

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Sticker } from "../domain/Sticker"
 
-/** The guild sticker cache `select_sticker_for_response` results are mapped through (seed step 11). */
+/** The guild sticker cache `select_sticker_for_response` picks from (docs/architecture.md, Stickers). */
 export class StickerCatalog extends Context.Tag("loopcord/tools/StickerCatalog")<StickerCatalog, {
   readonly lookup: (guildId: string | undefined, stickerId: string) => Effect.Effect<Option.Option<Sticker>>
   /**

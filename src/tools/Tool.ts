@@ -2,18 +2,19 @@ import { Effect, JSONSchema, ParseResult, Schema, SchemaAST } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import type { JsonSchemaObject, ToolDeclaration } from "../domain/ToolDeclaration"
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
+import type { ToolCapabilities } from "./ToolCapabilities"
 import type { ToolContext } from "./ToolContext"
 import type { ToolError } from "./ToolError"
 import type { TurnFlags, TurnState } from "./TurnState"
 
 export type ToolCategory = "discord" | "search" | "memory" | "utility" | "mcp"
 
-/** Where a tool comes from; MCP tools always require a follow-up pass (spec §2.5). */
+/** Where a tool comes from; MCP tools always require a follow-up pass (their output reaches the user only through one). */
 export type ToolSource =
   | { readonly kind: "builtin" }
   | { readonly kind: "mcp"; readonly scope: "global" | "guild"; readonly server: string }
 
-/** Live turn facts an availability check may read (spec §6.2: never the Discord objects). */
+/** Live turn facts an availability check may read (never the Discord objects). */
 export interface AvailabilityContext {
   readonly provider: string
   readonly model: string
@@ -24,16 +25,16 @@ export interface AvailabilityContext {
   readonly turnState?: TurnState | undefined
 }
 
-/** What dynamic assembly sees (spec §6.4): the turn plus every tool name that survived filtering. */
+/** What dynamic assembly sees: the turn plus every tool name that survived filtering. */
 export interface AssemblyContext extends AvailabilityContext {
   readonly availableToolNames: ReadonlySet<string>
 }
 
 /**
- * The tool contract (spec §6.1). `execute` receives arguments already validated against
+ * The tool contract (docs/architecture.md, Tool availability and assembly). `execute` receives arguments already validated against
  * `parameters`; a failure is a ToolError (turned into a failed result for the model).
  */
-export interface Tool {
+export interface Tool extends ToolCapabilities {
   readonly name: string
   readonly description: string
   readonly category: ToolCategory
@@ -49,11 +50,6 @@ export interface Tool {
   readonly requiresFollowUp?: boolean
   /** Phrases that make deliberate tool mode expose this tool. */
   readonly triggerPatterns?: ReadonlyArray<RegExp>
-  /**
-   * The tool changes turn state: among the calls of one pass it runs one at a time, in the
-   * model's order (docs/architecture.md, "Tool calls of one pass").
-   */
-  readonly sequential?: boolean
 }
 
 export const toDeclaration = (tool: Tool): ToolDeclaration => ({
@@ -96,8 +92,7 @@ export const makeTool = <A, I>(spec: {
   readonly assembleForContext?: (context: AssemblyContext) => Effect.Effect<Tool | null, unknown>
   readonly requiresFollowUp?: boolean
   readonly triggerPatterns?: ReadonlyArray<RegExp>
-  readonly sequential?: boolean
-}): Tool => {
+} & ToolCapabilities): Tool => {
   const decode = Schema.decodeUnknown(spec.parameters, { errors: "all", onExcessProperty: "ignore" })
   const { parameters, execute, isAvailableFor, ...rest } = spec
   return {

@@ -1,7 +1,7 @@
 import { Context, type Effect } from "effect"
 
 /**
- * Deliberate tool mode's retention window (seed step 7): after a tool succeeds in deliberate
+ * Deliberate tool mode's retention window: after a tool succeeds in deliberate
  * mode it stays exposed in that channel for a few more turns, so "do it again" still works.
  */
 export interface ToolAffordancesShape {

@@ -1,30 +1,19 @@
 import { Context, type Effect } from "effect"
+import type { TurnOrigin } from "../domain/TurnOrigin"
 import type { TurnState } from "./TurnState"
 
 /** A progress notice a tool shows the user while it works (e.g. "Fetching https://…"). */
 export type ProgressNotice = (text: string) => Effect.Effect<void>
 
 /**
- * What a tool knows about the call it serves (spec §1.6, without the Discord objects: edges
- * reach Discord through their own services, keyed by these ids). Provided fresh per call.
+ * What a tool knows about the call it serves: the turn's TurnOrigin (ids only, never the Discord
+ * objects: edges reach Discord through their own services, keyed by these ids) and the call's
+ * own facts. Provided fresh per call.
  */
-export interface ToolContextShape {
-  readonly channelId: string
-  readonly guildId: string | undefined
-  /** Front id of the user who triggered the turn. */
-  readonly userId: string
-  /** Front id of the message that triggered the turn, when there is one. */
-  readonly messageId: string | undefined
-  readonly isDM: boolean
+export interface ToolContextShape extends TurnOrigin {
   /** Provider family name (`LanguageModel.name`). */
   readonly provider: string
   readonly model: string
-  readonly locale: string
-  readonly personaId: string | undefined
-  readonly personaName: string
-  readonly personaAvatarUrl: string | undefined
-  readonly isUserImpersonation: boolean
-  readonly impersonatedUserId: string | undefined
   /** True when user-facing errors are not surfaced for this attempt (progress notices stay quiet). */
   readonly suppressProgressNotices: boolean
   /** True once the loop reached the soft-warning iteration: tools may remind the user of /kill. */

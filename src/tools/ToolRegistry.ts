@@ -35,7 +35,7 @@ export interface ToolExecutionRecord {
 }
 
 /**
- * Every tool the bot can call (spec §6.1): built-ins and global MCP tools are registered here;
+ * Every tool the bot can call (docs/architecture.md, Tool availability and assembly): built-ins and global MCP tools are registered here;
  * guild MCP tools come from GuildToolSource per turn.
  */
 export interface ToolRegistryShape {
@@ -49,7 +49,7 @@ export interface ToolRegistryShape {
   readonly all: Effect.Effect<ReadonlyArray<Tool>>
   /**
    * The tools to declare for this turn: provider and context availability, guild tools and
-   * their replacements, then dynamic assembly (spec §6.2–§6.4).
+   * their replacements, then dynamic assembly.
    */
   readonly toolsForTurn: (context: AvailabilityContext) => Effect.Effect<ReadonlyArray<Tool>>
   /** With the turn's state, the guild's tools are the ones the turn already saw. */
@@ -60,7 +60,7 @@ export interface ToolRegistryShape {
     turnState?: TurnState
   ) => Effect.Effect<boolean>
   /**
-   * Dispatch by name with the two availability gates (spec §3 step 6, §6.2). Never fails:
+   * Dispatch by name with the two availability gates. Never fails:
    * unknown tools, gate rejections, ToolErrors and defects become failed results.
    */
   readonly execute: (name: string, args: ToolArgs) => Effect.Effect<ToolResult, never, ToolContext>
@@ -68,7 +68,7 @@ export interface ToolRegistryShape {
   readonly executionHistory: (limit?: number) => Effect.Effect<ReadonlyArray<ToolExecutionRecord>>
 }
 
-/** Execution history bounds (spec §3 step 6): past the maximum, only the most recent are kept. */
+/** Execution history bounds: past the maximum, only the most recent are kept. */
 export const EXECUTION_HISTORY_MAX = 1000
 export const EXECUTION_HISTORY_KEEP = 900
 
@@ -95,7 +95,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
   const history = yield* Ref.make(Chunk.empty<ToolExecutionRecord>())
 
   const resolveAlias = (registered: Registered, name: string) => registered.aliases.get(name) ?? name
-  // Spec §6.3 step 7: a broken guild source costs the guild its tools, never the turn.
+  // A broken guild source costs the guild its tools, never the turn.
   const guildTools = (guildId: string | undefined): Effect.Effect<GuildToolSet> =>
     guildId === undefined
       ? Effect.succeed(emptyGuildToolSet)
@@ -195,7 +195,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
     function*(name: string, _provider: string, guildId: string | undefined, turnState?: TurnState) {
       const registered = yield* Ref.get(state)
       const tool = routeTool(resolveAlias(registered, name), registered.tools, (yield* guildToolsOfTurn(guildId, turnState)).set)
-      // MCP output only reaches the user through a follow-up pass (spec §2.5).
+      // MCP output only reaches the user through a follow-up pass.
       return tool === undefined ? false : tool.source.kind === "mcp" ? true : tool.requiresFollowUp ?? false
     }
   )
@@ -250,7 +250,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
         )
         return toolFailure(error)
       }
-      // Opaque ids (spec §3 step 6) for built-ins: MCP tools get the arguments as written.
+      // Opaque ids for built-ins: MCP tools get the arguments as written.
       if (tool.source.kind === "builtin" && Option.isSome(opaqueIds)) {
         const resolution = yield* resolveOpaqueIds(args, opaqueIds.value)
         if (resolution._tag === "Unknown") {

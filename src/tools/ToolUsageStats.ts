@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 
 /**
- * `tool_used` statistics (spec §3 step 8): successful, non-blocked, non-DM calls, fire-and-forget.
+ * `tool_used` statistics: successful, non-blocked, non-DM calls, fire-and-forget.
  * The loop runs `record` in a daemon fiber and never waits for it; an implementation bounds its
  * own work (the store's does, with `STORE_TIMEOUT_MS`), so no daemon outlives a hung database.
  */

@@ -4,11 +4,12 @@ import type { GuildToolSet } from "./GuildToolSource"
 import type { MediaOutlet } from "./MediaOutlet"
 
 /**
- * Per-turn switches tools and the loop flip while a turn runs (spec §1.7 StreamingContext).
- * Each one prevents a repeat within the same turn (one-shot STM, context restarts).
+ * Per-turn switches tools and the loop flip while a turn runs. Each one prevents a repeat within
+ * the same turn (a once-per-turn tool, a context restart).
  */
 export interface TurnFlags {
-  readonly disableShortTermMemoryUpdate: boolean
+  /** Tools declared `oncePerTurn` that already succeeded this turn (canonical names). */
+  readonly spentOncePerTurnTools: ReadonlyArray<string>
   readonly disableYouTubeProcessing: boolean
   readonly disableProfilePictureProcessing: boolean
   readonly disableGifProcessing: boolean
@@ -17,7 +18,7 @@ export interface TurnFlags {
 }
 
 export const initialTurnFlags: TurnFlags = {
-  disableShortTermMemoryUpdate: false,
+  spentOncePerTurnTools: [],
   disableYouTubeProcessing: false,
   disableProfilePictureProcessing: false,
   disableGifProcessing: false,
@@ -34,18 +35,13 @@ export interface TurnState {
    * a call and the follow-up check all use the same set, asked of the guild source once a turn.
    */
   readonly guildTools?: Ref.Ref<Option.Option<{ readonly guildId: string; readonly set: GuildToolSet }>>
-  /**
-   * The channel the turn's thread belongs to (`TurnInput.parentChannelId`), for tools that keep
-   * state per channel (short-term memory): the ToolContext names only the thread itself.
-   */
-  readonly parentChannelId?: string
   /** Where files made by tools go on this turn's front (absent: the front takes none). */
   readonly mediaOutlet?: MediaOutlet
 }
 
 export const makeTurnState = (
   contextItems: ReadonlyArray<ChatMessage> = [],
-  where: { readonly parentChannelId?: string | undefined; readonly mediaOutlet?: MediaOutlet | undefined } = {}
+  where: { readonly mediaOutlet?: MediaOutlet | undefined } = {}
 ): Effect.Effect<TurnState> =>
   Effect.map(
     Effect.all({
@@ -55,10 +51,19 @@ export const makeTurnState = (
     }),
     (state): TurnState => ({
       ...state,
-      ...(where.parentChannelId === undefined ? {} : { parentChannelId: where.parentChannelId }),
       ...(where.mediaOutlet === undefined ? {} : { mediaOutlet: where.mediaOutlet })
     })
   )
 
-export const setFlag = (state: TurnState, flag: keyof TurnFlags, value = true): Effect.Effect<void> =>
+/** The switches of TurnFlags (every flag but the list of spent tools). */
+export type TurnSwitch = { readonly [K in keyof TurnFlags]: TurnFlags[K] extends boolean ? K : never }[keyof TurnFlags]
+
+export const setFlag = (state: TurnState, flag: TurnSwitch, value = true): Effect.Effect<void> =>
   Ref.update(state.flags, (flags) => ({ ...flags, [flag]: value }))
+
+/** Records that a once-per-turn tool succeeded: it is hidden and refused for the rest of the turn. */
+export const spendOncePerTurnTool = (state: TurnState, toolName: string): Effect.Effect<void> =>
+  Ref.update(state.flags, (flags) =>
+    flags.spentOncePerTurnTools.includes(toolName)
+      ? flags
+      : { ...flags, spentOncePerTurnTools: [...flags.spentOncePerTurnTools, toolName] })

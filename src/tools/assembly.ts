@@ -2,7 +2,7 @@ import { Cause, Effect } from "effect"
 import type { AssemblyContext, AvailabilityContext, Tool } from "./Tool"
 
 /**
- * Dynamic assembly (spec §6.4): after availability filtering, each tool may narrow itself to
+ * Dynamic assembly (docs/architecture.md, Tool availability and assembly): after availability filtering, each tool may narrow itself to
  * what this turn can actually do. No hook ⇒ the same object; a variant ⇒ used instead; `null`
  * ⇒ hidden; a failing hook ⇒ that tool is omitted with a warning, the others are still returned.
  */

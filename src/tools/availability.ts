@@ -2,7 +2,7 @@ import type { GuildToolSet } from "./GuildToolSource"
 import type { AvailabilityContext, Tool } from "./Tool"
 
 /**
- * Which tools a turn may see and call (spec §6.2–§6.3). Pure functions: the registry feeds them
+ * Which tools a turn may see and call (docs/architecture.md, Tool availability and assembly). Pure functions: the registry feeds them
  * its registered tools and the guild's tool set, and logs what they report.
  */
 
@@ -20,7 +20,7 @@ export type Availability =
 const AVAILABLE: Availability = { _tag: "Available" }
 
 /**
- * Both gates of spec §6.2, provider first. A check that throws hides the tool for this turn
+ * Both gates, provider first. A check that throws hides the tool for this turn
  * (a broken check must not take the turn down); the failure is returned so the caller can log it.
  */
 export const availabilityOf = (tool: Tool, context: AvailabilityContext): Availability => {
@@ -29,6 +29,8 @@ export const availabilityOf = (tool: Tool, context: AvailabilityContext): Availa
   } catch (checkFailure) {
     return { _tag: "UnavailableInContext", checkFailure }
   }
+  // A once-per-turn tool that already succeeded this turn is spent, whatever its own check says.
+  if (tool.oncePerTurn === true && context.flags.spentOncePerTurnTools.includes(tool.name)) return { _tag: "UnavailableInContext" }
   try {
     return tool.isAvailableForContext === undefined || tool.isAvailableForContext(context) !== false
       ? AVAILABLE
@@ -40,7 +42,7 @@ export const availabilityOf = (tool: Tool, context: AvailabilityContext): Availa
 
 const isGlobalMcp = (tool: Tool): boolean => tool.source.kind === "mcp" && tool.source.scope === "global"
 
-/** A registered built-in the guild replaced with its own tool (spec §6.3 step 4). */
+/** A registered built-in the guild replaced with its own tool. */
 const isHiddenBuiltin = (tool: Tool, guild: GuildToolSet): boolean =>
   !isGlobalMcp(tool) && guild.hiddenBuiltins.includes(tool.name)
 
@@ -54,7 +56,7 @@ export interface TurnToolSelection {
 }
 
 /**
- * Spec §6.3 order: registered built-ins and global MCP tools (hidden engine names and replaced
+ * The order: registered built-ins and global MCP tools (hidden engine names and replaced
  * built-ins removed) filtered by both gates, then the guild's tools, a guild tool never shadowing
  * a registered one except the built-in it replaces.
  */
@@ -94,7 +96,7 @@ export const selectTurnTools = (
 }
 
 /**
- * The tool a call named `name` (alias already resolved) dispatches to (spec §3 step 6 order):
+ * The tool a call named `name` (alias already resolved) dispatches to:
  * a global MCP tool, else the guild's tool (which wins over the built-in it replaced), else a
  * built-in that the guild did not hide.
  */

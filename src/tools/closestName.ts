@@ -1,5 +1,5 @@
 /**
- * "Did you mean …?" for unknown tool names (spec §6.1, scenario 77): the closest candidate by
+ * "Did you mean …?" for unknown tool names: the closest candidate by
  * Levenshtein distance, compared case-insensitively, when it is reasonably close.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The JSON details block of a hidden tool-failure notice (spec §3 step 8): the call's arguments
+ * The JSON details block of a hidden tool-failure notice: the call's arguments
  * with credential-looking values redacted, and the result data, capped for a Discord embed.
  */
 

@@ -1,3 +1,4 @@
+import { Predicate } from "effect"
 import type { Tool, ToolCategory } from "./Tool"
 
 /** What providers accept as a function name (OpenAI's rule, the strictest of them). */
@@ -5,17 +6,14 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
 
 const CATEGORIES: ReadonlySet<ToolCategory> = new Set(["discord", "search", "memory", "utility", "mcp"])
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
- * Why a tool definition cannot be registered (spec §6.1), or undefined when it is valid.
+ * Why a tool definition cannot be registered, or undefined when it is valid.
  * Tool objects often come from outside the type system (MCP servers, plugins), so every field
  * is checked at runtime even where the types already promise it.
  */
 export const invalidToolReason = (tool: Tool): string | undefined => {
   const candidate: unknown = tool
-  if (!isRecord(candidate)) return "a tool must be an object"
+  if (!Predicate.isRecord(candidate)) return "a tool must be an object"
   const { category, description, execute, isAvailableFor, isAvailableForContext, assembleForContext, name, parameters, source } =
     candidate
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
@@ -27,7 +25,7 @@ export const invalidToolReason = (tool: Tool): string | undefined => {
   }
   const parametersProblem = invalidParametersReason(parameters)
   if (parametersProblem !== undefined) return parametersProblem
-  if (!isRecord(source) || (source["kind"] !== "builtin" && source["kind"] !== "mcp")) {
+  if (!Predicate.isRecord(source) || (source["kind"] !== "builtin" && source["kind"] !== "mcp")) {
     return "the source must be { kind: \"builtin\" } or { kind: \"mcp\", scope, server }"
   }
   if (typeof execute !== "function") return "execute is not a function"
@@ -43,8 +41,8 @@ export const invalidToolReason = (tool: Tool): string | undefined => {
 
 /** The parameters must be a JSON object schema with `properties`; `required`, when present, lists strings. */
 const invalidParametersReason = (parameters: unknown): string | undefined => {
-  if (!isRecord(parameters) || parameters["type"] !== "object") return "parameters must be a JSON object schema (type: \"object\")"
-  if (!isRecord(parameters["properties"])) return "parameters must have a properties object"
+  if (!Predicate.isRecord(parameters) || parameters["type"] !== "object") return "parameters must be a JSON object schema (type: \"object\")"
+  if (!Predicate.isRecord(parameters["properties"])) return "parameters must have a properties object"
   const required = parameters["required"]
   if (required !== undefined && !(Array.isArray(required) && required.every((entry) => typeof entry === "string"))) {
     return "parameters.required must be an array of property names"

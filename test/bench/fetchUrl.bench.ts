@@ -94,8 +94,8 @@ const main = async () => {
       const killed = yield* Deferred.make<void>()
       return {
         channelId: "bench", guildId: undefined, userId: "bench", messageId: undefined, isDM: true,
-        provider: "bench", model: "bench", locale: "en", personaId: undefined, personaName: "bench",
-        personaAvatarUrl: undefined, isUserImpersonation: false, impersonatedUserId: undefined,
+        provider: "bench", model: "bench", locale: "en", persona: { id: undefined, name: "bench", avatarUrl: undefined, systemPrompt: "" },
+        isUserImpersonation: false, impersonatedUserId: undefined,
         suppressProgressNotices: true, showKillHint: false, iteration: 0, turnState: yield* makeTurnState(),
         abortSignal: new AbortController().signal, killed: Deferred.await(killed), progress: () => Effect.void
       }

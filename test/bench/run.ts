@@ -44,7 +44,13 @@ for (const file of benches) {
   if (run.status !== 0) {
     failed = true
     const reason = run.error !== undefined && "code" in run.error && run.error.code === "ETIMEDOUT" ? "stopped: the time budget ran out" : `exit ${run.status ?? run.signal}`
-    sections.set(file, stampSection(file, `## ${file}\n\nFAILED (${reason})`, wallSeconds))
+    // A bench whose checks failed may still have printed its section (what failed, and the
+    // numbers it measured anyway): keep it, marked, rather than lose it.
+    const printed = run.stdout.trim()
+    sections.set(
+      file,
+      stampSection(file, printed.startsWith("## ") ? `${printed}\n\n**FAILED (${reason})**` : `## ${file}\n\nFAILED (${reason})`, wallSeconds)
+    )
   } else {
     sections.set(file, stampSection(file, run.stdout, wallSeconds))
   }

@@ -5,6 +5,7 @@ import { DiscordBlockTargetResolver } from "../../src/discord/DiscordBlockTarget
 import { DiscordClient } from "../../src/discord/DiscordClient"
 import { STOPPED_MARKER } from "../../src/discord/DiscordReplySink"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
+import { TurnEffect } from "../../src/domain/TurnEffect"
 import { callTool, reply } from "../../src/provider/scripted/Script"
 import { PersonaBlockStore } from "../../src/store/PersonaBlockStore"
 import { BlockTargetResolver } from "../../src/tools/builtin/blocking/BlockTargetResolver"
@@ -198,7 +199,9 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
         description: "Picks a sticker.",
         category: "discord",
         parameters: Schema.Struct({ sticker_id: Schema.String }),
-        execute: (args) => Effect.succeed(toolSuccess({ sticker_id: args.sticker_id }))
+        turnEffect: "StickerSelected",
+        execute: (args) =>
+          Effect.succeed(toolSuccess({ sticker_id: args.sticker_id }, { turnEffect: TurnEffect.StickerSelected({ sticker: { id: args.sticker_id, name: "wave" } }) }))
       })
       const stickerId = "123456789012345678"
       const { fake, thoughtLogChannelId } = yield* botHarness({

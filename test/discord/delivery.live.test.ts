@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber } from "effect"
-import type { Persona } from "../../src/loop/CurrentTurn"
+import type { Persona } from "../../src/domain/Persona"
 import { keepTyping } from "../../src/discord/TypingIndicator"
 import { makeDiscordReplySink } from "../../src/discord/DiscordReplySink"
 import { finishReply } from "../../src/discord/DiscordTurnInput"

@@ -2,7 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
-import { deliberateModeOff } from "../../src/loop/CurrentTurn"
+import { TurnEffect } from "../../src/domain/TurnEffect"
+import { turnOriginOf } from "../../src/domain/TurnOrigin"
+import { deliberateModeOff } from "../../src/domain/DeliberateToolMode"
 import { executeToolCall } from "../../src/loop/executeToolCall"
 import { ToolContext } from "../../src/tools/ToolContext"
 import { constantTool, dyingTool, echoTool, failingTool, makeRecordingTool, rawTool } from "../support/tools/testTools"
@@ -265,6 +267,28 @@ describe("executeToolCall: ToolContext (step 3)", () => {
       assert.strictEqual(context.abortSignal.aborted, false)
     }))
 
+  it.effect("the context carries the turn's whole origin: thread parent, persona and impersonation included", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeRecordingTool("probe")
+      const persona = { id: "p-1", name: "Nerine", avatarUrl: "https://cdn.example/nerine.png", systemPrompt: "You are Nerine." }
+      const origin = {
+        channelId: "thread-3",
+        parentChannelId: "channel-1",
+        guildId: "guild-1",
+        userId: "u-9",
+        messageId: "m-4",
+        isDM: false,
+        locale: "de",
+        persona,
+        isUserImpersonation: true,
+        impersonatedUserId: "u-2"
+      }
+      const h = yield* makeToolCallHarness({ tools: [probe.tool], turn: origin })
+      yield* run(h, { name: "probe" })
+      const context = (yield* Ref.get(probe.calls))[0]!.context
+      assert.deepStrictEqual(turnOriginOf(context), origin)
+    }))
+
   it.effect("progress notices reach the sink unless user errors are not surfaced", () =>
     Effect.gen(function*() {
       const chatty = rawTool({
@@ -497,45 +521,55 @@ describe("executeToolCall: truncated arguments (step 4)", () => {
     }))
 })
 
-describe("executeToolCall: one-shot short-term memory and stickers (steps 10–11)", () => {
-  it.effect("[32] a successful STM update sets disableShortTermMemoryUpdate; the tool's own guard refuses a second one", () =>
+describe("executeToolCall: the capabilities tools declare (once per turn, turn effects)", () => {
+  it.effect("[32] a once-per-turn tool that succeeded is spent: a second call this turn is refused without running", () =>
     Effect.gen(function*() {
-      const stm = yield* makeRecordingTool("update_short_term_memory", () => Effect.succeed(toolSuccess()), {
-        isAvailableForContext: (context) => !context.flags.disableShortTermMemoryUpdate
-      })
-      const h = yield* makeToolCallHarness({ tools: [stm.tool] })
-      assert.strictEqual(history(yield* run(h, { name: "update_short_term_memory", args: { scene_state: "kitchen" } })).success, true)
-      assert.isTrue((yield* Ref.get(h.state.flags)).disableShortTermMemoryUpdate)
-      const second = history(yield* run(h, { name: "update_short_term_memory", args: { scene_state: "hall" } }))
+      const once = yield* makeRecordingTool("note_once", () => Effect.succeed(toolSuccess()), { oncePerTurn: true })
+      const h = yield* makeToolCallHarness({ tools: [once.tool] })
+      assert.strictEqual(history(yield* run(h, { name: "note_once", args: { scene_state: "kitchen" } })).success, true)
+      assert.deepStrictEqual((yield* Ref.get(h.state.flags)).spentOncePerTurnTools, ["note_once"])
+      const second = history(yield* run(h, { name: "note_once", args: { scene_state: "hall" } }))
       assert.strictEqual(second.success, false)
       assert.include(JSON.stringify(second.historyEntry.functionResponse.response.result), "not available for the current turn")
-      assert.strictEqual((yield* Ref.get(stm.calls)).length, 1)
+      assert.strictEqual((yield* Ref.get(once.calls)).length, 1)
     }))
 
-  it.effect("a failed STM update leaves the guard off", () =>
+  it.effect("a tool that declares nothing may run again; a failed once-per-turn call spends nothing", () =>
     Effect.gen(function*() {
-      const h = yield* makeToolCallHarness({ tools: [failingTool("update_short_term_memory", "db")] })
-      yield* run(h, { name: "update_short_term_memory" })
-      assert.isFalse((yield* Ref.get(h.state.flags)).disableShortTermMemoryUpdate)
+      const again = yield* makeRecordingTool("note_again", () => Effect.succeed(toolSuccess()))
+      const h = yield* makeToolCallHarness({ tools: [again.tool, { ...failingTool("note_once", "db"), oncePerTurn: true }] })
+      yield* run(h, { name: "note_once" })
+      assert.deepStrictEqual((yield* Ref.get(h.state.flags)).spentOncePerTurnTools, [])
+      assert.isTrue(history(yield* run(h, { name: "note_again" })).success)
+      assert.isTrue(history(yield* run(h, { name: "note_again" })).success)
+      assert.strictEqual((yield* Ref.get(again.calls)).length, 2)
     }))
 
-  it.effect("sticker choice: found ⇒ the sticker, unknown id or failure ⇒ null, other tools ⇒ undefined", () =>
+  it.effect("turn effect: carried ⇒ applied, none or a failure ⇒ cleared (null), a tool declaring none ⇒ undefined", () =>
     Effect.gen(function*() {
       const wave = { id: "111", name: "wave" }
-      const stickerTool = yield* makeRecordingTool("select_sticker_for_response", (args) =>
-        args["fail"] === true ? Effect.succeed(toolFailure("no sticker")) : Effect.succeed(toolSuccess({ sticker_id: args["id"] })))
-      const h = yield* makeToolCallHarness({ tools: [stickerTool.tool, echoTool], stickers: [wave] })
-      const picked = history(yield* run(h, { name: "select_sticker_for_response", args: { id: "111" } }))
+      const picker = yield* makeRecordingTool("pick_decoration", (args) =>
+        args["fail"] === true
+          ? Effect.succeed(toolFailure("no sticker", { turnEffect: TurnEffect.StickerSelected({ sticker: wave }) }))
+          : Effect.succeed(toolSuccess({ picked: args["id"] }, args["id"] === "111" ? { turnEffect: TurnEffect.StickerSelected({ sticker: wave }) } : {})),
+        { turnEffect: "StickerSelected" })
+      const undeclared = constantTool("echo_effect", toolSuccess(undefined, { turnEffect: TurnEffect.StickerSelected({ sticker: wave }) }))
+      const h = yield* makeToolCallHarness({ tools: [picker.tool, undeclared] })
+      const picked = history(yield* run(h, { name: "pick_decoration", args: { id: "111" } }))
       assert.deepStrictEqual(picked.stickerSelection, wave)
       // The loop keeps the latest choice: a later miss clears the earlier pick.
-      const missed = history(yield* run(h, { name: "select_sticker_for_response", args: { id: "999" } }))
+      const missed = history(yield* run(h, { name: "pick_decoration", args: { id: "999" } }))
       assert.strictEqual(missed.stickerSelection, null)
-      const failed = history(yield* run(h, { name: "select_sticker_for_response", args: { fail: true } }))
+      // A failed result never applies its effect.
+      const failed = history(yield* run(h, { name: "pick_decoration", args: { fail: true } }))
       assert.strictEqual(failed.stickerSelection, null)
-      const again = history(yield* run(h, { name: "select_sticker_for_response", args: { id: "111" } }))
+      const again = history(yield* run(h, { name: "pick_decoration", args: { id: "111" } }))
       assert.deepStrictEqual(again.stickerSelection, wave)
-      const other = history(yield* run(h, { name: "echo_tool", args: { text: "x" } }))
+      // Only a tool that declares the effect may set it.
+      const other = history(yield* run(h, { name: "echo_effect" }))
       assert.strictEqual(other.stickerSelection, undefined)
+      // The effect never reaches the model.
+      assert.notInclude(JSON.stringify(again.historyEntry), "wave")
     }))
 })
 

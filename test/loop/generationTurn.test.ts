@@ -11,7 +11,7 @@ import { RoutePlan } from "../../src/loop/RoutePlan"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
-import { constantTool, makeRecordingTool } from "../support/tools/testTools"
+import { constantTool, makeRecordingTool, stickerPickTool } from "../support/tools/testTools"
 import { type LoopHarness, withLoopHarness } from "./harness"
 
 const keyOf = (request: GenerationRequest) => (request.apiKey === undefined ? "none" : Redacted.value(request.apiKey))
@@ -257,7 +257,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
   it.effect("[issue 11.4] a sticker goes out only with a completed reply: not after /kill, a follow-up interrupt or the tool-error cap", () =>
     Effect.gen(function*() {
       const wave = { id: "111", name: "wave" }
-      const sticker = constantTool("select_sticker_for_response", toolSuccess({ sticker_id: "111" }))
+      const sticker = stickerPickTool(wave)
       const failing = constantTool("broken", toolFailure("nope"))
       const ending = (script: S.Script, act: (harness: LoopHarness) => Effect.Effect<void> = () => Effect.void) =>
         withTurn({ models: ["primary"], tools: [sticker, failing], stickers: [wave], script }, (harness) =>

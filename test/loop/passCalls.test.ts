@@ -3,8 +3,9 @@ import { Clock, Deferred, Duration, Effect, Exit, Fiber, Ref, TestClock } from "
 import type { ToolArgs } from "../../src/domain/FunctionCall"
 import { toolFailure, toolSuccess, type ToolResult } from "../../src/domain/ToolResult"
 import type { Sticker } from "../../src/domain/Sticker"
+import { TurnEffect } from "../../src/domain/TurnEffect"
 import type { ToolHistoryEntry } from "../../src/domain/ToolHistoryEntry"
-import { deliberateModeOff } from "../../src/loop/CurrentTurn"
+import { deliberateModeOff } from "../../src/domain/DeliberateToolMode"
 import { runToolLoop, runToolLoopDetailed } from "../../src/loop/runToolLoop"
 import { ToolActivity } from "../../src/loop/ToolActivity"
 import * as S from "../../src/provider/scripted/Script"
@@ -62,7 +63,10 @@ const entriesOf = (history: ReadonlyArray<ToolHistoryEntry>) =>
 const resultOf = (history: ReadonlyArray<ToolHistoryEntry>, name: string): unknown =>
   history.find((entry) => entry.functionCall.name === name)?.functionResponse.response.result
 
-const calls = (...names: ReadonlyArray<string>) => S.callTools(names.map((name) => [name] as const))
+/** A pass calling each `[name, args]` in order, after `preText`. */
+const callsWith = (list: ReadonlyArray<readonly [name: string, args?: ToolArgs]>, preText?: string) =>
+  S.callTools(list.map(([name, args]) => (args === undefined ? { name } : { name, args })), preText)
+const calls = (...names: ReadonlyArray<string>) => callsWith(names.map((name) => [name] as const))
 
 describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\")", () => {
   it.effect("three calls taking 1 s, 2 s and 3 s finish together at 3 s, not 6 s", () =>
@@ -253,7 +257,7 @@ describe("folding the outcomes of one pass, in the model's order", () => {
   it.effect("one entry per call in the model's order (not finishing order), all with the pass's batch; the text on the first only", () =>
     withLoopHarness({
       tools: [slow("late", "2 seconds", toolSuccess({ n: 1 })), ok("early", { n: 2 })],
-      script: [S.callTools([["late"], ["early"]], "Looking."), S.callTools([["early"]]), S.reply("done")]
+      script: [callsWith([["late"], ["early"]], "Looking."), callsWith([["early"]]), S.reply("done")]
     }, () =>
       Effect.gen(function*() {
         const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
@@ -341,7 +345,7 @@ describe("folding the outcomes of one pass, in the model's order", () => {
         ok("plain", undefined, { requiresFollowUp: false })
       ],
       // NovelAI after pre-tool text: calls that need no follow-up end the turn, unless one restarted the context.
-      script: [S.callTools([["restart"], ["plain"]], "Looking."), S.reply(" Found it.")]
+      script: [callsWith([["restart"], ["plain"]], "Looking."), S.reply(" Found it.")]
     }, () =>
       Effect.gen(function*() {
         const result = yield* runToolLoop({ attempt: { ...attempt, provider: "novelai" }, apiKey: undefined })
@@ -353,7 +357,7 @@ describe("folding the outcomes of one pass, in the model's order", () => {
       const memory = yield* makeUpdateShortTermMemoryTool()
       yield* withLoopHarness({
         tools: [memory],
-        script: [S.callTools([[UPDATE_SHORT_TERM_MEMORY, { summary: "first" }], [UPDATE_SHORT_TERM_MEMORY, { summary: "second" }]]), S.reply("done")]
+        script: [callsWith([[UPDATE_SHORT_TERM_MEMORY, { summary: "first" }], [UPDATE_SHORT_TERM_MEMORY, { summary: "second" }]]), S.reply("done")]
       }, () =>
         Effect.gen(function*() {
           const result = yield* loop()
@@ -369,16 +373,19 @@ describe("folding the outcomes of one pass, in the model's order", () => {
         { id: "s2", name: "two" }
       ]
       const picker = rawTool({
-        name: "select_sticker_for_response",
+        name: "pick_sticker",
         sequential: true,
-        execute: (args: ToolArgs) =>
-          Effect.succeed(args["sticker_id"] === "none" ? toolFailure("no such sticker") : toolSuccess({ sticker_id: args["sticker_id"] }))
+        turnEffect: "StickerSelected",
+        execute: (args: ToolArgs) => {
+          const chosen = stickers.find((sticker) => sticker.id === args["sticker_id"])
+          return Effect.succeed(chosen === undefined ? toolFailure("no such sticker") : toolSuccess({ sticker_id: chosen.id }, { turnEffect: TurnEffect.StickerSelected({ sticker: chosen }) }))
+        }
       })
       yield* withLoopHarness({
         tools: [picker],
         stickers,
         script: [
-          S.callTools([["select_sticker_for_response", { sticker_id: "s2" }], ["select_sticker_for_response", { sticker_id: "s1" }], ["select_sticker_for_response", { sticker_id: "none" }]]),
+          callsWith([["pick_sticker", { sticker_id: "s2" }], ["pick_sticker", { sticker_id: "s1" }], ["pick_sticker", { sticker_id: "none" }]]),
           S.reply("done")
         ]
       }, () =>

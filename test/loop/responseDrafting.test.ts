@@ -169,6 +169,41 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
         assert.deepStrictEqual(yield* stopResponses, [])
       })).pipe(drafted))
 
+  it.effect("a follow-up while the reviewer decides: follow_up_interrupt, the review is interrupted, nothing delivered, no stop response", () =>
+    withLoopHarness({
+      script: S.byModel({ [AUTHOR]: [S.reply("An outdated answer.")], [REVIEWER]: [[S.sleep("5 seconds"), ...approve]] })
+    }, ({ collected, signals, stopResponses }) =>
+      Effect.gen(function*() {
+        const probe = yield* ScriptedProbe
+        const fiber = yield* Effect.fork(loop())
+        yield* probe.awaitCall(1)
+        yield* signals.requestFollowUp
+        // Past the moment the reviewer would have approved.
+        yield* TestClock.adjust("5 seconds")
+        const result = yield* Fiber.join(fiber)
+        assert.deepStrictEqual([result.status, result.text], ["follow_up_interrupt", ""])
+        assert.strictEqual(yield* collected.delivered, "")
+        assert.strictEqual(yield* probe.awaitFinalized(1), "interrupted", "the reviewer's stream was interrupted, not read to its end")
+        assert.deepStrictEqual(yield* stopResponses, [])
+        assert.lengthOf(yield* requestsOf(REVIEWER), 1, "no second review")
+      })).pipe(drafted))
+
+  it.effect("a stop registered (not a /kill) while the reviewer decides: its approval delivers nothing, stopped_by_user, the stop response queued", () =>
+    withLoopHarness({
+      script: S.byModel({ [AUTHOR]: [S.reply("Held.")], [REVIEWER]: [[S.sleep("1 second"), ...approve]] })
+    }, ({ collected, signals, stopResponses }) =>
+      Effect.gen(function*() {
+        const probe = yield* ScriptedProbe
+        const fiber = yield* Effect.fork(loop())
+        yield* probe.awaitCall(1)
+        yield* signals.requestStop({ requesterId: "u1", stopContext: { requesterId: "u1", originalMessageId: "m9" } })
+        yield* TestClock.adjust("1 second")
+        const result = yield* Fiber.join(fiber)
+        assert.deepStrictEqual([result.status, result.text], ["stopped_by_user", ""])
+        assert.strictEqual(yield* collected.delivered, "")
+        assert.deepStrictEqual(yield* stopResponses, [{ requesterId: "u1", originalMessageId: "m9" }])
+      })).pipe(drafted))
+
   it.effect("§2.10 the first non-completed delivery wins: a destination that refuses the approved reply ends error / delivery_failed", () =>
     withLoopHarness({
       tools: [constantTool("lookup", toolSuccess())],
@@ -543,6 +578,26 @@ describe("Response Drafting: the tool checkpoint (spec §3 step 5b)", () => {
           assert.strictEqual(result.status, "completed")
           assert.strictEqual((yield* Ref.get(lookup.calls)).length, 1)
           assert.strictEqual((yield* tools.thoughtLog.notices)[0]?.kind, "draft_unreviewed")
+        }))
+    }).pipe(drafted))
+
+  it.effect("a follow-up during a tool review does not end the chain: the request runs, the reply is reviewed and delivered", () =>
+    Effect.gen(function*() {
+      const lookup = yield* makeRecordingTool("lookup", () => Effect.succeed(toolSuccess({ ok: true })))
+      yield* withLoopHarness({
+        tools: [lookup.tool],
+        script: S.byModel({ [AUTHOR]: [S.callTool("lookup"), S.reply("Found it.")], [REVIEWER]: [[S.sleep("1 second"), ...approve], approve] })
+      }, ({ collected, signals }) =>
+        Effect.gen(function*() {
+          const probe = yield* ScriptedProbe
+          const fiber = yield* Effect.fork(loop())
+          yield* probe.awaitCall(1)
+          yield* signals.requestFollowUp
+          yield* TestClock.adjust("1 second")
+          const result = yield* Fiber.join(fiber)
+          assert.deepStrictEqual([result.status, result.text], ["completed", "Found it."])
+          assert.strictEqual((yield* Ref.get(lookup.calls)).length, 1)
+          assert.strictEqual(yield* collected.delivered, "Found it.")
         }))
     }).pipe(drafted))
 

@@ -9,7 +9,7 @@ import { resultText } from "../../src/loop/buildResult"
 import { runToolLoop, runToolLoopDetailed } from "../../src/loop/runToolLoop"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
-import { constantTool, echoTool, makeHangingTool, makeRecordingTool } from "../support/tools/testTools"
+import { constantTool, echoTool, makeHangingTool, makeRecordingTool, stickerPickTool } from "../support/tools/testTools"
 import { testAttempt } from "../support/tools/toolCallHarness"
 import { withLoopHarness } from "./harness"
 
@@ -221,11 +221,11 @@ describe("runToolLoop (spec §2)", () => {
       })))
 
   it.effect("[32] STM success without pre-tool text: the loop continues and further STM updates are disabled", () =>
-    withLoopHarness({ tools: [ok("update_short_term_memory")], script: [S.callTool("update_short_term_memory"), S.reply("ok")] }, ({ tools }) =>
+    withLoopHarness({ tools: [ok("update_short_term_memory", undefined, { oncePerTurn: true })], script: [S.callTool("update_short_term_memory"), S.reply("ok")] }, ({ tools }) =>
       Effect.gen(function*() {
         const result = yield* loop()
         assert.deepStrictEqual([result.status, result.passes.length], ["completed", 2])
-        assert.isTrue((yield* Ref.get(tools.state.flags)).disableShortTermMemoryUpdate)
+        assert.deepStrictEqual((yield* Ref.get(tools.state.flags)).spentOncePerTurnTools, ["update_short_term_memory"])
       })))
 
   it.effect("[33] another memory tool after pre-tool text: the loop continues (2 passes)", () =>
@@ -516,7 +516,7 @@ describe("runToolLoop (spec §2)", () => {
 
   it.effect("[issue 11.4] an attempt's result carries the chosen sticker only when it completed", () =>
     withLoopHarness({
-      tools: [ok("select_sticker_for_response", { sticker_id: "111" }), failing("broken")],
+      tools: [stickerPickTool({ id: "111", name: "wave" }), failing("broken")],
       stickers: [{ id: "111", name: "wave" }],
       script: [S.callTool("select_sticker_for_response"), ...Array.from({ length: 5 }, () => S.callTool("broken"))]
     }, () =>

@@ -96,6 +96,8 @@ describe("GuildMcpTools exposure (spec §6.3)", () => {
       )
       assert.strictEqual(set.urlFetchTool, "fetch")
       assert.deepStrictEqual(set.hiddenBuiltins, ["fetch_url"])
+      // Deliberate tool mode reads which guild tools stand in for the hidden built-in from here.
+      assert.deepStrictEqual(set.replacements, new Map([["fetch_url", ["summarize", "fetch"]]]))
     })
   )
 

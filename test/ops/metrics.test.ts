@@ -4,6 +4,7 @@ import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { ProviderError } from "../../src/domain/ProviderError"
 import type { TurnResult } from "../../src/domain/TurnResult"
 import { makeCircuitBreaker } from "../../src/mcp/CircuitBreaker"
+import { publishOpenBreakers } from "../../src/mcp/mcpMetrics"
 import { Instrumentation } from "../../src/ops/Instrumentation"
 import { instrumentModel } from "../../src/ops/instrumentedModel"
 import { hashedGuild, makeToolLabels, MAX_TOOL_LABELS, mcpBreakersOpen, providerErrorsTotal, queuedTurns } from "../../src/ops/metrics"
@@ -68,7 +69,7 @@ describe("loopcord's metrics", () => {
 
   it.effect("the MCP breaker gauge follows trips, clears and elapsed quarantines", () =>
     Effect.gen(function*() {
-      const breaker = yield* makeCircuitBreaker(Duration.seconds(60))
+      const breaker = yield* makeCircuitBreaker(Duration.seconds(60), publishOpenBreakers)
       yield* breaker.trip("a")
       yield* breaker.trip("b")
       assert.strictEqual((yield* Metric.value(mcpBreakersOpen)).value, 2)

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import { ProviderConfig, routePlanLayer } from "../../src/config/ProviderConfig"
+import { ProviderConfig } from "../../src/config/ProviderConfig"
+import { routePlanLayer } from "../../src/loop/RoutePlan"
 import { runGenerationTurn } from "../../src/loop/generationTurn"
 import { KeyPool } from "../../src/loop/KeyPool"
 import { layerConfigFor } from "../../src/provider/httpProviders"

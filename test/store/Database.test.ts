@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Redacted } from "effect"
 import { databaseTargetConfig } from "../../src/config/StoreConfig"
 import * as Database from "../../src/store/Database"
-import { DatabaseTarget, parseDatabaseUrl } from "../../src/store/DatabaseUrl"
+import { DatabaseTarget, parseDatabaseUrl } from "../../src/config/DatabaseUrl"
 import { migrations } from "../../src/store/migrations"
 import { postgres, sqliteFile, testDatabases } from "./databases"
 

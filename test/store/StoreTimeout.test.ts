@@ -4,7 +4,7 @@ import { Cause, ConfigProvider, type Context, Duration, Effect, Exit, Fiber, Lay
 import { StoreConfig } from "../../src/config/StoreConfig"
 import { GuildMcpRegistry } from "../../src/mcp/GuildMcpRegistry"
 import * as Database from "../../src/store/Database"
-import { DatabaseTarget } from "../../src/store/DatabaseUrl"
+import { DatabaseTarget } from "../../src/config/DatabaseUrl"
 import { EnabledChannelStore } from "../../src/store/EnabledChannelStore"
 import { GuildSettingsStore } from "../../src/store/GuildSettingsStore"
 import { PersonaBlockStore } from "../../src/store/PersonaBlockStore"

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir, userInfo } from "node:os"
 import { join } from "node:path"
 import * as Database from "../../src/store/Database"
-import { DatabaseTarget } from "../../src/store/DatabaseUrl"
+import { DatabaseTarget } from "../../src/config/DatabaseUrl"
 import { MIGRATIONS_TABLE, migrations } from "../../src/store/migrations"
 
 /**

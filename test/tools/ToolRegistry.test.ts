@@ -5,7 +5,7 @@ import type { GuildToolSet } from "../../src/tools/GuildToolSource"
 import type { Tool } from "../../src/tools/Tool"
 import { ToolContext, type ToolContextShape } from "../../src/tools/ToolContext"
 import { EXECUTION_HISTORY_KEEP, EXECUTION_HISTORY_MAX, type ToolRegistryShape } from "../../src/tools/ToolRegistry"
-import { makeTurnState } from "../../src/tools/TurnState"
+import { makeTurnState, spendOncePerTurnTool } from "../../src/tools/TurnState"
 import { constantTool, dyingTool, failingTool, makeHangingTool, makeRecordingTool, rawTool } from "../support/tools/testTools"
 import { makeToolCallHarness, type ToolCallHarness, type ToolCallHarnessOptions } from "../support/tools/toolCallHarness"
 import { testToolContext } from "../support/tools/testToolContext"
@@ -104,12 +104,10 @@ describe("ToolRegistry.execute gates (spec §6.1, §6.2)", () => {
 
   it.effect("[76] a tool unavailable in this context: 'current turn' + 'Do not call it again', warn level, never 'provider'", () =>
     Effect.gen(function*() {
-      const tool = yield* makeRecordingTool("update_short_term_memory", undefined, {
-        isAvailableForContext: (context) => !context.flags.disableShortTermMemoryUpdate
-      })
+      const tool = yield* makeRecordingTool("update_short_term_memory", undefined, { oncePerTurn: true })
       const h = yield* harness({ tools: [tool.tool] })
       const context = yield* toolContext()
-      yield* Ref.update(context.turnState.flags, (flags) => ({ ...flags, disableShortTermMemoryUpdate: true }))
+      yield* spendOncePerTurnTool(context.turnState, "update_short_term_memory")
       const result = yield* h.logs.capture(h.registry.execute("update_short_term_memory", {}).pipe(Effect.provideService(ToolContext, context)))
       assert.isFalse(result.success)
       assert.include(result.error, "not available for the current turn")

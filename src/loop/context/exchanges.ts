@@ -1,4 +1,5 @@
 import type { ToolHistoryEntry } from "../../domain/ToolHistoryEntry"
+import { exchangesOf as replayedExchanges } from "../../provider/toolReplay"
 
 /**
  * A group of tool history entries the provider replays together: one assistant turn with every
@@ -11,11 +12,12 @@ export interface Exchange {
 }
 
 /**
- * The turn's history as exchanges, oldest first. A pass replays one call today, so each entry
- * is its own exchange; passes with several calls group their entries here.
+ * The turn's history as exchanges, oldest first, grouped exactly as the providers replay it:
+ * the calls one pass made (consecutive entries of one `batch`) are one exchange; an entry
+ * without a batch is its own.
  */
 export const exchangesOf = (history: ReadonlyArray<ToolHistoryEntry>): ReadonlyArray<Exchange> =>
-  history.map((entry) => ({ entries: [entry] }))
+  replayedExchanges(history).map((exchange) => ({ entries: exchange.entries }))
 
 export const entriesOf = (exchanges: ReadonlyArray<Exchange>): ReadonlyArray<ToolHistoryEntry> =>
   exchanges.length === 1 ? exchanges[0]!.entries : exchanges.flatMap((exchange) => exchange.entries)

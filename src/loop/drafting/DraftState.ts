@@ -3,7 +3,7 @@ import type { LanguageModel } from "../../provider/LanguageModel"
 import type { ImageMetadata } from "../../domain/ImageMetadata"
 import { addUsage, type TokenUsage } from "../../domain/TokenUsage"
 
-/** Per-turn review budgets; shared by every attempt of the turn. */
+/** Per-turn review budgets, shared by every attempt of the turn. */
 export const MAX_RESPONSE_REVIEWS = 2
 export const MAX_AUTHOR_REVISIONS = 1
 export const MAX_TOOL_REVIEWS = 8
@@ -31,7 +31,7 @@ export interface RememberedSuccess {
   readonly imageMetadata?: ImageMetadata
 }
 
-/** The model-visible payload of a tool request the reviewer refused. */
+/** What the author sees, in place of a result, for a tool request the reviewer refused (nothing ran). */
 export interface ReviewRejection {
   readonly status: "review_rejected"
   readonly findings: string

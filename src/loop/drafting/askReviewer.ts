@@ -33,8 +33,9 @@ interface Heard {
 type Phase = "first_token" | "idle"
 
 /**
- * Asks the reviewer once (through the turn's LanguageModel), bounded like a stream pass: the first-token budget until
- * its first content, then the inactivity budget, both on the Clock; /kill ends it at once.
+ * Asks the reviewer once (through the turn's LanguageModel), bounded like a stream pass
+ * (docs/architecture.md, "Stream deadlines"): the first-token budget until its first content,
+ * then the inactivity budget, both on the Clock; /kill ends it at once.
  * Never fails: a hang, an error, an overlong or undecodable answer is `Unanswered`.
  */
 export const askReviewer = (

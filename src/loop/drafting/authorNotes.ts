@@ -2,7 +2,7 @@ import { Effect, Ref } from "effect"
 import type { ChatMessage } from "../../domain/ChatMessage"
 import { type DraftState, type DraftTurn, type RevisionNote } from "./DraftState"
 
-/** Told to the author while text it wrote earlier in the turn is held (the "pending narration" note). */
+/** Told to the author while text it wrote earlier in the turn is held: the next pass continues it, never repeats it. */
 export const PENDING_NARRATION_NOTE =
   "[Nothing you write is shown until your reply is complete and reviewed. The text you already wrote in this reply is held " +
   "and will be posted together with what you write now: continue from it, do not repeat it.]"

@@ -29,20 +29,28 @@ export interface CompleteResponseInput {
   readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
   /** The real sink: approved text is delivered here. */
   readonly sink: Context.Tag.Service<ResponseSink>
-  /** The loop's stop handling: queue the stop response, or clear the stop. */
+  /**
+   * The loop's stop handling: a stop that carries a context gets its stop response queued; any
+   * other stop is cleared, so it cannot end the channel's next turn before it starts.
+   */
   readonly queueStopResponse: Effect.Effect<void>
 }
 
 const isBlank = (text: string) => text.trim().length === 0
 
+/** The review ended early because a follow-up arrived. */
+const SUPERSEDED = { _tag: "Superseded" } as const
+
 /**
- * `completeResponse`, run where the loop would end with an answer (completed,
- * endTurn, the STM end, a settled empty pass). With nothing pending it is the normal result.
- * Otherwise the reviewer decides: cancel discards the reply (`follow_up_interrupt` when a
- * follow-up waits, else `stopped_by_user`); revise, with a revision left, clears it and lets
- * the loop go on; anything else delivers it part by part. A reviewer that hangs, fails, answers
- * garbage or has no budget left never costs the reply: it is delivered unreviewed, and the
- * operator is told.
+ * `completeResponse` (docs/architecture.md, "Response Drafting"), run where the loop would end
+ * with an answer (completed, endTurn, the STM end, a settled empty pass). With nothing pending
+ * it is the normal result.
+ * Otherwise the reviewer decides, unless a follow-up arrives first: that discards the reply at
+ * once (`follow_up_interrupt`, the review interrupted). Cancel discards the reply
+ * (`follow_up_interrupt` when a follow-up waits, else `stopped_by_user`); revise, with a
+ * revision left, clears it and lets the loop go on; anything else delivers it part by part. A
+ * reviewer that hangs, fails, answers garbage or has no budget left never costs the reply: it is
+ * delivered unreviewed, and the operator is told.
  */
 export const completeResponse = (input: CompleteResponseInput) =>
   Effect.gen(function*() {
@@ -58,7 +66,7 @@ export const completeResponse = (input: CompleteResponseInput) =>
     const notice = (kind: "draft_review" | "draft_unreviewed", severity: "info" | "error", title: string, description: string) =>
       thoughtLog.post({ kind, severity, title, description, channelId: turn.channelId, guildId: turn.guildId })
 
-    /** Otherwise: each pending part in order; the first non-completed status wins. */
+    /** Approval (or no verdict): each pending part in order; the first part that does not deliver decides the status. */
     const deliver = Effect.gen(function*() {
       const { parts } = yield* Ref.get(draft.turn.state)
       yield* discardPending(draft.turn)
@@ -97,13 +105,25 @@ export const completeResponse = (input: CompleteResponseInput) =>
     }
     yield* Ref.update(draft.turn.state, (s) => ({ ...s, responseReviews: s.responseReviews + 1 }))
 
-    const answer = yield* askReviewer(draft.reviewer.language, responseReviewRequest(draft.reviewer, {
+    const review = askReviewer(draft.reviewer.language, responseReviewRequest(draft.reviewer, {
       instructions: turn.persona.systemPrompt,
       messages: yield* Ref.get(turn.state.contextItems),
       functionHistory: input.functionHistory,
       draft: candidate,
       cut: state.cut
     }))
+    // A newer message supersedes the pending reply, as it supersedes a reply still streaming: one
+    // arriving while the reviewer decides ends the review at once (the race interrupts the review,
+    // which closes the reviewer's request) and nothing of the draft is shown. Stops are not raced
+    // here: /kill already ends askReviewer, each verdict below honours a registered stop, and once
+    // a stop is registered no follow-up can be (so a stop heard first leaves this side waiting).
+    const followUp = Effect.flatMap(signals.awaitRequest, (request) => request._tag === "FollowUp" ? Effect.succeed(SUPERSEDED) : Effect.never)
+    const answer = yield* Effect.race(review, followUp)
+    if (answer._tag === "Superseded") {
+      yield* discardPending(draft.turn)
+      yield* Effect.logInfo("a follow-up arrived while the reviewer decided: the pending reply is discarded")
+      return Completion.Finished({ status: "follow_up_interrupt", text: "", deliveryFailed: undefined })
+    }
     if (answer._tag === "Killed") {
       yield* discardPending(draft.turn)
       yield* input.queueStopResponse

@@ -15,8 +15,8 @@ const holdDelta = (state: DraftState, delta: string): DraftState => {
 }
 
 /**
- * The ResponseSink a pass streams into while drafting is on: text is held, never
- * shown. `endPass` returns what the pass wrote (its `accumulatedText`: held, not delivered; the
+ * The ResponseSink a pass streams into while drafting is on: text is held, never shown.
+ * `endPass` returns what the pass wrote (its `accumulatedText`: held, not delivered; the
  * loop decides whether it joins the pending reply). Notices and tool activity still go to the
  * real sink. `delivered` is the text held in the current pass, which is all streamOnce reads
  * it for (what a pass produced since it began).

@@ -9,7 +9,8 @@ import { type DraftAttempt, type DraftTurn, makeDraftTurn } from "./DraftState"
 /**
  * Response Drafting for one attempt, or undefined when it is off. `turn` is the review state
  * the outer tier shares between attempts (a loop run on its own makes one). A stop response is
- * never drafted: it only acknowledges the /kill, in one pass.
+ * never drafted: it is one pass that only acknowledges the /kill (docs/architecture.md, "The stop
+ * response"), and a review could ask for a second.
  */
 export const startDraftAttempt = (input: {
   readonly turn: DraftTurn | undefined
@@ -21,7 +22,7 @@ export const startDraftAttempt = (input: {
     if (!settings.enabled || (yield* CurrentTurn).isStopResponse) return undefined
     return {
       turn: input.turn ?? (yield* makeDraftTurn),
-      // Through the same LanguageModel, with the attempt's key (spec: default the attempt's model).
+      // Through the same LanguageModel, with the attempt's key; without RESPONSE_REVIEW_MODEL the attempt's own model reviews.
       reviewer: { model: settings.reviewModel ?? input.attempt.model, apiKey: input.apiKey, language: yield* LanguageModel },
       usage: yield* Ref.make<TokenUsage | undefined>(undefined)
     }

@@ -17,7 +17,7 @@ import {
 } from "./DraftState"
 import { toolReviewRequest } from "./reviewRequests"
 
-/** What the checkpoint decided about a tool request before dispatch. */
+/** What the review checkpoint decided about a tool request before dispatch (drafting on only). */
 export type Checkpoint = Data.TaggedEnum<{
   /** Run it; `key` is remembered on success (undefined when drafting is off). */
   Dispatch: { readonly key: string | undefined }
@@ -70,10 +70,11 @@ const rejection = (findings: string, correctionAllowed: boolean): ReviewRejectio
 })
 
 /**
- * Step 5b (review mode only): before dispatch, an identical request that already succeeded is
- * reused, an identical one that was refused is refused again without asking, and anything new
- * goes to the reviewer (8 reviews a turn; 2 of its refusals may invite a correction). A
- * reviewer that hangs, fails or answers garbage lets the request run, with a hidden notice.
+ * The review checkpoint of a tool call (drafting on only; docs/architecture.md, "The order of a
+ * tool call"): before dispatch, an identical request that already succeeded is reused, an
+ * identical one that was refused is refused again without asking, and anything new goes to the
+ * reviewer (8 reviews a turn; 2 of its refusals may invite a correction). A reviewer that hangs,
+ * fails or answers garbage lets the request run, with a hidden notice.
  */
 export const toolCheckpoint = (input: {
   readonly name: string

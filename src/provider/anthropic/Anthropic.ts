@@ -1,5 +1,5 @@
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, Predicate, Redacted, Stream } from "effect"
 import type { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
 import type { GenerationRequest } from "../GenerationRequest"
@@ -19,7 +19,7 @@ import { withCacheBreakpoints } from "./promptCache"
 export const providerName = "anthropic"
 export const defaultBaseUrl = "https://api.anthropic.com"
 export const defaultAnthropicVersion = "2023-06-01"
-/** `ANTHROPIC_MAX_OUTPUT_TOKENS` of the reference (spec §10); the API requires `max_tokens`. */
+/** The `max_tokens` sent when the request sets none (`ANTHROPIC_MAX_OUTPUT_TOKENS`); the API requires one. */
 export const defaultMaxTokens = 8192
 
 export interface AnthropicOptions {
@@ -68,7 +68,7 @@ export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) 
       if (body._tag === "Sse") return body.decode(() => makeMessagesDecoder(decoderOptions))
       // A JSON body to a streaming request is an error envelope, or a server that cannot stream.
       const value = body.value
-      return yield* typeof value === "object" && value !== null && "error" in value
+      return yield* Predicate.isRecord(value) && "error" in value
         ? fromStreamErrorPayload(providerName, value)
         : invalidResponse(providerName, "expected an event stream but got a JSON document")
     }))

@@ -1,4 +1,4 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -6,7 +6,8 @@ import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
-import { argumentsOverCap, exceedsArgumentCap, finalizeArguments } from "../toolArguments"
+import { allLogs, argumentsOverCap, callsPastCap, exceedsArgumentCap, finalizeArguments, maxCallsPerPass } from "../toolArguments"
+import { parseJsonFrame } from "../jsonFrame"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -82,20 +83,13 @@ interface ThinkingBlock {
   data: string | undefined
 }
 
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
-}
-
 /**
- * Decodes Messages SSE events: text and thinking deltas as they come; the first `tool_use`
- * block's `input_json_delta` pieces accumulated and emitted as one `ToolCall` once the stop
- * reason is known (`message_delta`), so a `max_tokens` cut is recognized; thinking blocks with
- * their signatures are kept on the call for replay; `ping` is a keep-alive; `error` fails.
- * A stream that closes before `message_stop` and without a stop reason is a `Network` error.
+ * Decodes Messages SSE events: text and thinking deltas as they come; each `tool_use` block's
+ * `input_json_delta` pieces accumulated by block index, and every call emitted as its own
+ * `ToolCall`, in block order, once the stop reason is known (`message_delta`), so a `max_tokens`
+ * cut is recognized; the pass's thinking blocks with their signatures go on its first call for
+ * replay; `ping` is a keep-alive; `error` fails. A stream that closes before `message_stop` and
+ * without a stop reason is a `Network` error.
  */
 export const makeMessagesDecoder = (options: {
   readonly provider: string
@@ -106,7 +100,9 @@ export const makeMessagesDecoder = (options: {
   readonly maxRepairChars: number
 }): Decoder<SseFrame, ProviderEvent, ProviderError> => {
   const tools = new Map<number, ToolBlock>()
-  let firstTool: ToolBlock | undefined
+  /** The pass's calls in the order their blocks started. */
+  const toolOrder: Array<ToolBlock> = []
+  let toolsOverflowed = false
   const thinking = new Map<number, ThinkingBlock>()
   /** Input counts from `message_start`, corrected by a `message_delta` that repeats them. */
   let uncachedInput = 0
@@ -123,40 +119,46 @@ export const makeMessagesDecoder = (options: {
   let sawFrames = false
   const keepAlive = ProviderEvent.KeepAlive()
 
-  const finalizeCall = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
-    const block = firstTool
-    firstTool = undefined
+  /** Emits every call of the pass, in block order (once: the blocks are cleared). */
+  const finalizeCalls = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
+    const blocks = [...toolOrder]
+    toolOrder.length = 0
     tools.clear()
-    if (block === undefined || callEmitted) return undefined
-    callEmitted = true
-    const { log, result } = block.overCap
-      ? argumentsOverCap({ adapter: options.provider, toolName: block.name, maxChars: options.maxRepairChars })
-      : finalizeArguments(block.json.length > 0 ? block.json.join("") : startInputJson(block.startInput), {
-        adapter: options.provider,
-        toolName: block.name,
-        maxRepairChars: options.maxRepairChars,
-        outputCut
-      })
-    const replay = [...thinking.values()].map((entry) =>
-      entry.type === "thinking"
-        ? { type: "thinking", thinking: entry.thinking, ...(entry.signature === undefined ? {} : { signature: entry.signature }) }
-        : { type: "redacted_thinking", data: entry.data ?? "" }
-    )
-    const call: FunctionCall = {
-      name: block.name,
-      args: result.args,
-      ...(result.truncated ? { argumentsTruncated: true } : {}),
-      ...(block.id === undefined ? {} : { id: block.id }),
-      ...(replay.length === 0 ? {} : { reasoningDetails: replay })
+    const logs: Array<Effect.Effect<void>> = []
+    for (const block of blocks) {
+      const { log, result } = block.overCap
+        ? argumentsOverCap({ adapter: options.provider, toolName: block.name, maxChars: options.maxRepairChars })
+        : finalizeArguments(block.json.length > 0 ? block.json.join("") : startInputJson(block.startInput), {
+          adapter: options.provider,
+          toolName: block.name,
+          maxRepairChars: options.maxRepairChars,
+          outputCut
+        })
+      if (log) logs.push(log)
+      // The pass's thinking is replayed once, before its first call.
+      const replay = callEmitted ? [] : [...thinking.values()].map((entry) =>
+        entry.type === "thinking"
+          ? { type: "thinking", thinking: entry.thinking, ...(entry.signature === undefined ? {} : { signature: entry.signature }) }
+          : { type: "redacted_thinking", data: entry.data ?? "" }
+      )
+      const call: FunctionCall = {
+        name: block.name,
+        args: result.args,
+        ...(result.truncated ? { argumentsTruncated: true } : {}),
+        ...(block.id === undefined ? {} : { id: block.id }),
+        ...(replay.length === 0 ? {} : { reasoningDetails: replay })
+      }
+      callEmitted = true
+      out.push(ProviderEvent.ToolCall({ call }))
     }
-    out.push(ProviderEvent.ToolCall({ call }))
-    return log
+    if (toolsOverflowed) logs.push(callsPastCap(options.provider))
+    return allLogs(logs)
   }
 
   const finish = (out: Array<ProviderEvent>, reason: FinishReason): Effect.Effect<void> | undefined => {
     if (finished) return undefined
     finished = true
-    const log = finalizeCall(out, reason === "length" || reason === "content_filter")
+    const log = finalizeCalls(out, reason === "length" || reason === "content_filter")
     out.push(ProviderEvent.Finish({ reason: reason === "stop" && callEmitted ? "tool_calls" : reason }))
     return log
   }
@@ -179,9 +181,14 @@ export const makeMessagesDecoder = (options: {
         const index = event.index ?? 0
         if (!block) return undefined
         if (block.type === "tool_use" && block.name) {
+          if (finished || tools.has(index)) return undefined
+          if (toolOrder.length >= maxCallsPerPass) {
+            toolsOverflowed = true
+            return undefined
+          }
           const tool: ToolBlock = { id: block.id ?? undefined, name: block.name, startInput: block.input, json: [], jsonChars: 0, overCap: false }
           tools.set(index, tool)
-          if (firstTool === undefined && !callEmitted) firstTool = tool
+          toolOrder.push(tool)
         } else if (block.type === "thinking" || block.type === "redacted_thinking") {
           thinking.set(index, {
             type: block.type,
@@ -207,7 +214,7 @@ export const makeMessagesDecoder = (options: {
             const tool = tools.get(index)
             if (!delta.partial_json || tool === undefined) return undefined
             if (exceedsArgumentCap(tool.jsonChars, delta.partial_json, options.maxRepairChars)) {
-              // Nothing more is read: the first call goes out now, cut (a later one's overflow cuts it too).
+              // Nothing more is read: every call goes out now, as the output was cut here.
               tool.json.length = 0
               tool.overCap = true
               done = true
@@ -240,7 +247,7 @@ export const makeMessagesDecoder = (options: {
         }
       }
       case "message_delta": {
-        // Usage before the call: the loop may stop reading at the ToolCall.
+        // Usage before the calls: the loop may stop reading once it has them.
         const usage = event.usage
         if (usage) {
           takeInput(usage)
@@ -259,7 +266,7 @@ export const makeMessagesDecoder = (options: {
       }
       case "message_stop": {
         done = true
-        return finish(out, firstTool !== undefined ? "tool_calls" : "stop")
+        return finish(out, toolOrder.length > 0 ? "tool_calls" : "stop")
       }
       default:
         // content_block_stop and event types added later carry nothing we act on.
@@ -276,7 +283,7 @@ export const makeMessagesDecoder = (options: {
         out.push(keepAlive)
         continue
       }
-      const parsed = parseJson(frame.data)
+      const parsed = parseJsonFrame(frame.data)
       if (!parsed.ok) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`)))
         done = true
@@ -307,6 +314,6 @@ export const makeMessagesDecoder = (options: {
 
 /** The `input` of `content_block_start` when no JSON deltas followed (a tool without parameters). */
 const startInputJson = (input: unknown): string =>
-  typeof input === "object" && input !== null && !Array.isArray(input) && Object.keys(input).length > 0
+  Predicate.isRecord(input) && Object.keys(input).length > 0
     ? JSON.stringify(input)
     : ""

@@ -1,6 +1,7 @@
+import { Predicate } from "effect"
 import type { ChatMessage, ImageRef } from "../../domain/ChatMessage"
 import type { GenerationRequest } from "../GenerationRequest"
-import { callArguments, callId, preToolText, toolImages, toolResultText } from "../toolReplay"
+import { callArguments, exchangesOf, toolImages, toolResultText } from "../toolReplay"
 
 type Block = Readonly<Record<string, unknown>>
 
@@ -31,7 +32,7 @@ const contentOf = (message: ChatMessage): Array<Block> => {
 }
 
 const isThinkingBlock = (detail: unknown): detail is Block =>
-  typeof detail === "object" && detail !== null && "type" in detail &&
+  Predicate.isRecord(detail) &&
   (detail.type === "thinking" || detail.type === "redacted_thinking")
 
 /** Consecutive turns of one role become one message (the API merges them anyway; empty ones are dropped). */
@@ -49,9 +50,10 @@ export interface MessagesBodyOptions {
 }
 
 /**
- * Messages body: context turns (system-role items become user text), then per tool history
- * entry an assistant turn (thinking blocks to replay, pre-tool text, `tool_use`) and a user
- * turn with the `tool_result` (+ images the tool posted), then the prefill as a trailing
+ * Messages body: context turns (system-role items become user text), then per exchange (the
+ * calls one pass made) one assistant turn (thinking blocks to replay, pre-tool text, a `tool_use`
+ * per call) and one user turn holding every `tool_result` in order (+ images the tools posted):
+ * Anthropic wants all results of a turn in the next user message. Then the prefill as a trailing
  * assistant turn, which Anthropic continues natively.
  */
 export const messagesBody = (request: GenerationRequest, options: MessagesBodyOptions) => {
@@ -59,23 +61,30 @@ export const messagesBody = (request: GenerationRequest, options: MessagesBodyOp
   for (const message of request.messages) {
     pushTurn(turns, message.role === "assistant" ? "assistant" : "user", contentOf(message))
   }
-  request.functionHistory.forEach((entry, position) => {
-    const id = callId(entry, position, "toolu_loopcord_")
-    const before = preToolText(entry)
+  for (const exchange of exchangesOf(request.functionHistory, "toolu_loopcord_")) {
+    const before = exchange.preToolText
     pushTurn(turns, "assistant", [
-      ...(entry.functionCall.reasoningDetails ?? []).filter(isThinkingBlock),
+      // The pass's thinking travels on its first call; gathered from every call all the same.
+      ...exchange.entries.flatMap((entry) => (entry.functionCall.reasoningDetails ?? []).filter(isThinkingBlock)),
       ...(before === undefined ? [] : [textBlock(before)]),
-      { type: "tool_use", id, name: entry.functionCall.name, input: callArguments(entry) }
+      ...exchange.entries.map((entry, index) => ({
+        type: "tool_use",
+        id: exchange.ids[index],
+        name: entry.functionCall.name,
+        input: callArguments(entry)
+      }))
     ])
-    const images = toolImages(entry)
-    pushTurn(turns, "user", [{
-      type: "tool_result",
-      tool_use_id: id,
-      content: images.length === 0
-        ? toolResultText(entry)
-        : [textBlock(toolResultText(entry)), ...images.map((image) => imageBlock(image))]
-    }])
-  })
+    pushTurn(turns, "user", exchange.entries.map((entry, index) => {
+      const images = toolImages(entry)
+      return {
+        type: "tool_result",
+        tool_use_id: exchange.ids[index],
+        content: images.length === 0
+          ? toolResultText(entry)
+          : [textBlock(toolResultText(entry)), ...images.map((image) => imageBlock(image))]
+      }
+    }))
+  }
   // The API refuses a final assistant turn that ends with whitespace.
   const prefill = request.assistantPrefill?.trimEnd() ?? ""
   if (prefill.length > 0) pushTurn(turns, "assistant", [textBlock(prefill)])

@@ -12,6 +12,7 @@
  *    to the new tool result; the previous prefix is found by Anthropic's look-back over earlier
  *    block boundaries, read from the cache, and only the new blocks are written.
  */
+import { Predicate } from "effect"
 
 /** Anthropic's limit on `cache_control` blocks per request. */
 export const MAX_CACHE_BREAKPOINTS = 4
@@ -25,15 +26,12 @@ interface Turn {
   readonly content: ReadonlyArray<Block> | string
 }
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const isTurn = (value: unknown): value is Turn =>
-  isRecord(value) && typeof value.role === "string" && (typeof value.content === "string" || Array.isArray(value.content))
+  Predicate.isRecord(value) && typeof value.role === "string" && (typeof value.content === "string" || Array.isArray(value.content))
 
 const marked = (block: Block): Block => ({ ...block, cache_control: ephemeral })
 
-const hasBreakpoint = (value: unknown): boolean => isRecord(value) && value.cache_control !== undefined
+const hasBreakpoint = (value: unknown): boolean => Predicate.isRecord(value) && value.cache_control !== undefined
 
 /** Counts the breakpoints already in a body (an `extraBody` may bring its own). */
 export const countBreakpoints = (body: Readonly<Record<string, unknown>>): number => {
@@ -69,7 +67,7 @@ export const withCacheBreakpoints = (body: Readonly<Record<string, unknown>>): R
   const tools = body.tools
   if (budget > 0 && Array.isArray(tools) && tools.length > 0) {
     const last = tools[tools.length - 1]
-    if (isRecord(last) && !hasBreakpoint(last)) {
+    if (Predicate.isRecord(last) && !hasBreakpoint(last)) {
       next.tools = [...tools.slice(0, -1), marked(last)]
       budget -= 1
     }

@@ -1,6 +1,6 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Duration, Effect, Option, Redacted, Stream } from "effect"
+import { Duration, Effect, Option, Predicate, Redacted, Stream } from "effect"
 import { joinUrl } from "../providerHttp"
 
 /**
@@ -31,9 +31,6 @@ const MAX_LISTED_MODELS = 5_000
 const MAX_LIST_BODY_CHARS = 8 * 1024 * 1024
 const MAX_BODY_CHARS = 256 * 1024
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const windowValue = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= MIN_WINDOW && value <= MAX_WINDOW ? value : undefined
 
@@ -44,20 +41,20 @@ const smallest = (values: ReadonlyArray<number | undefined>): number | undefined
 
 /** llama.cpp `/props`: the per-slot window (the smaller when both fields are there). */
 export const llamaCppPropsWindow = (json: unknown): number | undefined => {
-  if (!isRecord(json)) return undefined
-  const settings = isRecord(json.default_generation_settings) ? json.default_generation_settings : {}
+  if (!Predicate.isRecord(json)) return undefined
+  const settings = Predicate.isRecord(json.default_generation_settings) ? json.default_generation_settings : {}
   return smallest([windowValue(json.n_ctx), windowValue(settings.n_ctx)])
 }
 
 /** Ollama `/api/show`: `num_ctx` when the model sets one, else its trained length capped at Ollama's default. */
 export const ollamaShowWindow = (json: unknown): number | undefined => {
-  if (!isRecord(json)) return undefined
+  if (!Predicate.isRecord(json)) return undefined
   if (typeof json.parameters === "string") {
     const match = /(?:^|\n)\s*num_ctx\s+(\d+)/.exec(json.parameters.slice(0, 64 * 1024))
     const set = windowValue(match === null ? undefined : Number(match[1]))
     if (set !== undefined) return set
   }
-  if (!isRecord(json.model_info)) return undefined
+  if (!Predicate.isRecord(json.model_info)) return undefined
   const trained = Object.entries(json.model_info).slice(0, 2_000)
     .find(([key]) => key.endsWith(".context_length"))?.[1]
   const length = windowValue(trained)
@@ -65,10 +62,10 @@ export const ollamaShowWindow = (json: unknown): number | undefined => {
 }
 
 const listedModel = (json: unknown, model: string): Record<string, unknown> | undefined => {
-  if (!isRecord(json) || !Array.isArray(json.data)) return undefined
+  if (!Predicate.isRecord(json) || !Array.isArray(json.data)) return undefined
   const wanted = model.toLowerCase()
   return json.data.slice(0, MAX_LISTED_MODELS).find((entry): entry is Record<string, unknown> =>
-    isRecord(entry) && typeof entry.id === "string" && entry.id.toLowerCase() === wanted)
+    Predicate.isRecord(entry) && typeof entry.id === "string" && entry.id.toLowerCase() === wanted)
 }
 
 /** LM Studio `/api/v0/models`: the window the model is loaded with, else its largest. */
@@ -81,7 +78,7 @@ export const lmStudioWindow = (json: unknown, model: string): number | undefined
 export const modelListWindow = (json: unknown, model: string): number | undefined => {
   const entry = listedModel(json, model)
   if (entry === undefined) return undefined
-  const top = isRecord(entry.top_provider) ? entry.top_provider : {}
+  const top = Predicate.isRecord(entry.top_provider) ? entry.top_provider : {}
   return windowValue(entry.context_length) ?? windowValue(top.context_length) ?? windowValue(entry.context_window) ??
     windowValue(entry.max_model_len) ?? windowValue(entry.max_context_length)
 }

@@ -1,5 +1,5 @@
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, Predicate, Redacted, Stream } from "effect"
 import type { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
 import type { GenerationRequest } from "../GenerationRequest"
@@ -58,7 +58,7 @@ export const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
       if (body._tag === "Sse") return body.decode(() => makeGeminiDecoder({ provider: providerName }))
       const value = body.value
       const payload = Array.isArray(value) ? value[0] : value
-      return yield* typeof payload === "object" && payload !== null && "error" in payload
+      return yield* Predicate.isRecord(payload) && "error" in payload
         ? fromStreamErrorPayload(providerName, payload)
         : invalidResponse(providerName, "expected an event stream but got a JSON document")
     }))

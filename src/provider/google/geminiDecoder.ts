@@ -1,4 +1,4 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -6,6 +6,8 @@ import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
+import { callsPastCap, maxCallsPerPass } from "../toolArguments"
+import { parseJsonFrame } from "../jsonFrame"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -60,27 +62,19 @@ export const geminiFinishReasonOf = (raw: string): FinishReason => {
   }
 }
 
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
-}
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
- * Decodes Gemini SSE chunks: text parts as text, `thought: true` parts as reasoning, the first
- * `functionCall` part as a `ToolCall` with its `thoughtSignature` (Gemini sends arguments whole,
- * so there is nothing to repair) released with the finish after the usage, `finishReason` mapped (MAX_TOKENS ⇒
- * length, SAFETY and friends ⇒ content_filter). Gemini has no end marker: a body that closes
- * without a finish reason is a `Network` error.
+ * Decodes Gemini SSE chunks: text parts as text, `thought: true` parts as reasoning, every
+ * `functionCall` part (in one chunk or several) as its own `ToolCall`, in order, each with the
+ * `thoughtSignature` of its own part (Gemini signs only the first of parallel calls; it sends
+ * arguments whole, so there is nothing to repair), released with the finish after the usage;
+ * text after the first call is not shown. `finishReason` is mapped (MAX_TOKENS ⇒ length, SAFETY
+ * and friends ⇒ content_filter). Gemini has no end marker: a body that closes without a finish
+ * reason is a `Network` error.
  */
 export const makeGeminiDecoder = (options: { readonly provider: string }): Decoder<SseFrame, ProviderEvent, ProviderError> => {
-  /** The first call, held until the finish chunk so the final usage comes before it (the loop stops at the call). */
-  let call: FunctionCall | undefined
+  /** The pass's calls, held until the finish chunk so the final usage comes before them. */
+  const calls: Array<FunctionCall> = []
+  let callsOverflowed = false
   let finished = false
   let sawFrames = false
   let done = false
@@ -94,15 +88,19 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
     const candidate = chunk.candidates?.[0]
     for (const part of candidate?.content?.parts ?? []) {
       if (part.functionCall) {
-        if (call !== undefined) continue
+        if (finished) continue
+        if (calls.length >= maxCallsPerPass) {
+          callsOverflowed = true
+          continue
+        }
         const fn = part.functionCall
-        call = {
+        calls.push({
           name: fn.name,
-          args: isRecord(fn.args) ? fn.args : {},
+          args: Predicate.isRecord(fn.args) ? fn.args : {},
           ...(fn.id ? { id: fn.id } : {}),
           ...(part.thoughtSignature ? { thoughtSignature: part.thoughtSignature } : {})
-        }
-      } else if (part.text && call === undefined) {
+        })
+      } else if (part.text && calls.length === 0) {
         out.push(part.thought ? ProviderEvent.ReasoningDelta({ text: part.text }) : ProviderEvent.TextDelta({ text: part.text }))
       }
     }
@@ -114,7 +112,7 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
       : undefined
     const usage = chunk.usageMetadata
     // Usage is cumulative on every chunk: report it with the finish (and any correction after),
-    // before the call, since the loop may stop reading at the ToolCall.
+    // before the calls, since the loop may stop reading once it has them.
     if (usage && (reason !== undefined || finished)) {
       // Gemini counts thoughts apart from the candidates; output is both, thoughts being the reasoning part.
       out.push(ProviderEvent.Usage({
@@ -129,8 +127,9 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
     }
     if (reason !== undefined && !finished) {
       finished = true
-      if (call !== undefined) out.push(ProviderEvent.ToolCall({ call }))
-      out.push(ProviderEvent.Finish({ reason: reason === "stop" && call !== undefined ? "tool_calls" : reason }))
+      for (const call of calls) out.push(ProviderEvent.ToolCall({ call }))
+      out.push(ProviderEvent.Finish({ reason: reason === "stop" && calls.length > 0 ? "tool_calls" : reason }))
+      if (callsOverflowed) return callsPastCap(options.provider)
     }
     return undefined
   }
@@ -144,7 +143,7 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
         out.push(keepAlive)
         continue
       }
-      const parsed = parseJson(frame.data)
+      const parsed = parseJsonFrame(frame.data)
       if (!parsed.ok) {
         then = Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`))
         done = true

@@ -1,6 +1,7 @@
 import type { ChatMessage, ImageRef } from "../../domain/ChatMessage"
+import type { ToolHistoryEntry } from "../../domain/ToolHistoryEntry"
 import type { GenerationRequest } from "../GenerationRequest"
-import { callArguments, preToolText, toolImages, toolResultValue } from "../toolReplay"
+import { callArguments, exchangesOf, toolImages, toolResultValue } from "../toolReplay"
 
 type Part = Readonly<Record<string, unknown>>
 
@@ -46,36 +47,48 @@ export interface GeminiBodyOptions {
 }
 
 /**
+ * The `functionCall` parts of one exchange. A call keeps the signature Gemini put on its part;
+ * of parallel calls Gemini signs only the first, so the others go without. An exchange no
+ * Gemini model signed (calls made by another provider before a fallback) carries the
+ * placeholder on its first call, where Gemini 3 checks for one.
+ */
+const functionCallParts = (entries: ReadonlyArray<ToolHistoryEntry>): ReadonlyArray<Part> => {
+  const signed = entries.some((entry) => entry.functionCall.thoughtSignature !== undefined)
+  return entries.map((entry, index) => {
+    const call = entry.functionCall
+    const signature = call.thoughtSignature ?? (!signed && index === 0 ? missingSignaturePlaceholder : undefined)
+    return {
+      functionCall: { name: call.name, args: callArguments(entry), ...(call.id === undefined ? {} : { id: call.id }) },
+      ...(signature === undefined ? {} : { thoughtSignature: signature })
+    }
+  })
+}
+
+/**
  * `streamGenerateContent` body: context turns (system-role items become user text), then per
- * tool history entry a model turn (pre-tool text, the `functionCall` with its `thoughtSignature`)
- * and a user turn with the `functionResponse` (+ images the tool posted), then the prefill as a
- * trailing model turn. Tool schemas go as `parametersJsonSchema` (full JSON Schema, so MCP
- * schemas with `additionalProperties` or `$schema` are accepted).
+ * exchange (the calls one pass made) one model turn (pre-tool text, a `functionCall` part per
+ * call with its `thoughtSignature`) and one user turn with the `functionResponse` parts in the
+ * same order (+ images the tools posted), then the prefill as a trailing model turn. Tool schemas
+ * go as `parametersJsonSchema` (full JSON Schema, so MCP schemas with `additionalProperties` or
+ * `$schema` are accepted).
  */
 export const geminiBody = (request: GenerationRequest, options: GeminiBodyOptions) => {
   const contents: Array<Content> = []
   for (const message of request.messages) {
     pushContent(contents, message.role === "assistant" ? "model" : "user", partsOf(message))
   }
-  for (const entry of request.functionHistory) {
-    const call = entry.functionCall
-    const before = preToolText(entry)
-    pushContent(contents, "model", [
-      ...(before === undefined ? [] : [{ text: before }]),
-      {
-        functionCall: { name: call.name, args: callArguments(entry), ...(call.id === undefined ? {} : { id: call.id }) },
-        thoughtSignature: call.thoughtSignature ?? missingSignaturePlaceholder
-      }
-    ])
+  for (const exchange of exchangesOf(request.functionHistory)) {
+    const before = exchange.preToolText
+    pushContent(contents, "model", [...(before === undefined ? [] : [{ text: before }]), ...functionCallParts(exchange.entries)])
     pushContent(contents, "user", [
-      {
+      ...exchange.entries.map((entry) => ({
         functionResponse: {
-          name: call.name,
+          name: entry.functionCall.name,
           response: { result: toolResultValue(entry) },
-          ...(call.id === undefined ? {} : { id: call.id })
+          ...(entry.functionCall.id === undefined ? {} : { id: entry.functionCall.id })
         }
-      },
-      ...toolImages(entry).map(imagePart)
+      })),
+      ...exchange.entries.flatMap((entry) => toolImages(entry).map(imagePart))
     ])
   }
   if (request.assistantPrefill !== undefined && request.assistantPrefill.length > 0) {

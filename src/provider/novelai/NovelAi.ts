@@ -1,5 +1,5 @@
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Effect, Layer, Option, Predicate, Redacted, Stream } from "effect"
 import { personaSetting } from "../../config/PersonaConfig"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -212,7 +212,7 @@ export const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
       if (body._tag === "Sse") return body.decode(() => makeTokenDecoder(providerName))
       // `/ai/generate`'s whole answer (`{output}`) from a gateway that ignored streaming, or an error.
       const value = body.value
-      if (typeof value === "object" && value !== null && "output" in value && typeof value.output === "string") {
+      if (Predicate.isRecord(value) && typeof value.output === "string") {
         const whole: ReadonlyArray<TokenEvent> = [{ _tag: "Token", text: value.output }, { _tag: "Final" }]
         return Stream.fromIterable(whole)
       }

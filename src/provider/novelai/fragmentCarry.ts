@@ -3,13 +3,13 @@ import { Clock, Effect, Option, Ref } from "effect"
 import type { GenerationRequest } from "../GenerationRequest"
 
 /**
- * What a NovelAI session leaves for the retry of the same reply (spec §12.9 "trailing fragment
- * carryover on retry"): when a fragment request fails mid-reply, the text generated but not yet
- * shown (the unfinished sentence) and the output tokens already spent. The outer tier retries
- * with the shown text as the prefill; the session that continues exactly that reply takes the
- * entry, shows the fragment first and continues after it within what is left of the budget.
- * Provider-owned state, so the tool loop carries none of it (seed 003). Bounded: at most
- * `maxEntries`, each for `ttlMillis`.
+ * What a NovelAI session leaves for the retry of the same reply (docs/architecture.md,
+ * "NovelAI's pass rules" and "Fallback continuation"): when a fragment request fails mid-reply,
+ * the text generated but not yet shown (the unfinished sentence) and the output tokens already
+ * spent. The outer tier retries with the shown text as the prefill; the session that continues
+ * exactly that reply takes the entry, shows the fragment first and continues after it within
+ * what is left of the budget. Provider-owned state, so the tool loop carries none of it (the
+ * loop names no provider). Bounded: at most `maxEntries`, each for `ttlMillis`.
  */
 export interface CarriedFragment {
   readonly fragment: string

@@ -1,6 +1,6 @@
 import type { ChatMessage } from "../../domain/ChatMessage"
 import type { GenerationRequest } from "../GenerationRequest"
-import { preToolText, toolResultText } from "../toolReplay"
+import { exchangesOf, toolResultText } from "../toolReplay"
 
 /**
  * The flat text prompt NovelAI's text models continue: the system prompt, a `***` separator,
@@ -49,10 +49,10 @@ export const novelAiPrompt = (request: GenerationRequest, options: PromptOptions
     const line = messageLine(message, options.botName)
     if (line !== undefined) lines.push(line)
   }
-  for (const entry of request.functionHistory) {
-    const before = preToolText(entry)
-    if (before !== undefined) lines.push(`${options.botName}: ${oneLine(before)}`)
-    lines.push(`[Result of ${entry.functionCall.name}: ${oneLine(toolResultText(entry))}]`)
+  // The calls one pass made: its pre-tool text once, then a note per result, in order.
+  for (const exchange of exchangesOf(request.functionHistory)) {
+    if (exchange.preToolText !== undefined) lines.push(`${options.botName}: ${oneLine(exchange.preToolText)}`)
+    for (const entry of exchange.entries) lines.push(`[Result of ${entry.functionCall.name}: ${oneLine(toolResultText(entry))}]`)
   }
   const prefill = request.assistantPrefill?.trimStart() ?? ""
   const tail = `${options.botName}:${prefill.length > 0 ? ` ${prefill}` : ""}`

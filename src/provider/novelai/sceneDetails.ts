@@ -1,5 +1,5 @@
 /**
- * Drains `<details>` blocks out of streamed text (spec §1.1 `detailsContent`): NovelAI personas
+ * Drains `<details>` blocks out of streamed text (the result's `detailsContent`): NovelAI personas
  * write scene metadata (place, time, mood...) in such a block; it goes to the result and memory,
  * never to the reply. Text may arrive cut anywhere, inside a tag included: a possible start of
  * `<details` or `</details>` is held until the next piece decides. The body (its `<summary>`

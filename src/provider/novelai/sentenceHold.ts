@@ -1,9 +1,10 @@
 /**
  * Holds back the text after the last sentence boundary of a streamed reply, so that a reply cut
- * by the output budget can end cleanly at a sentence (spec §1.1 `naiContinuationPrefill`,
- * §12.9). What is released is final; `pending` is the unfinished sentence. A boundary is a
- * sentence-ending mark followed by whitespace, or a line break. The single quote is not one
- * (`don't`, `it's`). Past `maxPendingChars` without a boundary the text is released anyway.
+ * by the output budget can end cleanly at a sentence (the held part is the result's
+ * `naiContinuationPrefill`, carried to the retry). What is released is final; `pending` is the
+ * unfinished sentence. A boundary is a sentence-ending mark followed by whitespace, or a line
+ * break. The single quote is not one (`don't`, `it's`). Past `maxPendingChars` without a
+ * boundary the text is released anyway.
  */
 
 const BOUNDARY = /[.!?…。！？"”*~)\]」』—]\s+|\n/g

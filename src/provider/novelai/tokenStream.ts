@@ -1,8 +1,9 @@
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { ProviderError } from "../../domain/ProviderError"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
+import { parseJsonFrame } from "../jsonFrame"
 
 /**
  * NovelAI's `/ai/generate-stream` answer: one SSE event per generated token,
@@ -18,17 +19,6 @@ export type TokenEvent =
   | { readonly _tag: "Token"; readonly text: string }
   | { readonly _tag: "Final" }
   | { readonly _tag: "KeepAlive" }
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
-}
 
 const keepAlive: TokenEvent = { _tag: "KeepAlive" }
 const final: TokenEvent = { _tag: "Final" }
@@ -50,7 +40,7 @@ export const makeTokenDecoder = (provider: string): Decoder<SseFrame, TokenEvent
           out.push(keepAlive)
           continue
         }
-        const parsed = parseJson(frame.data)
+        const parsed = parseJsonFrame(frame.data)
         if (!parsed.ok) {
           done = true
           return { out, then: Effect.fail(invalidResponse(provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`)), done }
@@ -61,7 +51,7 @@ export const makeTokenDecoder = (provider: string): Decoder<SseFrame, TokenEvent
           out.push({ _tag: "Token", text: value })
           continue
         }
-        if (!isRecord(value)) {
+        if (!Predicate.isRecord(value)) {
           done = true
           return { out, then: Effect.fail(invalidResponse(provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`)), done }
         }

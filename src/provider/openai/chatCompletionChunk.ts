@@ -5,6 +5,7 @@
  * allocate nothing. Same rules as the Struct it replaces: every field optional, `null`
  * accepted, a field of the wrong type rejects the chunk, unknown fields are ignored.
  */
+import { Predicate } from "effect"
 
 export interface ToolCallDelta {
   readonly index?: number | null | undefined
@@ -51,8 +52,6 @@ export interface ChatCompletionChunk {
 
 type Fields = Readonly<Record<string, unknown>>
 
-const isObject = (value: unknown): value is Fields => typeof value === "object" && value !== null && !Array.isArray(value)
-
 const optionalString = (value: unknown): boolean => value === undefined || value === null || typeof value === "string"
 const optionalNumber = (value: unknown): boolean => value === undefined || value === null || typeof value === "number"
 const optionalArrayOf = (value: unknown, item: (element: unknown) => boolean): boolean => {
@@ -62,10 +61,10 @@ const optionalArrayOf = (value: unknown, item: (element: unknown) => boolean): b
   return true
 }
 const optionalObject = (value: unknown, shape: (fields: Fields) => boolean): boolean =>
-  value === undefined || value === null || (isObject(value) && shape(value))
+  value === undefined || value === null || (Predicate.isRecord(value) && shape(value))
 
 const isToolCallDelta = (value: unknown): boolean =>
-  isObject(value) &&
+  Predicate.isRecord(value) &&
   optionalNumber(value.index) &&
   optionalString(value.id) &&
   optionalObject(value.function, (fn) => optionalString(fn.name) && optionalString(fn.arguments))
@@ -78,7 +77,7 @@ const isDelta = (delta: Fields): boolean =>
   optionalArrayOf(delta.tool_calls, isToolCallDelta)
 
 const isChoice = (value: unknown): boolean =>
-  isObject(value) &&
+  Predicate.isRecord(value) &&
   optionalNumber(value.index) &&
   optionalObject(value.delta, isDelta) &&
   optionalObject(value.message, isDelta) &&
@@ -94,6 +93,6 @@ const isUsage = (usage: Fields): boolean =>
 
 /** The chunk, or undefined when its shape is not a Chat Completions chunk. */
 export const readChatCompletionChunk = (value: unknown): ChatCompletionChunk | undefined =>
-  isObject(value) && optionalArrayOf(value.choices, isChoice) && optionalObject(value.usage, isUsage)
+  Predicate.isRecord(value) && optionalArrayOf(value.choices, isChoice) && optionalObject(value.usage, isUsage)
     ? (value as ChatCompletionChunk)
     : undefined

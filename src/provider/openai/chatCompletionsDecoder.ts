@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -6,8 +6,9 @@ import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
-import { argumentsOverCap, exceedsArgumentCap, finalizeArguments } from "../toolArguments"
+import { allLogs, argumentsOverCap, callsPastCap, exceedsArgumentCap, finalizeArguments, maxCallsPerPass } from "../toolArguments"
 import { type ChatCompletionChunk, readChatCompletionChunk, type ToolCallDelta } from "./chatCompletionChunk"
+import { parseJsonFrame } from "../jsonFrame"
 
 export type { ChatCompletionChunk } from "./chatCompletionChunk"
 
@@ -32,6 +33,8 @@ export const finishReasonOf = (raw: string): FinishReason => {
 }
 
 interface CallSlot {
+  /** The `index` the server numbers the call with: calls are emitted in this order. */
+  readonly index: number
   id: string | undefined
   name: string
   args: string
@@ -44,9 +47,6 @@ type ReasoningDetail = Record<string, unknown>
 /** A tool name streamed in pieces stops growing here (no real tool name comes close). */
 const MAX_NAME_CHARS = 256
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
  * OpenRouter streams reasoning blocks in pieces tagged with an `index`: pieces of one block are
  * merged (text fields concatenated, the rest last-wins) so the replay carries whole blocks. A
@@ -56,7 +56,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArray<unknown>, maxChars: number): string | undefined => {
   let visible = ""
   for (const piece of pieces) {
-    if (!isRecord(piece)) continue
+    if (!Predicate.isRecord(piece)) continue
     const text = typeof piece.text === "string" ? piece.text : typeof piece.summary === "string" ? piece.summary : ""
     visible += text
     const index = typeof piece.index === "number" ? piece.index : undefined
@@ -93,9 +93,10 @@ export interface ChatCompletionsDecoder extends Decoder<SseFrame, ProviderEvent,
 
 /**
  * Decodes Chat Completions SSE frames into provider events: text and reasoning deltas as they
- * come, tool-call fragments (names too) accumulated by index and emitted as one `ToolCall` when
- * the choice finishes (only the first call of a pass, spec §1.1; the accumulator is cleared)
- * and released with the `Finish` when the stream ends, after any usage; exactly one `Finish`.
+ * come; tool-call fragments (names too) accumulated per `index` (deltas of parallel calls may
+ * interleave) and, when the choice finishes, every call emitted as its own `ToolCall` in index
+ * order, released with the `Finish` when the stream ends, after any usage; exactly one `Finish`.
+ * The pass's reasoning (`reasoning_content`, `reasoning_details`) goes on its first call.
  *
  * End of stream: `[DONE]` ends it (a missing finish reason is then `stop`, or `tool_calls` when
  * a call came); a body that closes after a finish reason but without `[DONE]` is accepted; one
@@ -111,46 +112,65 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
   const reasoningContent: Array<string> = []
   const reasoningDetails: Array<ReasoningDetail> = []
   let callEmitted = false
+  /** The pass started more calls than it may make (logged once, with the calls). */
+  let callsOverflowed = false
   let finished = false
   let sawFrames = false
   let done = false
 
-  const finalizeCall = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
-    const first = calls[0]
-    calls.length = 0
-    byIndex.clear()
-    if (first === undefined || callEmitted) return undefined
-    const name = first.name.trim()
+  /** The call a slot holds, with the log to run for it; no call for a slot that never got a name. */
+  const toolCallOf = (slot: CallSlot, outputCut: boolean): { readonly call?: FunctionCall; readonly log: Effect.Effect<void> | undefined } => {
+    const name = slot.name.trim()
     if (name.length === 0) {
-      return Effect.logWarning("dropping a streamed tool call that never received a name").pipe(
-        Effect.annotateLogs({ adapter: options.provider, argument_chars: first.args.length })
-      )
+      return {
+        log: Effect.logWarning("dropping a streamed tool call that never received a name").pipe(
+          Effect.annotateLogs({ adapter: options.provider, argument_chars: slot.args.length })
+        )
+      }
     }
-    callEmitted = true
-    const { log, result } = first.overCap
+    const { log, result } = slot.overCap
       ? argumentsOverCap({ adapter: options.provider, toolName: name, maxChars: options.maxRepairChars })
-      : finalizeArguments(first.args, {
+      : finalizeArguments(slot.args, {
         adapter: options.provider,
         toolName: name,
         maxRepairChars: options.maxRepairChars,
         outputCut
       })
+    // The pass's reasoning is replayed once, with its first call.
+    const first = !callEmitted
     const call: FunctionCall = {
       name,
       args: result.args,
       ...(result.truncated ? { argumentsTruncated: true } : {}),
-      ...(first.id === undefined ? {} : { id: first.id }),
-      ...(reasoningContent.length === 0 ? {} : { reasoningContent: reasoningContent.join("") }),
-      ...(reasoningDetails.length === 0 ? {} : { reasoningDetails: reasoningDetails.map((detail) => ({ ...detail })) })
+      ...(slot.id === undefined ? {} : { id: slot.id }),
+      ...(!first || reasoningContent.length === 0 ? {} : { reasoningContent: reasoningContent.join("") }),
+      ...(!first || reasoningDetails.length === 0 ? {} : { reasoningDetails: reasoningDetails.map((detail) => ({ ...detail })) })
     }
-    out.push(ProviderEvent.ToolCall({ call }))
-    return log
+    return { call, log }
+  }
+
+  /** Emits every call of the pass, in index order (once: the accumulator is cleared). */
+  const finalizeCalls = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
+    // A stable sort: calls a server numbered alike keep the order they started in.
+    const pending = calls.length > 1 ? [...calls].sort((a, b) => a.index - b.index) : [...calls]
+    calls.length = 0
+    byIndex.clear()
+    const logs: Array<Effect.Effect<void>> = []
+    for (const slot of pending) {
+      const { call, log } = toolCallOf(slot, outputCut)
+      if (log) logs.push(log)
+      if (call === undefined) continue
+      callEmitted = true
+      out.push(ProviderEvent.ToolCall({ call }))
+    }
+    if (callsOverflowed) logs.push(callsPastCap(options.provider))
+    return allLogs(logs)
   }
 
   /**
    * A finished pass with a call holds the ToolCall and Finish until the stream ends (`[DONE]`
-   * or the body closes): the usage chunk comes after the finish, and the loop stops reading at
-   * the ToolCall. A text pass is read to the end anyway, so this adds no new way to hang.
+   * or the body closes): the usage chunk comes after the finish, and the loop may stop reading
+   * once it has the calls. A text pass is read to the end anyway, so this adds no new way to hang.
    */
   let held: Array<ProviderEvent> = []
 
@@ -158,7 +178,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
     if (finished) return undefined
     finished = true
     const tail: Array<ProviderEvent> = []
-    const log = finalizeCall(tail, reason === "length" || reason === "content_filter")
+    const log = finalizeCalls(tail, reason === "length" || reason === "content_filter")
     tail.push(ProviderEvent.Finish({ reason: reason === "stop" && callEmitted ? "tool_calls" : reason }))
     if (callEmitted) held = tail
     else out.push(...tail)
@@ -177,7 +197,11 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
       let slot = byIndex.get(index)
       // A server that numbers every call 0 still starts a new call with a new id.
       if (slot === undefined || (delta.id && slot.id && delta.id !== slot.id && slot.name.length > 0)) {
-        slot = { id: undefined, name: "", args: "", overCap: false }
+        if (calls.length >= maxCallsPerPass) {
+          callsOverflowed = true
+          continue
+        }
+        slot = { index, id: undefined, name: "", args: "", overCap: false }
         byIndex.set(index, slot)
         calls.push(slot)
       }
@@ -196,11 +220,14 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
     return false
   }
 
-  /** A call outgrew the argument cap: the first call is emitted now (cut) and reading stops. */
+  /**
+   * A call outgrew the argument cap: every call of the pass is emitted now, as the output was
+   * cut there (that call refused as truncated, the others as their arguments stand), and reading stops.
+   */
   const cutAtArgumentCap = (out: Array<ProviderEvent>): Effect.Effect<void> | undefined => {
     finished = true
     done = true
-    const log = finalizeCall(out, true)
+    const log = finalizeCalls(out, true)
     out.push(ProviderEvent.Finish({ reason: "length" }))
     return log
   }
@@ -240,7 +267,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
         if (delta.tool_calls && !finished && absorbToolCalls(delta.tool_calls)) return cutAtArgumentCap(out)
       }
     }
-    // Usage before the call: the loop may stop reading at the ToolCall (DeepSeek sends both in one chunk).
+    // Usage before the calls: the loop may stop reading once it has them (DeepSeek sends both in one chunk).
     const usage = chunk.usage
     if (usage) {
       out.push(ProviderEvent.Usage({
@@ -280,7 +307,7 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
         done = true
         break
       }
-      const parsed = parseJson(data)
+      const parsed = parseJsonFrame(data)
       if (!parsed.ok) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${data.slice(0, 200)}`)))
         done = true
@@ -317,14 +344,6 @@ export const makeChatCompletionsDecoder = (options: ChatCompletionsDecoderOption
       }
       return { out: [], then: Effect.fail(endedEarly(options.provider, sawFrames)) }
     }
-  }
-}
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
   }
 }
 

@@ -1,12 +1,14 @@
+import { Predicate } from "effect"
 import type { ChatMessage } from "../../domain/ChatMessage"
+import type { ToolHistoryEntry } from "../../domain/ToolHistoryEntry"
 import type { GenerationRequest } from "../GenerationRequest"
-import { callArguments, callId, preToolText, toolImages, toolResultText } from "../toolReplay"
+import { callArguments, exchangesOf, toolImages, toolResultText } from "../toolReplay"
 
 /** Options of the request body that differ between OpenAI-compatible servers. */
 export interface ChatCompletionsBodyOptions {
   /** `max_tokens` (most compatible servers) or `max_completion_tokens` (newer OpenAI models). */
   readonly maxTokensParameter: "max_tokens" | "max_completion_tokens"
-  /** Sent only when set: some servers reject the field. Only the first call of a pass runs anyway. */
+  /** Sent only when set: some servers reject the field. */
   readonly parallelToolCalls: boolean | undefined
   readonly includeUsage: boolean
   /** Merged into the body last (OpenRouter `provider` routing, `reasoning` settings...). */
@@ -37,43 +39,53 @@ const messageOf = (message: ChatMessage): Record<string, unknown> => {
 }
 
 const isOpenRouterReasoning = (detail: unknown): boolean =>
-  typeof detail === "object" && detail !== null && "type" in detail && typeof detail.type === "string" &&
+  Predicate.isRecord(detail) && typeof detail.type === "string" &&
   detail.type.startsWith("reasoning.")
 
+/** Tool messages cannot carry images: one user-role message after the results carries those of every call. */
+const imagesMessage = (entries: ReadonlyArray<ToolHistoryEntry>): Record<string, unknown> | undefined => {
+  const content = entries.flatMap((entry) => {
+    const images = toolImages(entry)
+    return images.length === 0 ? [] : [
+      { type: "text", text: `[Images returned by the ${entry.functionCall.name} tool]` },
+      ...images.map((image) => ({ type: "image_url", image_url: { url: image.url } }))
+    ]
+  })
+  return content.length === 0 ? undefined : { role: "user", content }
+}
+
 /**
- * Chat Completions body: the system prompt first, the context messages, then per tool history
- * entry the assistant turn (pre-tool text merged into its `content`, the call, the reasoning
- * fields DeepSeek and OpenRouter require back) and the `tool` message, then the prefill as a
- * trailing assistant message the model continues.
+ * Chat Completions body: the system prompt first, the context messages, then per exchange (the
+ * calls one pass made) one assistant message (pre-tool text as its `content`, every call in
+ * `tool_calls`, the reasoning fields DeepSeek and OpenRouter require back) and one `tool`
+ * message per call, in order; then the prefill as a trailing assistant message the model continues.
  */
 export const chatCompletionsBody = (request: GenerationRequest, options: ChatCompletionsBodyOptions) => {
   const messages: Array<Record<string, unknown>> = []
   if (request.system.trim().length > 0) messages.push({ role: "system", content: request.system })
   for (const message of request.messages) messages.push(messageOf(message))
-  request.functionHistory.forEach((entry, position) => {
-    const id = callId(entry, position, "call_")
-    const call = entry.functionCall
-    const reasoningDetails = (call.reasoningDetails ?? []).filter(isOpenRouterReasoning)
+  for (const exchange of exchangesOf(request.functionHistory, "call_")) {
+    const calls = exchange.entries.map((entry) => entry.functionCall)
+    // The pass's reasoning travels on its first call; gathered from every call all the same.
+    const reasoningContent = calls.find((call) => call.reasoningContent !== undefined)?.reasoningContent
+    const reasoningDetails = calls.flatMap((call) => (call.reasoningDetails ?? []).filter(isOpenRouterReasoning))
     messages.push({
       role: "assistant",
-      content: preToolText(entry) ?? null,
-      tool_calls: [{ id, type: "function", function: { name: call.name, arguments: JSON.stringify(callArguments(entry)) } }],
-      ...(call.reasoningContent === undefined ? {} : { reasoning_content: call.reasoningContent }),
+      content: exchange.preToolText ?? null,
+      tool_calls: exchange.entries.map((entry, index) => ({
+        id: exchange.ids[index],
+        type: "function",
+        function: { name: entry.functionCall.name, arguments: JSON.stringify(callArguments(entry)) }
+      })),
+      ...(reasoningContent === undefined ? {} : { reasoning_content: reasoningContent }),
       ...(reasoningDetails.length === 0 ? {} : { reasoning_details: reasoningDetails })
     })
-    messages.push({ role: "tool", tool_call_id: id, content: toolResultText(entry) })
-    const images = toolImages(entry)
-    if (images.length > 0) {
-      // Tool messages cannot carry images: a user-role message carries them right after.
-      messages.push({
-        role: "user",
-        content: [
-          { type: "text", text: `[Images returned by the ${call.name} tool]` },
-          ...images.map((image) => ({ type: "image_url", image_url: { url: image.url } }))
-        ]
-      })
-    }
-  })
+    exchange.entries.forEach((entry, index) => {
+      messages.push({ role: "tool", tool_call_id: exchange.ids[index], content: toolResultText(entry) })
+    })
+    const images = imagesMessage(exchange.entries)
+    if (images !== undefined) messages.push(images)
+  }
   if (request.assistantPrefill !== undefined && request.assistantPrefill.length > 0) {
     messages.push({ role: "assistant", content: request.assistantPrefill })
   }

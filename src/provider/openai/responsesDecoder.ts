@@ -1,4 +1,4 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -6,7 +6,8 @@ import { makeUsage } from "../../domain/TokenUsage"
 import type { Decoder, DecodeStep } from "../decodeWith"
 import { endedEarly, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
 import type { SseFrame } from "../sse/Sse"
-import { argumentsOverCap, exceedsArgumentCap, finalizeArguments } from "../toolArguments"
+import { allLogs, argumentsOverCap, callsPastCap, exceedsArgumentCap, finalizeArguments, maxCallsPerPass } from "../toolArguments"
+import { parseJsonFrame } from "../jsonFrame"
 
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
@@ -64,12 +65,14 @@ type ResponsesEvent = typeof ResponsesEvent.Type
 
 const decodeEvent = Schema.decodeUnknownEither(ResponsesEvent)
 
-/** Output items a pass keeps track of: only its first call runs, so a server sending more is not followed. */
+/** Reasoning items a pass keeps for replay; past the bound they are still shown. */
 const MAX_TRACKED_ITEMS = 64
 const decodeResponse = Schema.decodeUnknownEither(ResponseObject)
 
 interface CallItem {
   readonly itemId: string | undefined
+  /** Where the item sits in the response's output (deltas of a server without item ids name it). */
+  readonly outputIndex: number | undefined
   callId: string | undefined
   name: string
   readonly deltas: Array<string>
@@ -86,14 +89,6 @@ interface ReasoningItem {
   encrypted: string | undefined
   /** Reasoning text was streamed as deltas (else the done item's summary is shown once). */
   streamed: boolean
-}
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
 }
 
 export interface ResponsesDecoderOptions {
@@ -117,10 +112,12 @@ export interface ResponsesDecoder extends Decoder<SseFrame, ProviderEvent, Provi
  *   the thought log; each reasoning item (`output_item.done`) is kept, and those the server
  *   returned encrypted are put on the call for replay; an item without content is dropped;
  * - function-call arguments are accumulated per item id (`function_call_arguments.delta`, the
- *   whole string of `.done` wins) and the first call of the pass is emitted once the response
- *   ends, after the usage, so the loop can stop reading at it;
+ *   whole string of `.done` wins; deltas of parallel calls may interleave) and every call of the
+ *   pass is emitted as its own `ToolCall`, in output order, once the response ends, after the
+ *   usage, so the loop can stop reading once it has them; the pass's encrypted reasoning goes on
+ *   its first call;
  * - `response.completed` ⇒ `stop` (`tool_calls` with a call); `response.incomplete` with
- *   `max_output_tokens` ⇒ `length` (a cut call's arguments are repaired and flagged, spec §9),
+ *   `max_output_tokens` ⇒ `length` (a cut call's arguments are repaired and flagged as truncated),
  *   with `content_filter` ⇒ `content_filter`; `response.failed` and `error` ⇒ a typed
  *   ProviderError through the shared table (rate limits rotate the key);
  * - the body closing before a terminal event is a `Network` error; a data line that is not
@@ -128,7 +125,7 @@ export interface ResponsesDecoder extends Decoder<SseFrame, ProviderEvent, Provi
  */
 export const makeResponsesDecoder = (options: ResponsesDecoderOptions): ResponsesDecoder => {
   const calls = new Map<string, CallItem>()
-  let firstCall: CallItem | undefined
+  let callsOverflowed = false
   const reasoning = new Map<string, ReasoningItem>()
   const reasoningOrder: Array<ReasoningItem> = []
   let sawText = false
@@ -137,19 +134,35 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
   let done = false
   const keepAlive = ProviderEvent.KeepAlive()
 
-  const callFor = (itemId: string | undefined): CallItem | undefined => {
-    if (itemId !== undefined) return calls.get(itemId)
-    // A server without item ids: deltas belong to the only call there is.
-    return calls.size === 1 ? [...calls.values()][0] : undefined
+  const callAt = (outputIndex: number | undefined): CallItem | undefined => {
+    if (outputIndex !== undefined) for (const call of calls.values()) if (call.outputIndex === outputIndex) return call
+    return undefined
   }
 
-  const addCall = (item: OutputItem): CallItem | undefined => {
-    const existing = item.id ? calls.get(item.id) : undefined
+  const callFor = (itemId: string | undefined, outputIndex: number | undefined): CallItem | undefined => {
+    if (itemId !== undefined) return calls.get(itemId)
+    // A server without item ids: the call at that output index, or the only call there is.
+    return callAt(outputIndex) ?? (calls.size === 1 ? [...calls.values()][0] : undefined)
+  }
+
+  const addCall = (item: OutputItem, outputIndex: number | undefined): CallItem | undefined => {
+    const existing = item.id ? calls.get(item.id) : callAt(outputIndex)
     if (existing !== undefined) return existing
-    if (calls.size >= MAX_TRACKED_ITEMS) return undefined
-    const call: CallItem = { itemId: item.id ?? undefined, callId: item.call_id ?? undefined, name: item.name ?? "", deltas: [], deltaChars: 0, whole: undefined, overCap: false }
+    if (calls.size >= maxCallsPerPass) {
+      callsOverflowed = true
+      return undefined
+    }
+    const call: CallItem = {
+      itemId: item.id ?? undefined,
+      outputIndex,
+      callId: item.call_id ?? undefined,
+      name: item.name ?? "",
+      deltas: [],
+      deltaChars: 0,
+      whole: undefined,
+      overCap: false
+    }
     calls.set(item.id ?? `#${calls.size}`, call)
-    if (firstCall === undefined) firstCall = call
     return call
   }
 
@@ -166,9 +179,9 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
   }
 
   /** Takes what a finished item says: a call's name and whole arguments, a reasoning item's summary and encryption. */
-  const absorbItem = (item: OutputItem, out: Array<ProviderEvent>, final: boolean) => {
+  const absorbItem = (item: OutputItem, outputIndex: number | undefined, out: Array<ProviderEvent>, final: boolean) => {
     if (item.type === "function_call") {
-      const call = addCall(item)
+      const call = addCall(item, outputIndex)
       if (call === undefined) return
       if (item.call_id) call.callId = item.call_id
       if (item.name) call.name = item.name
@@ -212,35 +225,43 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         : [{ type: "reasoning", ...(item.id === undefined ? {} : { id: item.id }), summary: item.summary, encrypted_content: item.encrypted }]
     )
 
-  const finalizeCall = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
-    const call = firstCall
-    if (call === undefined) return undefined
-    const name = call.name.trim()
-    if (name.length === 0) {
-      return Effect.logWarning("dropping a streamed function call that never received a name").pipe(
-        Effect.annotateLogs({ adapter: options.provider })
-      )
+  /** Emits every call of the pass, in output order, the pass's reasoning on the first. */
+  const finalizeCalls = (out: Array<ProviderEvent>, outputCut: boolean): Effect.Effect<void> | undefined => {
+    const logs: Array<Effect.Effect<void>> = []
+    let first = true
+    for (const call of calls.values()) {
+      const name = call.name.trim()
+      if (name.length === 0) {
+        logs.push(Effect.logWarning("dropping a streamed function call that never received a name").pipe(
+          Effect.annotateLogs({ adapter: options.provider })
+        ))
+        continue
+      }
+      const { log, result } = call.overCap
+        ? argumentsOverCap({ adapter: options.provider, toolName: name, maxChars: options.maxRepairChars })
+        : finalizeArguments(call.whole ?? call.deltas.join(""), { adapter: options.provider, toolName: name, maxRepairChars: options.maxRepairChars, outputCut })
+      if (log) logs.push(log)
+      const replay = first ? replayableReasoning() : []
+      first = false
+      const functionCall: FunctionCall = {
+        name,
+        args: result.args,
+        ...(result.truncated ? { argumentsTruncated: true } : {}),
+        ...(call.callId === undefined ? {} : { id: call.callId }),
+        ...(replay.length === 0 ? {} : { reasoningDetails: replay })
+      }
+      out.push(ProviderEvent.ToolCall({ call: functionCall }))
     }
-    const { log, result } = call.overCap
-      ? argumentsOverCap({ adapter: options.provider, toolName: name, maxChars: options.maxRepairChars })
-      : finalizeArguments(call.whole ?? call.deltas.join(""), { adapter: options.provider, toolName: name, maxRepairChars: options.maxRepairChars, outputCut })
-    const replay = replayableReasoning()
-    const functionCall: FunctionCall = {
-      name,
-      args: result.args,
-      ...(result.truncated ? { argumentsTruncated: true } : {}),
-      ...(call.callId === undefined ? {} : { id: call.callId }),
-      ...(replay.length === 0 ? {} : { reasoningDetails: replay })
-    }
-    out.push(ProviderEvent.ToolCall({ call: functionCall }))
-    return log
+    calls.clear()
+    if (callsOverflowed) logs.push(callsPastCap(options.provider))
+    return allLogs(logs)
   }
 
   /** A terminal `response.completed` / `response.incomplete`: usage, the call, the finish. */
   const finish = (response: ResponseObject | undefined, reason: FinishReason, out: Array<ProviderEvent>) => {
     finished = true
     done = true
-    for (const item of response?.output ?? []) absorbItem(item, out, true)
+    for (const [outputIndex, item] of (response?.output ?? []).entries()) absorbItem(item, outputIndex, out, true)
     const usage = response?.usage
     if (usage) {
       out.push(ProviderEvent.Usage({
@@ -253,20 +274,23 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         })
       }))
     }
-    const log = finalizeCall(out, reason === "length" || reason === "content_filter")
+    const log = finalizeCalls(out, reason === "length" || reason === "content_filter")
     const emitted = out.some((event) => event._tag === "ToolCall")
     out.push(ProviderEvent.Finish({ reason: reason === "stop" && emitted ? "tool_calls" : reason }))
     return log
   }
 
-  /** A call's arguments outgrew the cap: the first call goes out now, cut, and nothing more is read. */
+  /**
+   * A call's arguments outgrew the cap: every call goes out now, as the output was cut there
+   * (that one refused as truncated), and nothing more is read.
+   */
   const cutAtArgumentCap = (call: CallItem, out: Array<ProviderEvent>): Effect.Effect<void> | undefined => {
     call.deltas.length = 0
     call.whole = undefined
     call.overCap = true
     finished = true
     done = true
-    const log = finalizeCall(out, true)
+    const log = finalizeCalls(out, true)
     out.push(ProviderEvent.Finish({ reason: "length" }))
     return log
   }
@@ -293,13 +317,13 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         }
         return undefined
       case "response.output_item.added":
-        if (event.item) absorbItem(event.item, out, false)
+        if (event.item) absorbItem(event.item, event.output_index ?? undefined, out, false)
         return undefined
       case "response.output_item.done":
-        if (event.item) absorbItem(event.item, out, true)
+        if (event.item) absorbItem(event.item, event.output_index ?? undefined, out, true)
         return undefined
       case "response.function_call_arguments.delta": {
-        const call = callFor(event.item_id ?? undefined)
+        const call = callFor(event.item_id ?? undefined, event.output_index ?? undefined)
         if (call === undefined || !event.delta) return undefined
         if (exceedsArgumentCap(call.deltaChars, event.delta, options.maxRepairChars)) return cutAtArgumentCap(call, out)
         call.deltas.push(event.delta)
@@ -307,7 +331,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         return undefined
       }
       case "response.function_call_arguments.done": {
-        const call = callFor(event.item_id ?? undefined)
+        const call = callFor(event.item_id ?? undefined, event.output_index ?? undefined)
         if (call === undefined || typeof event.arguments !== "string" || event.arguments.length === 0) return undefined
         if (exceedsArgumentCap(0, event.arguments, options.maxRepairChars)) return cutAtArgumentCap(call, out)
         call.whole = event.arguments
@@ -355,7 +379,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         out.push(keepAlive)
         continue
       }
-      const parsed = parseJson(frame.data)
+      const parsed = parseJsonFrame(frame.data)
       if (!parsed.ok) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event whose data is not JSON: ${frame.data.slice(0, 200)}`)))
         done = true
@@ -396,7 +420,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
 
 /** Events for a whole response object from a server that ignored `stream: true`. */
 export const wholeResponseEvents = (value: unknown, options: ResponsesDecoderOptions): DecodeStep<ProviderEvent, ProviderError> => {
-  if (typeof value === "object" && value !== null && "error" in value && !("output" in value)) {
+  if (Predicate.isRecord(value) && "error" in value && !("output" in value)) {
     return { out: [], then: Effect.fail(fromStreamErrorPayload(options.provider, value)) }
   }
   const decoded = decodeResponse(value)

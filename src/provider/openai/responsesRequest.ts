@@ -1,7 +1,7 @@
+import { Predicate } from "effect"
 import type { ChatMessage } from "../../domain/ChatMessage"
-import type { ToolHistoryEntry } from "../../domain/ToolHistoryEntry"
 import type { GenerationRequest } from "../GenerationRequest"
-import { callArguments, callId, preToolText, toolImages, toolResultText } from "../toolReplay"
+import { callArguments, exchangesOf, type ReplayExchange, toolImages, toolResultText } from "../toolReplay"
 
 /** Options of the `POST /responses` body. */
 export interface ResponsesBodyOptions {
@@ -12,7 +12,7 @@ export interface ResponsesBodyOptions {
   readonly store: boolean
   /** Ask for encrypted reasoning items so they can be replayed (reasoning models); default true. */
   readonly includeEncryptedReasoning: boolean
-  /** Sent only when set. Only the first call of a pass runs anyway. */
+  /** Sent only when set. */
   readonly parallelToolCalls: boolean | undefined
   /** Merged into the body last (`reasoning: {effort, summary}`, `service_tier`...). */
   readonly extraBody: Readonly<Record<string, unknown>> | undefined
@@ -40,9 +40,6 @@ const messageItem = (message: ChatMessage): InputItem | undefined => {
   }
 }
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
  * Reasoning items kept on a call (`reasoningDetails`) that can be sent back: only encrypted ones.
  * With `store: false` an item id alone refers to nothing, and an item without content has
@@ -50,7 +47,7 @@ const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
  */
 export const replayableReasoning = (details: ReadonlyArray<unknown> | undefined): ReadonlyArray<InputItem> =>
   (details ?? []).flatMap((detail) =>
-    isRecord(detail) && detail.type === "reasoning" && typeof detail.encrypted_content === "string" &&
+    Predicate.isRecord(detail) && detail.type === "reasoning" && typeof detail.encrypted_content === "string" &&
       detail.encrypted_content.length > 0
       ? [{
         type: "reasoning",
@@ -61,31 +58,38 @@ export const replayableReasoning = (details: ReadonlyArray<unknown> | undefined)
       : []
   )
 
-/** One history entry: its reasoning, the pre-tool text, the call and its output (+ images the tool posted). */
-const historyItems = (entry: ToolHistoryEntry, position: number): ReadonlyArray<InputItem> => {
-  const id = callId(entry, position, "call_")
-  const before = preToolText(entry)
-  const images = toolImages(entry)
+/**
+ * One exchange (the calls one pass made): its reasoning, the pre-tool text, every `function_call`,
+ * then every `function_call_output` in the same order (+ images the tools posted).
+ */
+const exchangeItems = (exchange: ReplayExchange): ReadonlyArray<InputItem> => {
+  const images = exchange.entries.flatMap((entry) => {
+    const posted = toolImages(entry)
+    return posted.length === 0 ? [] : [
+      { type: "input_text", text: `[Images returned by the ${entry.functionCall.name} tool]` },
+      ...posted.map((image) => ({ type: "input_image", image_url: image.url, detail: "auto" }))
+    ]
+  })
   return [
-    ...replayableReasoning(entry.functionCall.reasoningDetails),
-    ...(before === undefined ? [] : [{ role: "assistant", content: before }]),
-    { type: "function_call", call_id: id, name: entry.functionCall.name, arguments: JSON.stringify(callArguments(entry)) },
-    { type: "function_call_output", call_id: id, output: toolResultText(entry) },
-    ...(images.length === 0 ? [] : [{
-      role: "user",
-      content: [
-        { type: "input_text", text: `[Images returned by the ${entry.functionCall.name} tool]` },
-        ...images.map((image) => ({ type: "input_image", image_url: image.url, detail: "auto" }))
-      ]
-    }])
+    // The pass's reasoning travels on its first call; gathered from every call all the same.
+    ...exchange.entries.flatMap((entry) => replayableReasoning(entry.functionCall.reasoningDetails)),
+    ...(exchange.preToolText === undefined ? [] : [{ role: "assistant", content: exchange.preToolText }]),
+    ...exchange.entries.map((entry, index) => ({
+      type: "function_call",
+      call_id: exchange.ids[index],
+      name: entry.functionCall.name,
+      arguments: JSON.stringify(callArguments(entry))
+    })),
+    ...exchange.entries.map((entry, index) => ({ type: "function_call_output", call_id: exchange.ids[index], output: toolResultText(entry) })),
+    ...(images.length === 0 ? [] : [{ role: "user", content: images }])
   ]
 }
 
 /**
  * `POST /responses` body: the system prompt as `instructions`, the context messages, then per
- * tool history entry its encrypted reasoning items, the pre-tool text as an assistant message,
- * the `function_call` and its `function_call_output`; then the prefill as a trailing assistant
- * message the model continues.
+ * exchange its encrypted reasoning items, the pre-tool text as an assistant message, the
+ * `function_call` items and their `function_call_output` items; then the prefill as a trailing
+ * assistant message the model continues.
  */
 export const responsesBody = (request: GenerationRequest, options: ResponsesBodyOptions) => {
   const input: Array<InputItem> = []
@@ -93,7 +97,7 @@ export const responsesBody = (request: GenerationRequest, options: ResponsesBody
     const item = messageItem(message)
     if (item !== undefined) input.push(item)
   }
-  request.functionHistory.forEach((entry, position) => input.push(...historyItems(entry, position)))
+  for (const exchange of exchangesOf(request.functionHistory, "call_")) input.push(...exchangeItems(exchange))
   if (request.assistantPrefill !== undefined && request.assistantPrefill.trim().length > 0) {
     input.push({ role: "assistant", content: request.assistantPrefill })
   }

@@ -79,9 +79,12 @@ export const reply = (value: string): ScriptedPass => [text(value), finish("stop
 export const callTool = (name: string, args: ToolArgs = {}, preText?: string): ScriptedPass =>
   preText === undefined ? [toolCall(name, args), finish("tool_calls")] : [text(preText), toolCall(name, args), finish("tool_calls")]
 
-/** A pass that makes several calls at once, in this order (`[name, args]` each), after `preText`. */
-export const callTools = (calls: ReadonlyArray<readonly [name: string, args?: ToolArgs]>, preText?: string): ScriptedPass => [
+/** A pass that asks for several tool calls at once (a model calling in parallel), in order. */
+export const callTools = (
+  calls: ReadonlyArray<{ readonly name: string; readonly args?: ToolArgs; readonly id?: string }>,
+  preText?: string
+): ScriptedPass => [
   ...(preText === undefined ? [] : [text(preText)]),
-  ...calls.map(([name, args]) => toolCall(name, args ?? {})),
+  ...calls.map((call) => toolCall(call.name, call.args ?? {}, call.id === undefined ? {} : { id: call.id })),
   finish("tool_calls")
 ]

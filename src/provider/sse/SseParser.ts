@@ -1,8 +1,8 @@
 /**
- * An incremental parser for `text/event-stream` (WHATWG HTML §9.2.6), fed with decoded text in
- * arbitrary pieces. Unlike @effect/experimental's `Sse` it keeps comments (`: keep-alive`,
- * `: OPENROUTER PROCESSING`), which prove a queued request is alive, and it ignores `retry:`
- * instead of pausing the stream.
+ * An incremental parser for `text/event-stream` (the WHATWG HTML event-stream rules), fed with
+ * decoded text in arbitrary pieces. Unlike @effect/experimental's `Sse` it keeps comments
+ * (`: keep-alive`, `: OPENROUTER PROCESSING`), which prove a queued request is alive, and it
+ * ignores `retry:` instead of pausing the stream.
  */
 
 export type SseFrame =

@@ -1,12 +1,16 @@
-import type { FunctionCall, ToolArgs } from "../../domain/FunctionCall"
+import { Predicate } from "effect"
+import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ToolDeclaration } from "../../domain/ToolDeclaration"
+import { parseJsonOrUndefined } from "../jsonFrame"
+import { maxCallsPerPass } from "../toolArguments"
 
 /**
- * Streaming parser for tool calls written as text (spec §8, design decision 9: the newest
- * parser). Recognizes `name({json})`, `name("string")` (only when the tool has exactly one
- * required parameter and it is a string) and `name()` (only when nothing is required), bare
- * or wrapped in a code span (1–3 backticks) or a fenced block with an optional language line.
- * Prose before the call is emitted first; nothing after the call is.
+ * Streaming parser for tool calls written as text (docs/architecture.md, "Verbatim tool calls").
+ * Recognizes `name({json})`, `name("string")` (only when the tool has exactly one required
+ * parameter and it is a string) and `name()` (only when nothing is required), bare or wrapped in
+ * a code span (1–3 backticks) or a fenced block with an optional language line. Prose before the
+ * first call is emitted first; the calls after it (a model making several at once) are parsed
+ * the same way, up to `maxCallsPerPass`, and prose after the first call is never shown.
  *
  * Text that could still become a call (an opener, a partial tool name) is held back, never
  * shown and then retracted. Held text beyond `maxBufferChars`, an unbalanced call at the end,
@@ -28,7 +32,7 @@ export const verbatimToolsFrom = (tools: ReadonlyArray<ToolDeclaration>): Readon
     const required = tool.parameters.required ?? []
     const only = required.length === 1 ? required[0]! : undefined
     const schema = only === undefined ? undefined : tool.parameters.properties[only]
-    const isString = typeof schema === "object" && schema !== null && "type" in schema && schema.type === "string"
+    const isString = Predicate.isRecord(schema) && schema.type === "string"
     return { name: tool.name, noneRequired: required.length === 0, singleStringParam: isString ? only : undefined }
   })
 
@@ -49,6 +53,7 @@ type Mode =
   | { readonly _tag: "Scan" }
   /** Inside `name(`: the held call starts at buffer offset 0, balancing has looked up to `scanned`. */
   | { _tag: "Call"; readonly nameStart: number; scanned: number; depth: number; inString: boolean; escaped: boolean }
+  /** As many calls as a pass may make were parsed: the rest of the text is dropped. */
   | { readonly _tag: "Done" }
 
 const scanning: Mode = { _tag: "Scan" }
@@ -65,6 +70,8 @@ export class VerbatimParser {
   /** The last character already emitted, for the word boundary before a tool name. */
   private previous: string | undefined = undefined
   private mode: Mode = scanning
+  /** Calls parsed so far; prose after the first one is dropped. */
+  private calls = 0
 
   constructor(tools: ReadonlyArray<VerbatimTool>, private readonly maxBufferChars: number) {
     this.tools = new Map(tools.map((tool) => [tool.name, tool]))
@@ -75,9 +82,9 @@ export class VerbatimParser {
     this.holdWindow = (this.names[0]?.length ?? 0) + 80
   }
 
-  /** Whether a call has been parsed; everything after it is dropped. */
+  /** Whether a call has been parsed; prose after it is dropped. */
   get called(): boolean {
-    return this.mode._tag === "Done"
+    return this.calls > 0
   }
 
   feed(text: string, out: Array<VerbatimOutput>): void {
@@ -98,6 +105,7 @@ export class VerbatimParser {
     const text = this.buffer.slice(0, length)
     this.buffer = this.buffer.slice(length)
     this.previous = text[text.length - 1]
+    if (this.calls > 0) return
     const last = out[out.length - 1]
     if (last !== undefined && last._tag === "Prose") out[out.length - 1] = { _tag: "Prose", text: last.text + text }
     else out.push({ _tag: "Prose", text })
@@ -120,10 +128,12 @@ export class VerbatimParser {
         this.emit(end, out)
         continue
       }
-      this.buffer = ""
-      this.mode = finished
+      this.buffer = this.buffer.slice(end)
+      // The closing paren is the character before what is scanned next (a word boundary).
+      this.previous = ")"
+      this.calls += 1
+      this.mode = this.calls >= maxCallsPerPass ? finished : scanning
       out.push({ _tag: "Call", call })
-      return
     }
   }
 
@@ -190,9 +200,9 @@ export class VerbatimParser {
     if (tool === undefined) return undefined
     const inner = body.slice(open + 1, -1).trim()
     if (inner.length === 0) return tool.noneRequired ? { name: tool.name, args: {} } : undefined
-    const value = parseJson(inner)
+    const value = parseJsonOrUndefined(inner)
     if (inner.startsWith("{")) {
-      return isPlainObject(value) ? { name: tool.name, args: value } : undefined
+      return Predicate.isRecord(value) ? { name: tool.name, args: value } : undefined
     }
     if (inner.startsWith("\"") && typeof value === "string" && tool.singleStringParam !== undefined) {
       return { name: tool.name, args: { [tool.singleStringParam]: value } }
@@ -238,16 +248,5 @@ export class VerbatimParser {
       if (rest.startsWith(name) && rest.slice(name.length).trim().length === 0) return true
     }
     return false
-  }
-}
-
-const isPlainObject = (value: unknown): value is ToolArgs =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
   }
 }

@@ -16,9 +16,9 @@ export interface VerbatimOptions {
 
 /**
  * Stream transformer: parses tool calls out of the text deltas. Prose is emitted as
- * `TextDelta`s, a parsed call as a `ToolCall` exactly like a native one; after the call, text
- * is dropped (the pass ends at the call) and a `stop` finish becomes `tool_calls`. Held text is
- * released before `Finish` and at the end of the stream.
+ * `TextDelta`s, each parsed call as a `ToolCall` exactly like a native one, in the order written;
+ * after the first call, prose is dropped (the pass ends at its calls) and a `stop` finish becomes
+ * `tool_calls`. Held text is released before `Finish` and at the end of the stream.
  */
 export const parseVerbatimToolCalls = (tools: ReadonlyArray<ToolDeclaration>, options: VerbatimOptions = {}) =>
 <E, R>(self: Stream.Stream<ProviderEvent, E, R>): Stream.Stream<ProviderEvent, E, R> =>
@@ -39,17 +39,20 @@ export const parseVerbatimToolCalls = (tools: ReadonlyArray<ToolDeclaration>, op
       for (const event of events) {
         switch (event._tag) {
           case "TextDelta":
-            if (!parser.called && !nativeCall) {
+            if (!nativeCall) {
               parser.feed(event.text, outputs)
               drain(out)
             }
             break
           case "ToolCall":
-            // A provider that still called natively: the first call of the pass wins.
-            if (!parser.called && !nativeCall) {
-              parser.flush(outputs)
-              drain(out)
-              nativeCall = true
+            // A provider that still called natively: the kind of call that came first wins
+            // (text is no longer parsed once a native call came; native calls after a text call are dropped).
+            if (!parser.called) {
+              if (!nativeCall) {
+                parser.flush(outputs)
+                drain(out)
+                nativeCall = true
+              }
               out.push(event)
             }
             break

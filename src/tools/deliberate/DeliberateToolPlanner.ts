@@ -1,9 +1,8 @@
 import { Effect, Layer } from "effect"
 import { LoopConfig } from "../../config/LoopConfig"
-import { type DeliberateToolMode, deliberateModeOff } from "../../loop/CurrentTurn"
-import { GuildMcpRegistry, type GuildMcpServerType } from "../../mcp/GuildMcpRegistry"
+import { type DeliberateToolMode, deliberateModeOff } from "../../domain/DeliberateToolMode"
 import { GuildSettingsStore } from "../../store/GuildSettingsStore"
-import { type GuildToolSet, GuildToolSource } from "../GuildToolSource"
+import { GuildToolSource } from "../GuildToolSource"
 import { ToolAffordances } from "../ToolAffordances"
 import { ToolRegistry } from "../ToolRegistry"
 import { planDeliberateToolMode } from "./planDeliberateToolMode"
@@ -26,27 +25,7 @@ export class DeliberateToolPlanner extends Effect.Service<DeliberateToolPlanner>
     const registry = yield* ToolRegistry
     const guildTools = yield* GuildToolSource
     const affordances = yield* ToolAffordances
-    const mcpRegistry = yield* GuildMcpRegistry
     const loop = yield* LoopConfig
-
-    /** fetch_url → the guild's url_fetcher tools, web_search → its web_search tools (spec §6.3). */
-    const replacementsFor = (guildId: string, guildSet: GuildToolSet) =>
-      Effect.gen(function* () {
-        if (guildSet.hiddenBuiltins.length === 0) return new Map<string, ReadonlyArray<string>>()
-        const servers = yield* mcpRegistry.list(guildId).pipe(Effect.orElseSucceed(() => []))
-        const typeOf = new Map(servers.map((server) => [server.name.toLowerCase(), server.type] as const))
-        const toolsOfType = (type: GuildMcpServerType) =>
-          guildSet.tools
-            .filter((tool) => tool.source.kind === "mcp" && typeOf.get(tool.source.server.toLowerCase()) === type)
-            .map((tool) => tool.name)
-        const builtinType: Readonly<Record<string, GuildMcpServerType>> = { fetch_url: "url_fetcher", web_search: "web_search" }
-        return new Map(
-          guildSet.hiddenBuiltins.flatMap((builtin) => {
-            const type = builtinType[builtin]
-            return type === undefined ? [] : [[builtin, toolsOfType(type)] as const]
-          })
-        )
-      })
 
     const plan = Effect.fn("DeliberateToolPlanner.plan")(function* (request: DeliberatePlanRequest) {
       const guildId = request.guildId
@@ -65,8 +44,9 @@ export class DeliberateToolPlanner extends Effect.Service<DeliberateToolPlanner>
         tools: [...registered, ...guildSet.tools],
         retained: yield* affordances.retained(request.channelId),
         contextTurns: loop.deliberateToolContextTurns,
-        // A guild server that replaces a built-in answers the built-in's trigger phrases.
-        replacements: yield* replacementsFor(guildId, guildSet)
+        // A guild server that replaces a built-in answers the built-in's trigger phrases (the
+        // guild tool source says which tools replace which built-in).
+        replacements: guildSet.replacements ?? new Map()
       })
       yield* Effect.logDebug(
         mode.disableAllTools === true
@@ -83,6 +63,6 @@ export class DeliberateToolPlanner extends Effect.Service<DeliberateToolPlanner>
   static readonly layer: Layer.Layer<
     DeliberateToolPlanner,
     never,
-    GuildSettingsStore | GuildMcpRegistry | ToolRegistry | GuildToolSource | ToolAffordances | LoopConfig
+    GuildSettingsStore | ToolRegistry | GuildToolSource | ToolAffordances | LoopConfig
   > = DeliberateToolPlanner.Default
 }

@@ -1,4 +1,4 @@
-import { type DeliberateToolMode, deliberateModeOff } from "../../loop/CurrentTurn"
+import { type DeliberateToolMode, deliberateModeOff } from "../../domain/DeliberateToolMode"
 
 /** Where a trigger phrase comes from (shown in the hidden trigger notice). */
 export type TriggerSource = "built-in" | "retained" | "replacement"
@@ -43,7 +43,7 @@ const firstMatch = (patterns: ReadonlyArray<RegExp>, text: string): string | und
 }
 
 /**
- * Deliberate tool mode for one turn (spec §3 step 5, seed step 7). Off ⇒ no allowlist. On ⇒ the
+ * Deliberate tool mode for one turn (docs/architecture.md, Deliberate tool mode). Off ⇒ no allowlist. On ⇒ the
  * allowlist is every tool a trigger phrase in the message asks for, the tools retained from
  * recent successful use in the channel, and the guild's replacements of those; when nothing
  * asks for a tool the turn declares none (`disableAllTools`, failing closed like TomoriBot).

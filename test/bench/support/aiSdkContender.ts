@@ -16,6 +16,9 @@ import {
   MODEL,
   neverSettles,
   nowNs,
+  slowLookup,
+  type SlowToolName,
+  slowToolNames,
   SYSTEM_PROMPT,
   toolDescriptions,
   type TurnOutcome
@@ -38,7 +41,15 @@ export const makeAiSdk = (options: ContenderOptions): Promise<Contender> => {
       description: toolDescriptions.never_tool,
       inputSchema: z.object({}),
       execute: (): Promise<{ readonly never: true }> => neverSettles()
-    })
+    }),
+    ...Object.fromEntries(slowToolNames.map((name: SlowToolName) => [
+      name,
+      tool({
+        description: toolDescriptions[name],
+        inputSchema: z.object({ id: z.string(), ms: z.number() }),
+        execute: (args, { abortSignal }) => slowLookup(options.toolUrl, args, abortSignal)
+      })
+    ]))
   }
   const tools: ToolSet = Object.fromEntries(options.tools.map((name) => [name, all[name]!]))
 

@@ -6,11 +6,15 @@
  * - `echo {text}` returns `{echoed: text}` at once (the zero-cost tool of the overhead runs);
  * - `fetch_slow {id, hang}` GETs `<toolUrl>/slow/<id>` with the abort signal the framework gives
  *   its tools (the tool's outbound socket, observed by the tool server);
- * - `never_tool {}` returns a raw Promise that never settles and ignores every signal.
+ * - `never_tool {}` returns a raw Promise that never settles and ignores every signal;
+ * - `slow_a`, `slow_b`, `slow_c` `{id, ms}` each GET `<toolUrl>/slow/<id>?ms=<ms>` (answered
+ *   after `ms`): three distinct slow tools for one pass of parallel calls.
  */
 import { request } from "undici"
 
-export type BenchToolName = "echo" | "fetch_slow" | "never_tool"
+export type SlowToolName = "slow_a" | "slow_b" | "slow_c"
+export type BenchToolName = "echo" | "fetch_slow" | "never_tool" | SlowToolName
+export const slowToolNames: ReadonlyArray<SlowToolName> = ["slow_a", "slow_b", "slow_c"]
 
 export const SYSTEM_PROMPT = "You are a benchmark. Call the tools you are asked to call."
 export const MODEL = "bench-model"
@@ -19,7 +23,10 @@ export const API_KEY = "bench-key"
 export const toolDescriptions: Record<BenchToolName, string> = {
   echo: "Echoes the text back",
   fetch_slow: "Fetches a slow page from the tool server",
-  never_tool: "A tool that never returns"
+  never_tool: "A tool that never returns",
+  slow_a: "Looks up record A on the slow tool server",
+  slow_b: "Looks up record B on the slow tool server",
+  slow_c: "Looks up record C on the slow tool server"
 }
 
 export interface ContenderOptions {
@@ -63,6 +70,19 @@ export const fetchSlow = async (
   signal: AbortSignal | undefined
 ): Promise<{ readonly fetched: string }> => {
   const response = await request(`${toolUrl}/slow/${encodeURIComponent(args.id)}${args.hang ? "?hang=1" : ""}`, {
+    method: "GET",
+    ...(signal === undefined ? {} : { signal })
+  })
+  return (await response.body.json()) as { readonly fetched: string }
+}
+
+/** `slow_a`, `slow_b`, `slow_c`: one HTTP GET the tool server answers after `ms`, cancelled by `signal`. */
+export const slowLookup = async (
+  toolUrl: string,
+  args: { readonly id: string; readonly ms: number },
+  signal: AbortSignal | undefined
+): Promise<{ readonly fetched: string }> => {
+  const response = await request(`${toolUrl}/slow/${encodeURIComponent(args.id)}?ms=${args.ms}`, {
     method: "GET",
     ...(signal === undefined ? {} : { signal })
   })

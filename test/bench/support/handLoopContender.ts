@@ -15,10 +15,18 @@ import {
   MODEL,
   neverSettles,
   nowNs,
+  slowLookup,
   SYSTEM_PROMPT,
   toolDescriptions,
   type TurnOutcome
 } from "./contender"
+
+const slowParameters = {
+  type: "object",
+  properties: { id: { type: "string" }, ms: { type: "number" } },
+  required: ["id", "ms"],
+  additionalProperties: false
+}
 
 const parameters: Record<BenchToolName, Record<string, unknown>> = {
   echo: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
@@ -28,7 +36,10 @@ const parameters: Record<BenchToolName, Record<string, unknown>> = {
     required: ["id", "hang"],
     additionalProperties: false
   },
-  never_tool: { type: "object", properties: {}, required: [], additionalProperties: false }
+  never_tool: { type: "object", properties: {}, required: [], additionalProperties: false },
+  slow_a: slowParameters,
+  slow_b: slowParameters,
+  slow_c: slowParameters
 }
 
 interface Call {
@@ -58,6 +69,10 @@ export const makeHandLoop = (options: ContenderOptions): Promise<Contender> => {
         return fetchSlow(options.toolUrl, { id: String(args.id), hang: args.hang === true }, signal)
       case "never_tool":
         return neverSettles()
+      case "slow_a":
+      case "slow_b":
+      case "slow_c":
+        return slowLookup(options.toolUrl, { id: String(args.id), ms: Number(args.ms) }, signal)
       default:
         return Promise.resolve({ error: `unknown tool ${call.name}` })
     }

@@ -20,6 +20,12 @@
  * - `killtool`     request 0 asks for `fetch_slow {id}` (the tool GETs `/slow/<id>` on the tool
  *                  server, which never answers); any later request is recorded as a violation.
  * - `hangtool`     request 0 asks for `never_tool`; request 1 answers `continued`.
+ * - `parallel:<ms>` request 0 streams ONE assistant message with three calls at once
+ *                  (`tool_calls` indexes 0, 1, 2: `slow_a`, `slow_b`, `slow_c` with
+ *                  `{id:"<id>#a", ms}`…, their argument deltas interleaved); each tool GETs
+ *                  `/slow/<id>#x?ms=<ms>` on the tool server, which answers after `ms`. Later
+ *                  requests record the tool results they carry (`results`) and stream
+ *                  `parallelText(id, fetched)` from them.
  * - `plan:<steps>` (soak) one letter per request: `e` echo call, `f` fetch_slow call (tool
  *                  server answers after 5 ms), `n` never_tool call, `t` final text (deltas 10 ms
  *                  apart), `s` stall (a delta, then silence), `r` 429 with Retry-After, `x` 500,
@@ -50,11 +56,32 @@ export interface StepRecord {
   closed: number | undefined
   /** What the server answered (`echo`, `text`, `429`...). */
   readonly answer: string
+  /** `parallel`, request 0: the calls it asked for, in index order. */
+  calls?: ReadonlyArray<ParallelCall>
+  /** `parallel`, later requests: the `tool` messages the request carried, in order. */
+  results?: ReadonlyArray<ToolResultSeen>
+  /** `parallel`, later requests: the call ids of the assistant messages it carried, in order. */
+  assistantCallIds?: ReadonlyArray<string>
+}
+
+export interface ParallelCall {
+  readonly callId: string
+  readonly name: string
+  /** The `id` argument: what the tool fetches, and so what its result must say. */
+  readonly fetchId: string
+}
+
+export interface ToolResultSeen {
+  readonly toolCallId: string | undefined
+  /** The `fetched` field of the result, when the content has one. */
+  readonly fetched: string | undefined
 }
 
 export interface ToolCallRecord {
   readonly arrived: number
   closed: number | undefined
+  /** When the answer was handed to the kernel (answered requests only). */
+  answered?: number
 }
 
 export interface Records {
@@ -72,6 +99,17 @@ export const expectedLoopText = (id: string, steps: number): string =>
   finalText(id, Array.from({ length: steps }, (_, k) => `${id}#${k}`))
 
 export const unknownToolText = (id: string, steps: number): string => `Turn ${id} finished after ${steps} unknown-tool steps.`
+
+/** The tools of the `parallel` scenario, by `tool_calls` index. */
+export const PARALLEL_TOOLS = ["slow_a", "slow_b", "slow_c"] as const
+export const parallelFetchId = (id: string, index: number): string => `${id}#${"abc"[index]}`
+
+/** The final text of a `parallel` turn, from the results the server got back (sorted). */
+export const parallelText = (id: string, fetched: ReadonlyArray<string>): string =>
+  `Turn ${id} got ${fetched.length} tool results: ${[...fetched].sort().join(", ")}.`
+
+export const expectedParallelText = (id: string): string =>
+  parallelText(id, PARALLEL_TOOLS.map((_, index) => parallelFetchId(id, index)))
 
 export const TTFT_TEXT = "Hello there, this is the first token and then the rest."
 export const CONTINUED_TEXT = "continued after the tool gave up."
@@ -107,12 +145,33 @@ const deltas = (text: string, parts: number): Array<string> => {
 }
 const textBody = (pieces: ReadonlyArray<string>) => pieces.map((piece) => chunk({ content: piece })).join("") + chunk({}, "stop") + usage + done
 
+/**
+ * One assistant message with one call per name: every call opens (id, name, empty arguments)
+ * by its index, then the argument fragments arrive interleaved across the calls, as a model
+ * emitting parallel calls streams them.
+ */
+const parallelCallsBody = (calls: ReadonlyArray<{ readonly callId: string; readonly name: string; readonly args: Record<string, unknown> }>) => {
+  const opens = calls.map((call, index) =>
+    chunk({ tool_calls: [{ index, id: call.callId, type: "function", function: { name: call.name, arguments: "" } }] })
+  )
+  const fragments = calls.map((call) => deltas(JSON.stringify(call.args), 3))
+  const interleaved: Array<string> = []
+  for (let piece = 0; piece < Math.max(...fragments.map((f) => f.length)); piece += 1) {
+    fragments.forEach((parts, index) => {
+      if (piece < parts.length) interleaved.push(chunk({ tool_calls: [{ index, function: { arguments: parts[piece] } }] }))
+    })
+  }
+  return [...opens, ...interleaved].join("") + chunk({}, "tool_calls") + usage + done
+}
+
 const sse = { "content-type": "text/event-stream", "cache-control": "no-cache" }
 
 interface ParsedTurn {
   readonly id: string
   readonly scenario: string
   readonly echoes: ReadonlyArray<string>
+  readonly results: ReadonlyArray<ToolResultSeen>
+  readonly assistantCallIds: ReadonlyArray<string>
 }
 
 const parseTurn = (body: unknown): ParsedTurn | undefined => {
@@ -121,7 +180,9 @@ const parseTurn = (body: unknown): ParsedTurn | undefined => {
   let id: string | undefined
   let scenario = ""
   const echoes: Array<string> = []
-  for (const message of messages as Array<{ role?: unknown; content?: unknown }>) {
+  const results: Array<ToolResultSeen> = []
+  const assistantCallIds: Array<string> = []
+  for (const message of messages as Array<{ role?: unknown; content?: unknown; tool_call_id?: unknown; tool_calls?: unknown }>) {
     const content = typeof message.content === "string"
       ? message.content
       : Array.isArray(message.content)
@@ -133,12 +194,16 @@ const parseTurn = (body: unknown): ParsedTurn | undefined => {
         id = match[1]
         scenario = match[2] ?? ""
       }
+    } else if (message.role === "assistant" && Array.isArray(message.tool_calls)) {
+      for (const call of message.tool_calls as Array<{ id?: unknown }>) assistantCallIds.push(String(call.id))
     } else if (message.role === "tool") {
       const echoed = /"echoed":"([^"]*)"/.exec(content)
       if (echoed !== null) echoes.push(echoed[1]!)
+      const fetched = /"fetched":"([^"]*)"/.exec(content)
+      results.push({ toolCallId: typeof message.tool_call_id === "string" ? message.tool_call_id : undefined, fetched: fetched?.[1] })
     }
   }
-  return id === undefined ? undefined : { id, scenario, echoes }
+  return id === undefined ? undefined : { id, scenario, echoes, results, assistantCallIds }
 }
 
 export interface LoopServer {
@@ -259,6 +324,23 @@ export const startLoopServer = async (): Promise<LoopServer> => {
       case "hangtool":
         if (index === 0) return whole("never_tool", toolCallBody("never_tool", {}))
         return whole("text", textBody(deltas(CONTINUED_TEXT, 2)))
+      case "parallel": {
+        if (index === 0) {
+          const record = start("parallel")
+          const calls = PARALLEL_TOOLS.map((name, k) => ({ callId: `call_${++callCounter}`, name, fetchId: parallelFetchId(turn.id, k) }))
+          record.calls = calls
+          res.writeHead(200, sse)
+          res.end(parallelCallsBody(calls.map((call) => ({ ...call, args: { id: call.fetchId, ms: Number(arg) } }))), () => finish(record))
+          return
+        }
+        const record = start("text")
+        record.results = turn.results
+        record.assistantCallIds = turn.assistantCallIds
+        const fetched = turn.results.flatMap((result) => (result.fetched === undefined ? [] : [result.fetched]))
+        res.writeHead(200, sse)
+        res.end(textBody(deltas(parallelText(turn.id, fetched), 4)), () => finish(record))
+        return
+      }
       case "plan": {
         const step = arg[index] ?? "t"
         switch (step) {
@@ -329,16 +411,17 @@ export const startLoopServer = async (): Promise<LoopServer> => {
     })
   })
 
-  // The tool server: `/slow/<id>?hang=1` never answers; otherwise answers after 5 ms.
+  // The tool server: `/slow/<id>?hang=1` never answers; otherwise answers after `?ms=` (default 5 ms).
   const tool = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     const id = decodeURIComponent(url.pathname.replace(/^\/slow\//, ""))
     const record: ToolCallRecord = { arrived: nowNs(), closed: undefined }
     toolCalls.set(id, record)
+    const delayMs = Math.min(60_000, Math.max(0, Number(url.searchParams.get("ms") ?? 5) || 0))
     const timer = url.searchParams.get("hang") === "1" ? undefined : setTimeout(() => {
       res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify({ fetched: id }))
-    }, 5)
+      res.end(JSON.stringify({ fetched: id }), () => (record.answered = nowNs()))
+    }, delayMs)
     // Per response, not per socket: keep-alive sockets serve many requests.
     res.once("close", () => {
       clearTimeout(timer)

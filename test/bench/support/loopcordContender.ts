@@ -36,10 +36,26 @@ import {
   MODEL,
   neverSettles,
   nowNs,
+  slowLookup,
+  type SlowToolName,
   SYSTEM_PROMPT,
   toolDescriptions,
   type TurnOutcome
 } from "./contender"
+
+const slowTool = (toolUrl: string, name: SlowToolName): Tool =>
+  makeTool({
+    name,
+    description: toolDescriptions[name],
+    category: "utility",
+    parameters: Schema.Struct({ id: Schema.String, ms: Schema.Number }),
+    execute: (args) =>
+      Effect.flatMap(ToolContext, (context) =>
+        Effect.tryPromise({
+          try: () => slowLookup(toolUrl, args, context.abortSignal),
+          catch: (cause) => new ToolError({ tool: name, error: String(cause) })
+        })).pipe(Effect.map((body) => toolSuccess(body)))
+  })
 
 export const benchTools = (toolUrl: string): Record<BenchToolName, Tool> => ({
   echo: makeTool({
@@ -68,7 +84,10 @@ export const benchTools = (toolUrl: string): Record<BenchToolName, Tool> => ({
     parameters: Schema.Struct({}),
     // A raw Promise that never settles and ignores the AbortSignal Effect.promise would offer.
     execute: () => Effect.promise(() => neverSettles())
-  })
+  }),
+  slow_a: slowTool(toolUrl, "slow_a"),
+  slow_b: slowTool(toolUrl, "slow_b"),
+  slow_c: slowTool(toolUrl, "slow_c")
 })
 
 export interface LoopcordLayerOptions extends ContenderOptions {

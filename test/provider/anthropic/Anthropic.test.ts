@@ -92,7 +92,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       assert.deepStrictEqual(result.events.find((event) => event._tag === "Finish"), ProviderEvent.Finish({ reason: "length" }))
     }))
 
-  it.scopedLive("a tool without parameters (no input deltas) gets {}; a second tool_use is ignored", () =>
+  it.scopedLive("a tool without parameters (no input deltas) gets {}; a second tool_use is its own call", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(anthropicStream([
@@ -104,7 +104,8 @@ describe("Anthropic Messages over loopback SSE", () => {
       ]))
       const result = yield* collect(model, request())
       assert.deepStrictEqual(result.events.filter((event) => event._tag === "ToolCall"), [
-        ProviderEvent.ToolCall({ call: { name: "ping", args: {}, id: "toolu_a" } })
+        ProviderEvent.ToolCall({ call: { name: "ping", args: {}, id: "toolu_a" } }),
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "z" }, id: "toolu_b" } })
       ])
     }))
 

@@ -73,7 +73,7 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
       assert.deepStrictEqual(finishOf(blocked.events), ProviderEvent.Finish({ reason: "content_filter" }))
     }))
 
-  it.scopedLive("only the first functionCall of a pass is emitted", () =>
+  it.scopedLive("every functionCall of a pass is emitted, each with its own part's signature", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(geminiStream([
@@ -82,7 +82,8 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
       ]))
       const result = yield* collect(model, request())
       assert.deepStrictEqual(result.events.filter((event) => event._tag === "ToolCall"), [
-        ProviderEvent.ToolCall({ call: { name: "a", args: { x: 1 }, thoughtSignature: "s1" } })
+        ProviderEvent.ToolCall({ call: { name: "a", args: { x: 1 }, thoughtSignature: "s1" } }),
+        ProviderEvent.ToolCall({ call: { name: "b", args: {} } })
       ])
     }))
 

@@ -111,7 +111,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(call?.reasoningDetails, [{ type: "reasoning.text", text: "plan more", index: 0, format: "x", signature: "sig" }])
     }))
 
-  it.scopedLive("only the first call of a pass is emitted; the next pass is not contaminated", () =>
+  it.scopedLive("every call of a pass is emitted, in index order; the next pass is not contaminated", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -125,7 +125,8 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       )
       const first = yield* collect(model, request({ tools: [readFileTool] }))
       assert.deepStrictEqual(first.events.filter((event) => event._tag === "ToolCall"), [
-        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "x" }, id: "call_a" } })
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "x" }, id: "call_a" } }),
+        ProviderEvent.ToolCall({ call: { name: "generate_image", args: {}, id: "call_b" } })
       ])
       const second = yield* collect(model, request({ tools: [readFileTool] }))
       assert.deepStrictEqual(toolCallOf(second.events), { name: "ping", args: {}, id: "call_c" })

@@ -3,7 +3,8 @@ import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Stream }
 import fc from "fast-check"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { ToolHistoryEntry } from "../../../src/domain/ToolHistoryEntry"
-import { ProviderConfig, routePlanLayer } from "../../../src/config/ProviderConfig"
+import { ProviderConfig } from "../../../src/config/ProviderConfig"
+import { routePlanLayer } from "../../../src/loop/RoutePlan"
 import { runGenerationTurn } from "../../../src/loop/generationTurn"
 import { KeyPool } from "../../../src/loop/KeyPool"
 import { layerConfigFor } from "../../../src/provider/httpProviders"
@@ -98,7 +99,7 @@ describe("OpenAiResponses: streaming over loopback", () => {
       }])
     }))
 
-  it.scopedLive("argument deltas of a second call (another item id) never leak into the first; only the first is emitted", () =>
+  it.scopedLive("argument deltas of a second call (another item id) never leak into the first; both are emitted, in output order", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       const first = functionCallItem({ id: "fc_a", callId: "call_a", name: "read_file" }, ["{\"media_id\":", "\"a\"}"])
@@ -118,7 +119,8 @@ describe("OpenAiResponses: streaming over loopback", () => {
       ]))
       const result = yield* collect(model, request({ tools: [readFileTool] }))
       assert.deepStrictEqual(result.events.filter((event) => event._tag === "ToolCall"), [
-        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "a" }, id: "call_a" } })
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "a" }, id: "call_a" } }),
+        ProviderEvent.ToolCall({ call: { name: "generate_image", args: { prompt: "cat" }, id: "call_b" } })
       ])
     }))
 

@@ -40,6 +40,16 @@ describe("Scripted provider", () => {
       assert.deepStrictEqual((yield* probe.calls).map((call) => call.ending), ["completed", "completed"])
     }).pipe(Effect.provide(Scripted.layer({ script: [S.reply("a"), S.reply("b")] }))))
 
+  it.effect("callTools scripts a pass of several calls at once, in order, after the pre-tool text", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* collect(), [
+        ProviderEvent.TextDelta({ text: "Both." }),
+        ProviderEvent.ToolCall({ call: { name: "get_time", args: {}, id: "c1" } }),
+        ProviderEvent.ToolCall({ call: { name: "ping", args: { n: 1 } } }),
+        ProviderEvent.Finish({ reason: "tool_calls" })
+      ])
+    }).pipe(Effect.provide(Scripted.layer({ script: [S.callTools([{ name: "get_time", id: "c1" }, { name: "ping", args: { n: 1 } }], "Both.")] }))))
+
   it.effect("an exhausted script fails the pass with a ProviderError", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(collect())

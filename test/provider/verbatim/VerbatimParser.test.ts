@@ -4,6 +4,7 @@ import fc from "fast-check"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { ToolDeclaration } from "../../../src/domain/ToolDeclaration"
 import { type VerbatimOutput, VerbatimParser, verbatimToolsFrom } from "../../../src/provider/verbatim/VerbatimParser"
+import { maxCallsPerPass } from "../../../src/provider/toolArguments"
 import { parseVerbatimToolCalls } from "../../../src/provider/verbatim/verbatimToolCalling"
 
 const tools: ReadonlyArray<ToolDeclaration> = [
@@ -43,7 +44,7 @@ const run = (chunks: ReadonlyArray<string>, maxBufferChars = 8192) => {
   return { prose, calls, out, visibleAfterEachFeed }
 }
 
-describe("VerbatimParser (spec §8, newest parser)", () => {
+describe("VerbatimParser", () => {
   it("[106] a code span split inside the tool name is one call and no visible text", () => {
     const result = run(["`read", "_file(\"media_1\")`"])
     assert.deepStrictEqual(result.calls, [{ name: "read_file", args: { media_id: "media_1" } }])
@@ -139,6 +140,34 @@ describe("VerbatimParser (spec §8, newest parser)", () => {
     assert.strictEqual(result.prose, text)
   })
 
+  it("several calls written one after another are each a call, in order; prose after the first is never shown", () => {
+    const text = "Both: `read_file(\"m1\")`\nthen\n```json\ngenerate_image({\"prompt\":\"a fox\",\"mode\":\"m\"})\n```\nping() and done."
+    const whole = run([text])
+    assert.strictEqual(whole.prose, "Both: ")
+    assert.deepStrictEqual(whole.calls, [
+      { name: "read_file", args: { media_id: "m1" } },
+      { name: "generate_image", args: { prompt: "a fox", mode: "m" } },
+      { name: "ping", args: {} }
+    ])
+    // Cut at every character, the same calls and the same prose.
+    const byChar = run([...text])
+    assert.deepStrictEqual(byChar.calls, whole.calls)
+    assert.strictEqual(byChar.prose, "Both: ")
+  })
+
+  it("a broken call after the first is dropped with the prose; a word ending in a tool name is no call", () => {
+    const result = run(["`read_file(\"m1\")` read_file({bad}) myread_file(\"m3\") read_file(\"m2\")"])
+    assert.deepStrictEqual(result.calls, [{ name: "read_file", args: { media_id: "m1" } }, { name: "read_file", args: { media_id: "m2" } }])
+    assert.strictEqual(result.prose, "")
+  })
+
+  it(`a pass keeps at most ${maxCallsPerPass} text calls; the rest of the text is dropped`, () => {
+    const result = run([Array.from({ length: maxCallsPerPass + 3 }, (_, index) => `read_file("m${index}")`).join("\n")])
+    assert.strictEqual(result.calls.length, maxCallsPerPass)
+    assert.deepStrictEqual(result.calls.at(-1), { name: "read_file", args: { media_id: `m${maxCallsPerPass - 1}` } })
+    assert.strictEqual(result.prose, "")
+  })
+
   // Property: any chunking yields the same calls and the same prose.
   const pieces = fc.constantFrom(
     "Hi ", "there", ". ", "`", "``", "```", "```json\n", "\n", " ", "read_file", "read", "_file", "read_file_v2",
@@ -183,6 +212,38 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
         ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" } } }),
         ProviderEvent.Finish({ reason: "tool_calls" }),
         ProviderEvent.Usage({ usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } })
+      ])
+    }))
+
+  it.effect("several text calls become several ToolCalls, in order, before the relabelled finish", () =>
+    Effect.gen(function*() {
+      const events = yield* Stream.make(
+        ProviderEvent.TextDelta({ text: "Both: `read_file(\"m1\")`\n`re" }),
+        ProviderEvent.TextDelta({ text: "ad_file(\"m2\")` now" }),
+        ProviderEvent.Finish({ reason: "stop" })
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      assert.deepStrictEqual(events, [
+        ProviderEvent.TextDelta({ text: "Both: " }),
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" } } }),
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m2" } } }),
+        ProviderEvent.Finish({ reason: "tool_calls" })
+      ])
+    }))
+
+  it.effect("native calls all pass; text after the first native call is no longer parsed", () =>
+    Effect.gen(function*() {
+      const events = yield* Stream.make(
+        ProviderEvent.TextDelta({ text: "Sure. " }),
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "a" }, id: "c1" } }),
+        ProviderEvent.TextDelta({ text: "`read_file(\"b\")`" }),
+        ProviderEvent.ToolCall({ call: { name: "ping", args: {}, id: "c2" } }),
+        ProviderEvent.Finish({ reason: "tool_calls" })
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      assert.deepStrictEqual(events, [
+        ProviderEvent.TextDelta({ text: "Sure. " }),
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "a" }, id: "c1" } }),
+        ProviderEvent.ToolCall({ call: { name: "ping", args: {}, id: "c2" } }),
+        ProviderEvent.Finish({ reason: "tool_calls" })
       ])
     }))
 

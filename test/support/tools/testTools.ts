@@ -5,6 +5,7 @@
  *   available everywhere); override any field.
  * - `echoTool`: a schema-validated `echo_tool {text}` returning `{ echoed: text }` (scenario 2).
  * - `constantTool(name, result)`: always returns `result`.
+ * - `stickerPickTool(sticker)`: `select_sticker_for_response` always choosing `sticker` (its turn effect).
  * - `failingTool(name, error, userMessage?)`: fails with a ToolError.
  * - `dyingTool(name, message)`: dies with an Error (a bug in the tool).
  * - `makeHangingTool(name)`: never resolves; exposes `started`, `finalized` and the call's
@@ -13,7 +14,9 @@
  */
 import { Deferred, Effect, Ref, Schema } from "effect"
 import type { ToolArgs } from "../../../src/domain/FunctionCall"
+import type { Sticker } from "../../../src/domain/Sticker"
 import { toolSuccess, type ToolResult } from "../../../src/domain/ToolResult"
+import { TurnEffect } from "../../../src/domain/TurnEffect"
 import { makeTool, type Tool } from "../../../src/tools/Tool"
 import { ToolContext, type ToolContextShape } from "../../../src/tools/ToolContext"
 import { ToolError } from "../../../src/tools/ToolError"
@@ -38,6 +41,13 @@ export const echoTool: Tool = makeTool({
 
 export const constantTool = (name: string, result: ToolResult, overrides: Partial<Tool> = {}): Tool =>
   rawTool({ name, execute: () => Effect.succeed(result), ...overrides })
+
+export const stickerPickTool = (sticker: Sticker, name = "select_sticker_for_response"): Tool =>
+  constantTool(
+    name,
+    toolSuccess({ sticker_id: sticker.id }, { turnEffect: TurnEffect.StickerSelected({ sticker }) }),
+    { turnEffect: "StickerSelected" }
+  )
 
 export const failingTool = (name: string, error: string, userMessage?: string): Tool =>
   rawTool({

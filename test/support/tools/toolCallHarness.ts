@@ -17,7 +17,8 @@ import type { ChatMessage } from "../../../src/domain/ChatMessage"
 import { FunctionCall } from "../../../src/domain/FunctionCall"
 import type { Sticker } from "../../../src/domain/Sticker"
 import type { AttemptInfo } from "../../../src/loop/AttemptInfo"
-import { CurrentTurn, deliberateModeOff, type TurnContextShape } from "../../../src/loop/CurrentTurn"
+import { deliberateModeOff } from "../../../src/domain/DeliberateToolMode"
+import { CurrentTurn, type TurnContextShape } from "../../../src/loop/CurrentTurn"
 import type { ExecuteToolCallServices } from "../../../src/loop/executeToolCall"
 import { PendingContextStash } from "../../../src/loop/PendingContextStash"
 import { makeTurnSignals, TurnSignals, type TurnSignalsShape } from "../../../src/loop/TurnSignals"
@@ -78,7 +79,7 @@ export interface ToolCallHarnessOptions {
 }
 
 /** What executeToolCall needs, plus the guild tool source behind the registry. */
-export type ToolCallServices = ExecuteToolCallServices | GuildToolSource
+export type ToolCallServices = ExecuteToolCallServices | GuildToolSource | StickerCatalog
 
 export interface ToolCallHarness {
   readonly layer: Layer.Layer<ToolCallServices>

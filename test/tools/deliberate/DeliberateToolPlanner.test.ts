@@ -1,8 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { LoopConfig } from "../../../src/config/LoopConfig"
-import { deliberateModeOff } from "../../../src/loop/CurrentTurn"
-import { GuildMcpRegistry } from "../../../src/mcp/GuildMcpRegistry"
+import { deliberateModeOff } from "../../../src/domain/DeliberateToolMode"
 import { GuildSettingsStore } from "../../../src/store/GuildSettingsStore"
 import * as Stores from "../../../src/store/Stores"
 import { DeliberateToolPlanner } from "../../../src/tools/deliberate/DeliberateToolPlanner"
@@ -20,7 +19,9 @@ const guildOther = rawTool({ name: "guild_dice", source: { kind: "mcp", scope: "
 const guildTools = Layer.succeed(GuildToolSource, {
   forGuild: (guildId) =>
     Effect.succeed(
-      guildId === "g1" ? { tools: [guildFetch, guildOther], hiddenBuiltins: ["fetch_url"] } : { tools: [], hiddenBuiltins: [] }
+      guildId === "g1"
+        ? { tools: [guildFetch, guildOther], hiddenBuiltins: ["fetch_url"], replacements: new Map([["fetch_url", ["guild_fetch"]]]) }
+        : { tools: [], hiddenBuiltins: [] }
     )
 })
 
@@ -61,14 +62,10 @@ describe("DeliberateToolPlanner", () => {
     }).pipe(Effect.provide(planner))
   )
 
-  it.effect("a URL also exposes the guild's url_fetcher tools that replace fetch_url, not its other tools", () =>
+  it.effect("a URL also exposes the guild tools that replace fetch_url (as the guild tool source says), not its other tools", () =>
     Effect.gen(function* () {
       const { plan } = yield* DeliberateToolPlanner
       yield* enable("g1")
-      const mcp = yield* GuildMcpRegistry
-      for (const [name, type] of [["reader", "url_fetcher"], ["dice", "generic"]] as const) {
-        yield* mcp.add({ guildId: "g1", name, url: `https://mcp.example.com/${name}`, type, enabled: true, headers: {}, addedBy: "a", addedAt: 1 })
-      }
       const mode = yield* plan({ guildId: "g1", channelId: "c", messageText: "what is on https://example.com ?" })
       assert.deepStrictEqual(mode.allowedNames, ["fetch_url", "guild_fetch"])
     }).pipe(Effect.provide(planner))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ToolCallOutcome } from "../../../src/domain/ToolCallOutcome"
-import { deliberateModeOff, type DeliberateToolMode } from "../../../src/loop/CurrentTurn"
+import { deliberateModeOff, type DeliberateToolMode } from "../../../src/domain/DeliberateToolMode"
 import { executeToolCall } from "../../../src/loop/executeToolCall"
 import {
   applyDeliberateAllowlist,

@@ -24,7 +24,7 @@ const Parameters = Schema.Struct({
 })
 
 /**
- * `block_user` (seed 002 "Persona User Blocking"): a persona-scoped, time-limited mute or block
+ * `block_user` (docs/architecture.md, Persona blocks): a persona-scoped, time-limited mute or block
  * of a guild member, behind the guild capability `user_blocking_enabled` (see blockingAccess).
  */
 export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | GuildSettingsStore | BlockTargetResolver> =
@@ -35,8 +35,6 @@ export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | G
 
     const tool: Tool = makeTool({
       name: BLOCK_USER,
-      // Changes who may be answered: never alongside another block or unblock.
-      sequential: true,
       description:
         "Mute or block a server member for a while, for yourself (this persona) only: use it when someone keeps " +
         "harassing you, spamming or trying to make you break your rules. Muted users cannot get replies from you; " +
@@ -44,6 +42,8 @@ export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | G
       category: "discord",
       parameters: Parameters,
       requiresFollowUp: false,
+      // Blocking and unblocking the same user in one pass must land in the order the model gave.
+      sequential: true,
       isAvailableForContext: (context) => context.guildId !== undefined,
       assembleForContext: (context) => assembleWhenEnabled(settings)(tool)(context),
       triggerPatterns: [/\b(?:block|mute|ignore|silence)\b/i],
@@ -69,7 +69,7 @@ export const makeBlockUserTool: Effect.Effect<Tool, never, PersonaBlockStore | G
           const stored = yield* blocks
             .block({
               guildId: context.guildId,
-              personaId: context.personaId,
+              personaId: context.persona.id,
               userId: target.userId,
               userName: target.displayName,
               mode: args.block_type,

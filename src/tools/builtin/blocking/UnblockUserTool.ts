@@ -28,12 +28,12 @@ export const makeUnblockUserTool: Effect.Effect<Tool, never, PersonaBlockStore |
 
     const tool: Tool = makeTool({
       name: UNBLOCK_USER,
-      // Changes who may be answered: never alongside another block or unblock.
-      sequential: true,
       description: "Lift your mute or block of a server member before it expires (for example after they apologized).",
       category: "discord",
       parameters: Parameters,
       requiresFollowUp: false,
+      // Blocking and unblocking the same user in one pass must land in the order the model gave.
+      sequential: true,
       isAvailableForContext: (context) => context.guildId !== undefined,
       assembleForContext: (context) => assembleWhenEnabled(settings)(tool)(context),
       triggerPatterns: [/\b(?:unblock|unmute|un-block|un-mute)\b/i],
@@ -47,14 +47,14 @@ export const makeUnblockUserTool: Effect.Effect<Tool, never, PersonaBlockStore |
           if (lookup._tag === "Ambiguous") {
             return toolFailure(`Several members match "${user.trim()}": ${describeCandidates(lookup.candidates)}. Use their mention or id.`)
           }
-          const active = yield* blocks.activeBlocks(guildId, context.personaId).pipe(Effect.mapError(storageError))
+          const active = yield* blocks.activeBlocks(guildId, context.persona.id).pipe(Effect.mapError(storageError))
           const target =
             lookup._tag === "Found"
               ? active.find((block) => block.userId === lookup.member.userId)
               : active.find((block) => block.userId === mentionedUserId(user) || foldName(block.userName) === foldName(user))
           const name = lookup._tag === "Found" ? lookup.member.displayName : user.trim()
           if (target === undefined) return toolFailure(`${name} is not muted or blocked by you.`)
-          const removed = yield* blocks.unblock(guildId, context.personaId, target.userId).pipe(Effect.mapError(storageError))
+          const removed = yield* blocks.unblock(guildId, context.persona.id, target.userId).pipe(Effect.mapError(storageError))
           if (Option.isNone(removed)) return toolFailure(`${name} is not muted or blocked by you.`)
           yield* Effect.logInfo(`Persona lifted the ${removed.value.mode} of user ${target.userId} in guild ${guildId}`)
           return toolSuccess(

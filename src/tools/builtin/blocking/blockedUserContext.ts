@@ -10,7 +10,7 @@ export const hoursRemaining = (block: PersonaUserBlock, now: number): number =>
   Math.max(1, Math.ceil((block.expiresAt - now) / HOUR_MS))
 
 /**
- * The LLM-facing notice that stands in for a blocked user's messages (seed 002; English on
+ * The LLM-facing notice that stands in for a blocked user's messages (English on
  * purpose, like other system injections).
  */
 export const blockedUserNotice = (name: string, block: PersonaUserBlock, now: number): string => {
@@ -41,7 +41,7 @@ const activeBlockOf = (blocks: ReadonlyArray<PersonaUserBlock>, now: number, aut
 }
 
 /**
- * Context building under persona blocks (seed 002 "Persona User Blocking"): each run of
+ * Context building under persona blocks (docs/architecture.md, Persona blocks): each run of
  * consecutive messages from a `block`ed user (their text and direct media) becomes one system
  * notice. `mute` leaves the context alone; other users' messages are never touched.
  */

@@ -15,7 +15,7 @@ const describe = (cause: unknown): string =>
  * Asks a Crawl4AI server (`POST {base}/md`, filter "fit") for a page's Markdown. The base URL is
  * admin-configured (often a private address), so it is not subject to the address policy; the
  * target URL already passed gate 1, and the engine is only admitted where private-network
- * fetching is permitted (design decision 8). Interruption aborts the request.
+ * fetching is permitted (development, or the opt-in). Interruption aborts the request.
  */
 export const crawl4aiMarkdown = (options: {
   readonly baseUrl: string

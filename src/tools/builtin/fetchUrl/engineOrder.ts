@@ -1,4 +1,4 @@
-/** The engines fetch_url can dispatch to (spec §7.3). */
+/** The engines fetch_url can dispatch to (docs/architecture.md, fetch_url and safe_http). */
 export type FetchEngineName = "crawl4ai" | "safe_http"
 
 export interface EngineOrder {
@@ -9,8 +9,8 @@ export interface EngineOrder {
 
 /**
  * `FETCH_URL_ENGINE_ORDER` → the dispatch chain: names trimmed and lower-cased, duplicates
- * removed, `mcp_fetch` read as `safe_http` (design decision 7), `safe_http` always last exactly
- * once, `crawl4ai` only where private-network fetching is permitted (decision 8), unknown names
+ * removed, `mcp_fetch` read as `safe_http` (no separate MCP fetch engine exists), `safe_http` always last exactly
+ * once, `crawl4ai` only where private-network fetching is permitted, unknown names
  * dropped.
  */
 export const resolveEngineOrder = (

@@ -18,7 +18,7 @@ export interface SliceOptions {
 }
 
 /**
- * The spec §7.4 success shape: `message` = `**URL:** <url>\n\n<slice>` (+ a continuation hint
+ * The success shape: `message` = `**URL:** <url>\n\n<slice>` (+ a continuation hint
  * naming `start_index=<next>` when more remains), repeated as `data.summary` so provider
  * adapters can send it once.
  */

@@ -17,7 +17,7 @@ export const isTextual = (contentType: string | undefined): boolean =>
   contentType === undefined || contentType.trim() === "" || TEXTUAL.test(contentType.trim())
 
 /**
- * Spec §7.4 conversion: HTML → Markdown unless `raw`; other text as is. An HTML body is handed
+ * Conversion: HTML → Markdown unless `raw`; other text as is. An HTML body is handed
  * to the converter undecoded (a large page is decoded and converted off the event loop; its
  * bytes are transferred, so `body` must not be used afterwards).
  */

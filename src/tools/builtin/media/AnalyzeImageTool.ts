@@ -42,7 +42,7 @@ const findInContext = (items: ReadonlyArray<ChatMessage>, messageId: string): Ch
   items.find((item) => item.messageId === messageId)
 
 /**
- * `analyze_image` (seed 002): looks at the images of the requested message — or, when that one
+ * `analyze_image`: looks at the images of the requested message — or, when that one
  * has none, of the message it replies to (one level) — or at one image by media_id. Images come
  * through safe_http (address policy, `VISION_MAX_IMAGE_MB`); the answer comes from the vision
  * model through the LanguageModel with image parts. One `VISION_ANALYSIS_TIMEOUT_MS` deadline

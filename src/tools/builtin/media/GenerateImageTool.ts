@@ -83,7 +83,7 @@ export const composePrompt = (args: GenerateImageArgs, mode: ImageMode, positive
 }
 
 /**
- * `generate_image` (seed 002, spec §6.4): exists only when IMAGE_BACKEND is set; its schema is
+ * `generate_image`: exists only when IMAGE_BACKEND is set; its schema is
  * pruned per turn to the backend's modes and the server's tags; the image is posted through the
  * turn's media outlet (a Discord attachment, a file under ./data/media) and gets a media_id.
  * Every failure — a bad mode, an unusable reference, the backend's 4xx/5xx, a job past
@@ -210,7 +210,7 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
   const declared: Tool = { ...tool, parameters: initial.parameters }
   return {
     ...declared,
-    // Per turn: the server's tags change the description (spec §6.4 dynamic assembly).
+    // Per turn: the server's tags change the description (dynamic assembly).
     assembleForContext: (assembly) =>
       Effect.map(tagsFor(settings, tagStore, assembly.guildId), (tags) => {
         const surface = surfaceFor(tags)

@@ -17,7 +17,7 @@ const VoiceArgs = Schema.Struct({
   voice_instructions: Schema.optional(Schema.String)
 })
 
-/** What the model is shown: `voice_instructions` only when the endpoint follows them (spec §6.4). */
+/** What the model is shown: `voice_instructions` only when the endpoint follows them. */
 export const voiceMessageSurface = (supportsInstructions: boolean): { readonly description: string; readonly parameters: JsonSchemaObject } => ({
   description:
     "Send a spoken voice message (a Discord voice message; in the terminal an audio file) instead of, or besides, text. " +
@@ -46,7 +46,7 @@ const fileStem = (title: string | undefined, fallback: string): string => {
 }
 
 /**
- * `generate_voice_message` (seed 002): exists only when SPEECH_BASE_URL is set. The script is
+ * `generate_voice_message`: exists only when SPEECH_BASE_URL is set. The script is
  * synthesized as Ogg Opus by the speech endpoint and delivered as a voice message (duration and
  * waveform read from the stream); the voice message is the reply, so an empty follow-up settles.
  */

@@ -34,7 +34,7 @@ const either = (items: ReadonlyArray<string>): string =>
   items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`
 
 /**
- * generate_image for a backend's capabilities (spec §6.4), a pure function snapshot-tested for
+ * generate_image for a backend's capabilities, a pure function snapshot-tested for
  * every combination: text-only is exactly `prompt` and `aspect_ratio`; image-to-image adds
  * `media_id`, `target_identity`, `denoise`; inpainting adds `mask_prompt` and `inpaint_preset`,
  * outpainting `mask_prompt`, `outpaint` and `outpaint_amount`; descriptions name only the modes

@@ -35,7 +35,7 @@ export const withPositiveTags = (prompt: string, positive: string): string => {
 }
 
 /**
- * The progress line of a generation (seed 002): the backend and mode, the default tags
+ * The progress line of a generation: the backend and mode, the default tags
  * (negative tags only when a negative prompt reaches the backend), and how to set them.
  */
 export const progressNotice = (options: {

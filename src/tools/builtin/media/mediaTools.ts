@@ -31,7 +31,7 @@ export type MediaToolServices =
   | Scope.Scope
 
 /**
- * The media tools whose backend is configured (issue 13): generate_image with IMAGE_BACKEND,
+ * The media tools whose backend is configured (docs/architecture.md, Media): generate_image with IMAGE_BACKEND,
  * generate_voice_message with SPEECH_BASE_URL, analyze_image with a vision model (VISION_MODEL,
  * or a primary model listed in LLM_VISION_MODELS). Each backend is built from its Layer in the
  * caller's scope.

@@ -1,4 +1,4 @@
-import { Effect, Ref, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { toolFailure, toolSuccess } from "../../../domain/ToolResult"
 import type { GuildSettingsStore } from "../../../store/GuildSettingsStore"
 import { type ShortTermMemory, ShortTermMemoryStore } from "../../../store/ShortTermMemoryStore"
@@ -42,14 +42,11 @@ const DESCRIPTION =
   "only once per reply. The memory belongs to this channel (a thread shares its channel's; a server may share one " +
   "memory across its channels). Do not use it when the user asks you to remember something for future conversations."
 
-const ALREADY_UPDATED = "Short-term memory was already updated this turn; it can be updated only once per reply."
-
 /**
- * `update_short_term_memory` (seed step 10, spec §2.4): replaces the category map of the turn's
- * memory: its channel's (a thread's parent channel's), the server's with `server_wide_memory`,
- * or the DM's (design decision 16).
- * One-shot per turn: hidden once `disableShortTermMemoryUpdate` is set (executeToolCall sets it
- * after a success) and refused at execution for a call that slips through.
+ * `update_short_term_memory`: replaces the category map of the turn's memory: its channel's (a
+ * thread's parent channel's), the server's with `server_wide_memory`, or the DM's.
+ * Once per turn (`oncePerTurn`): after a success the loop hides it and refuses a later call.
+ * Sequential: two writes in one pass would race for the same memory.
  */
 export const makeUpdateShortTermMemoryTool = (
   categories: ReadonlyArray<ShortTermMemoryCategory> = defaultShortTermMemoryCategories
@@ -71,22 +68,18 @@ export const makeUpdateShortTermMemoryTool = (
 
     return makeTool({
       name: UPDATE_SHORT_TERM_MEMORY,
-      // One-shot per turn: a second update in the same pass must see the first one's flag.
-      sequential: true,
       description: DESCRIPTION,
       category: "memory",
       parameters,
-      // A memory write needs no follow-up: the loop ends the turn after pre-tool text (spec §2.4).
+      // A memory write needs no follow-up: the loop ends the turn after pre-tool text.
       requiresFollowUp: false,
+      oncePerTurn: true,
+      sequential: true,
       // NovelAI's small token budget is better spent on the conversation (TomoriBot does the same).
       isAvailableFor: (provider) => provider !== "novelai",
-      isAvailableForContext: (context) => !context.flags.disableShortTermMemoryUpdate,
       execute: (args) =>
         Effect.gen(function* () {
           const context = yield* ToolContext
-          if ((yield* Ref.get(context.turnState.flags)).disableShortTermMemoryUpdate) {
-            return toolFailure(ALREADY_UPDATED)
-          }
           const memory: Record<string, string> = {}
           const truncated: Array<string> = []
           for (const category of categories) {
@@ -104,11 +97,11 @@ export const makeUpdateShortTermMemoryTool = (
           const place = {
             guildId: context.guildId,
             channelId: context.channelId,
-            parentChannelId: context.turnState.parentChannelId,
+            parentChannelId: context.parentChannelId,
             userId: context.userId
           }
           yield* scopeOf(place).pipe(
-            Effect.flatMap((scope) => store.replace(scope, context.personaId, memory satisfies ShortTermMemory)),
+            Effect.flatMap((scope) => store.replace(scope, context.persona.id, memory satisfies ShortTermMemory)),
             Effect.mapError(
               (error) =>
                 new ToolError({

@@ -1,6 +1,7 @@
 import { Effect, Schema } from "effect"
 import type { Sticker } from "../../../domain/Sticker"
 import { toolFailure, toolSuccess } from "../../../domain/ToolResult"
+import { TurnEffect } from "../../../domain/TurnEffect"
 import { StickerCatalog } from "../../StickerCatalog"
 import { makeTool, type Tool } from "../../Tool"
 import { ToolContext } from "../../ToolContext"
@@ -39,8 +40,8 @@ const distinctNames = (stickers: ReadonlyArray<Sticker>): ReadonlyArray<string> 
 const quotedList = (names: ReadonlyArray<string>): string => names.map((name) => JSON.stringify(name)).join(", ")
 
 /**
- * `select_sticker_for_response` (seed step 11): a success carries `data.sticker_id`, which
- * executeToolCall maps through the StickerCatalog (the latest call wins; a miss clears).
+ * `select_sticker_for_response`: a success carries the chosen sticker as its turn effect, which
+ * the loop sends with the reply (the latest call wins; a miss or a failure clears it).
  * Assembly lists the guild's stickers in the description and as an enum, and hides the tool in
  * DMs and in guilds without stickers. Execution reads the catalog again (stickers change).
  */
@@ -51,12 +52,12 @@ export const makeSelectStickerTool: Effect.Effect<Tool, never, StickerCatalog> =
 
   const tool: Tool = makeTool({
     name: SELECT_STICKER,
-    // Among a pass's calls the latest pick wins: picks run one at a time, in order.
-    sequential: true,
     description: BASE_DESCRIPTION,
     category: "discord",
     parameters: Parameters,
     requiresFollowUp: false,
+    turnEffect: "StickerSelected",
+    sequential: true,
     // TomoriBot: NovelAI's model cannot reliably spell CJK sticker names as arguments.
     isAvailableFor: (provider) => provider !== "novelai",
     isAvailableForContext: (context) => context.guildId !== undefined,
@@ -92,7 +93,10 @@ export const makeSelectStickerTool: Effect.Effect<Tool, never, StickerCatalog> =
                   "Call the tool again with one of these exact names, or reply without a sticker."
           })
         }
-        return toolSuccess({ status: "sticker_selected", sticker_id: chosen.id, sticker_name: chosen.name })
+        return toolSuccess(
+          { status: "sticker_selected", sticker_id: chosen.id, sticker_name: chosen.name },
+          { turnEffect: TurnEffect.StickerSelected({ sticker: chosen }) }
+        )
       })
   })
   return tool

@@ -13,7 +13,7 @@ export const WEB_SEARCH = "web_search"
 export const DEFAULT_COUNT = 5
 export const MAX_COUNT = 20
 
-/** The engines in dispatch order: Brave → SearXNG → DuckDuckGo (spec §6.4). */
+/** The engines in dispatch order: Brave → SearXNG → DuckDuckGo. */
 export const searchEngines = (settings: SearchSettings): ReadonlyArray<SearchEngine> => [
   ...Option.match(settings.braveApiKey, { onNone: () => [], onSome: (key) => [braveEngine(settings, key)] }),
   ...Option.match(settings.searxngBaseUrl, { onNone: () => [], onSome: (url) => [searxngEngine(settings, url)] }),
@@ -53,7 +53,7 @@ export const describeWebSearch = (settings: SearchSettings, categories: Readonly
   )
 }
 
-/** What execution accepts: lenient (unknown category ⇒ text, count floored), spec §6.4. */
+/** What execution accepts: lenient (unknown category ⇒ text, count floored). */
 const WebSearchArgs = Schema.Struct({
   query: Schema.String,
   category: Schema.optional(Schema.String),
@@ -77,7 +77,7 @@ const declaredParameters = (categories: ReadonlyArray<SearchCategory>) =>
   )
 
 /**
- * `web_search` (seed 002, spec §6.4): walks Brave → SearXNG → DuckDuckGo for the category,
+ * `web_search`: walks Brave → SearXNG → DuckDuckGo for the category,
  * skipping engines that do not serve it; the first engine with results wins, failures fall
  * through. Results are compact for the model. Outbound requests go to the configured base URLs.
  */
@@ -138,7 +138,7 @@ export const webSearchTool: Effect.Effect<Tool, never, SearchConfig> = Effect.ge
     requiresFollowUp: true,
     execute
   })
-  // Dynamic assembly (spec §6.4): the turn's declaration offers only what the backends serve.
+  // Dynamic assembly: the turn's declaration offers only what the backends serve.
   const assembled: Tool = { ...base, description, parameters }
   return {
     ...base,

@@ -2,6 +2,7 @@ import { Effect, Redacted } from "effect"
 import type { SearchSettings } from "../../../config/SearchConfig"
 import { arrayField, field, parseJson, searchHttp, statusFailure } from "./searchHttp"
 import { compactHits, hit, type SearchCategory, type SearchEngine, SearchEngineError, type SearchHit } from "./searchTypes"
+import { parseJsonOrUndefined } from "../../../domain/parseJson"
 
 const ENDPOINT: Readonly<Partial<Record<SearchCategory, { readonly path: string; readonly maxCount: number }>>> = {
   text: { path: "/res/v1/web/search", maxCount: 20 },
@@ -46,13 +47,7 @@ const toHits = (category: SearchCategory, body: unknown): ReadonlyArray<SearchHi
  * model reads the kind, the logs the code and detail.
  */
 const braveError = (status: number, text: string): SearchEngineError => {
-  const parsed = ((): unknown => {
-    try {
-      return JSON.parse(text)
-    } catch {
-      return undefined
-    }
-  })()
+  const parsed = parseJsonOrUndefined(text)
   const code = field(parsed, "error", "code")
   const detail = field(parsed, "error", "detail")
   const reason = `HTTP ${status}${typeof code === "string" ? ` ${code}` : ""}${typeof detail === "string" ? `: ${detail}` : ""}`

@@ -1,7 +1,7 @@
 import { Data, type Effect } from "effect"
 import { decodeEntities } from "../../../fetch/html/entities"
 
-/** The categories web_search can offer (seed 002, spec §6.4). */
+/** The categories web_search can offer. */
 export const SEARCH_CATEGORIES = ["text", "image", "video", "news", "papers", "code", "files", "music"] as const
 export type SearchCategory = (typeof SEARCH_CATEGORIES)[number]
 

@@ -53,6 +53,13 @@ describe("block_user / unblock_user capability gating", () => {
     }).pipe(Effect.provide(services))
   )
 
+  it.effect("both run one at a time in a pass (a block and an unblock of one user land in the model's order)", () =>
+    Effect.gen(function* () {
+      assert.isTrue((yield* makeBlockUserTool).sequential)
+      assert.isTrue((yield* makeUnblockUserTool).sequential)
+    }).pipe(Effect.provide(services))
+  )
+
   it.effect("a call that slips through while the capability is off is refused and blocks nobody", () =>
     Effect.gen(function* () {
       const block = yield* makeBlockUserTool

@@ -12,7 +12,7 @@ import { testToolContext } from "../../../support/tools/testToolContext"
 export const memoryStores = Layer.fresh(Stores.layerMemory)
 
 export const toolContext = (overrides: Partial<ToolContextShape> = {}): Effect.Effect<ToolContextShape> =>
-  Effect.map(testToolContext({ personaId: "persona-1", ...overrides }), ({ context }) => context)
+  Effect.map(testToolContext({ persona: { id: "persona-1", name: "Loopcord", avatarUrl: undefined, systemPrompt: "You are Loopcord." }, ...overrides }), ({ context }) => context)
 
 /** Runs the tool's `execute` (arguments decoded by makeTool) in the given context. */
 export const executeIn = (tool: Tool, args: Readonly<Record<string, unknown>>, context: ToolContextShape) =>

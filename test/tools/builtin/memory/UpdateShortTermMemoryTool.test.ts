@@ -12,7 +12,6 @@ import {
   makeUpdateShortTermMemoryTool,
   UPDATE_SHORT_TERM_MEMORY
 } from "../../../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
-import { makeTurnState, setFlag } from "../../../../src/tools/TurnState"
 import { callInput, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
 import { availability, executeIn, memoryStores, toolContext } from "../blocking/toolTestKit"
 
@@ -29,6 +28,8 @@ describe("update_short_term_memory", () => {
       assert.strictEqual(tool.name, UPDATE_SHORT_TERM_MEMORY)
       assert.strictEqual(tool.category, "memory")
       assert.strictEqual(tool.requiresFollowUp, false)
+      assert.isTrue(tool.oncePerTurn, "one update per reply")
+      assert.isTrue(tool.sequential, "two writes in one pass would race")
       assert.deepStrictEqual(Object.keys(tool.parameters.properties), ["summary", "scene_state"])
       assert.deepStrictEqual(tool.parameters.required, [])
       assert.isFalse(tool.isAvailableFor("novelai"))
@@ -61,7 +62,7 @@ describe("update_short_term_memory", () => {
       assert.deepStrictEqual(yield* store.get(otherChannel, "persona-1"), {})
       assert.deepStrictEqual(yield* store.get(serverScope, "persona-1"), {})
       // A thread of channel-2 (the front put the parent in the turn state): channel-2's memory.
-      const inThread = yield* toolContext({ channelId: "thread-7", turnState: yield* makeTurnState([], { parentChannelId: "channel-2" }) })
+      const inThread = yield* toolContext({ channelId: "thread-7", parentChannelId: "channel-2" })
       yield* executeIn(tool, { summary: "thread of channel-2" }, inThread)
       assert.deepStrictEqual(yield* store.get(otherChannel, "persona-1"), { summary: "thread of channel-2" })
       assert.deepStrictEqual(yield* store.get(memoryScopeOf(place("thread-7"), false), "persona-1"), {})
@@ -137,22 +138,7 @@ describe("update_short_term_memory", () => {
     }).pipe(Effect.provide(memoryStores))
   )
 
-  it.effect("[32] hidden once the turn's flag is set, and refused at execution if called anyway", () =>
-    Effect.gen(function* () {
-      const tool = yield* makeUpdateShortTermMemoryTool()
-      const store = yield* ShortTermMemoryStore
-      assert.isTrue(tool.isAvailableForContext?.(availability()))
-      assert.isFalse(tool.isAvailableForContext?.(availability({}, { disableShortTermMemoryUpdate: true })))
-      const context = yield* toolContext()
-      yield* setFlag(context.turnState, "disableShortTermMemoryUpdate")
-      const second = yield* executeIn(tool, { summary: "again" }, context)
-      assert.isFalse(second.success)
-      assert.include(second.error ?? "", "already updated")
-      assert.deepStrictEqual(yield* store.get(guildScope, "persona-1"), {})
-    }).pipe(Effect.provide(memoryStores))
-  )
-
-  it.effect("[32] through executeToolCall: the first success sets the flag; a second call this turn is not run", () =>
+  it.effect("[32] through executeToolCall: the first success spends the tool; a second call this turn is not run", () =>
     Effect.gen(function* () {
       const tool = yield* makeUpdateShortTermMemoryTool()
       const store = yield* ShortTermMemoryStore
@@ -161,7 +147,7 @@ describe("update_short_term_memory", () => {
         h.run(executeToolCall({ ...callInput({ name: UPDATE_SHORT_TERM_MEMORY, args: { summary } }), iteration: 0, attempt: testAttempt }))
       const first = yield* call("first")
       assert.isTrue(ToolCallOutcome.$is("History")(first) && first.success)
-      assert.isTrue((yield* Ref.get(h.state.flags)).disableShortTermMemoryUpdate)
+      assert.deepStrictEqual((yield* Ref.get(h.state.flags)).spentOncePerTurnTools, [UPDATE_SHORT_TERM_MEMORY])
       const declared = yield* h.registry.toolsForTurn(availability({ guildId: "guild-1" }, yield* Ref.get(h.state.flags)))
       assert.notInclude(declared.map((declaredTool) => declaredTool.name), UPDATE_SHORT_TERM_MEMORY)
       const second = yield* call("second")
@@ -203,7 +189,7 @@ describe("update_short_term_memory", () => {
       assert.isTrue(ToolCallOutcome.$is("History")(outcome) && !outcome.success)
       assert.include(JSON.stringify(ToolCallOutcome.$is("History")(outcome) && outcome.historyEntry), "could not be saved")
       // A failed update does not use up the turn's one update.
-      assert.isFalse((yield* Ref.get(h.state.flags)).disableShortTermMemoryUpdate)
+      assert.deepStrictEqual((yield* Ref.get(h.state.flags)).spentOncePerTurnTools, [])
     })
   )
 

@@ -74,6 +74,14 @@ describe("select_sticker_for_response", () => {
     }).pipe(Effect.provide(catalog))
   )
 
+  it.effect("declares its turn effect and runs one at a time in a pass", () =>
+    Effect.gen(function* () {
+      const tool = yield* makeSelectStickerTool
+      assert.strictEqual(tool.turnEffect, "StickerSelected")
+      assert.isTrue(tool.sequential)
+    }).pipe(Effect.provide(catalog))
+  )
+
   it.effect("through executeToolCall: a hit becomes the sticker selection, a miss clears it (null)", () =>
     Effect.gen(function* () {
       const tool = yield* makeSelectStickerTool
