@@ -16,6 +16,8 @@ export type ToolCallOutcome = Data.TaggedEnum<{
     readonly functionName: string
     readonly success: boolean
     readonly endTurn: boolean
+    /** The tool declared itself a silent write: after visible text of the pass, its success ends the turn. */
+    readonly endsTurnAfterText: boolean
     readonly responseDelivered: boolean
     /**
      * Only for a tool declaring the `StickerSelected` turn effect: the sticker chosen (latest call

@@ -166,6 +166,7 @@ export const executeToolCall = Effect.fnUntraced(function*(
     payload,
     accumulatedText: preToolText,
     turnEffects: appliedTurnEffects(registered?.turnEffect, result),
-    durationMs
+    durationMs,
+    endsTurnAfterText: registered?.endsTurnAfterText === true
   })
 })

@@ -23,6 +23,8 @@ export interface PassCallsFold {
   readonly responseDelivered: boolean
   /** Latest successful pick in the model's order; else null when a pick missed; else undefined. */
   readonly stickerSelection: Sticker | null | undefined
+  /** Every answered call is a silent write (`endsTurnAfterText`); false when none was answered. */
+  readonly allEndTurnAfterText: boolean
   /** Names of the answered calls, in order (restarts included). */
   readonly names: ReadonlyArray<string>
   /** The last call whose failure counted, for the error-cap notice. */
@@ -53,6 +55,7 @@ export const foldPassCalls = (outcomes: ReadonlyArray<PassCallOutcome>, start: F
   let failuresAfterText = start.failuresAfterText
   let countedFailure = false
   let allSucceeded = true
+  let allEndTurnAfterText = true
   let endTurn = false
   let restarted = false
   let responseDelivered = false
@@ -68,6 +71,7 @@ export const foldPassCalls = (outcomes: ReadonlyArray<PassCallOutcome>, start: F
         allSucceeded = false
         break
       case "Restart":
+        allEndTurnAfterText = false
         restarted = true
         errors = 0
         failuresAfterText = 0
@@ -99,6 +103,7 @@ export const foldPassCalls = (outcomes: ReadonlyArray<PassCallOutcome>, start: F
           lastFailedName = outcome.functionName
         }
         if (!success) allSucceeded = false
+        if (!outcome.endsTurnAfterText) allEndTurnAfterText = false
         if (outcome.endTurn) endTurn = true
         if (outcome.responseDelivered) responseDelivered = true
         if (outcome.stickerSelection !== undefined) {
@@ -118,6 +123,7 @@ export const foldPassCalls = (outcomes: ReadonlyArray<PassCallOutcome>, start: F
     failuresAfterText,
     countedFailure,
     allSucceeded,
+    allEndTurnAfterText: allEndTurnAfterText && names.length > 0,
     endTurn,
     restarted,
     responseDelivered,

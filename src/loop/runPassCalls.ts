@@ -124,6 +124,7 @@ const refusedOverCap = (call: FunctionCall, position: number, cap: number): Pass
     functionName: name,
     success: false,
     endTurn: false,
+    endsTurnAfterText: false,
     responseDelivered: false,
     stickerSelection: undefined,
     historyEntry,

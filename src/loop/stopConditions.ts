@@ -12,16 +12,12 @@ type EmptyPass = Data.TaggedEnum.Value<PassResult, "EmptyResponse">
 
 const isBlank = (text: string) => text.trim().length === 0
 
-/** Tools whose success after visible pre-tool text ends the turn (a silent write has nothing to follow up). */
-export const TOOLS_SUPPRESS_FOLLOWUP_AFTER_PRETOOL_TEXT: ReadonlySet<string> = new Set(["update_short_term_memory"])
-
 /**
  * For every provider: calls that all succeeded and all are silent writes, after non-blank
  * pre-tool text, end the turn with that text (there is nothing to follow up).
  */
 export const endsAfterPreToolText = (fold: PassCallsFold, passText: string): boolean =>
-  !isBlank(passText) && fold.allSucceeded && fold.names.length > 0 &&
-  fold.names.every((name) => TOOLS_SUPPRESS_FOLLOWUP_AFTER_PRETOOL_TEXT.has(name))
+  !isBlank(passText) && fold.allSucceeded && fold.allEndTurnAfterText
 
 /** The consecutive-error cap, on the count after the whole batch (checked before endTurn). */
 export const errorCapReached = (fold: PassCallsFold, max: number): boolean =>

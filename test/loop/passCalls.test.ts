@@ -352,6 +352,21 @@ describe("folding the outcomes of one pass, in the model's order", () => {
         assert.strictEqual(result.passes.length, 2)
       })))
 
+  it.effect("after pre-tool text, a pass of silent writes only ends the turn; one other call among them goes on", () =>
+    Effect.gen(function*() {
+      const silent = { endsTurnAfterText: true }
+      const onlySilent = yield* withLoopHarness({
+        tools: [ok("note_a", undefined, silent), ok("note_b", undefined, silent)],
+        script: [callsWith([["note_a"], ["note_b"]], "Noted."), S.reply("never")]
+      }, () => loop())
+      assert.deepStrictEqual([onlySilent.status, onlySilent.text, onlySilent.passes.length], ["completed", "Noted.", 1])
+      const mixed = yield* withLoopHarness({
+        tools: [ok("note_a", undefined, silent), ok("lookup")],
+        script: [callsWith([["note_a"], ["lookup"]], "Noted."), S.reply(" Found it.")]
+      }, () => loop())
+      assert.deepStrictEqual([mixed.status, mixed.passes.length], ["completed", 2])
+    }))
+
   it.effect("short-term memory stays one-shot: a second update in the same pass is refused", () =>
     Effect.gen(function*() {
       const memory = yield* makeUpdateShortTermMemoryTool()

@@ -30,6 +30,7 @@ describe("update_short_term_memory", () => {
       assert.strictEqual(tool.requiresFollowUp, false)
       assert.isTrue(tool.oncePerTurn, "one update per reply")
       assert.isTrue(tool.sequential, "two writes in one pass would race")
+      assert.isTrue(tool.endsTurnAfterText, "a silent write after the pass's text has nothing to follow up")
       assert.deepStrictEqual(Object.keys(tool.parameters.properties), ["summary", "scene_state"])
       assert.deepStrictEqual(tool.parameters.required, [])
       assert.isFalse(tool.isAvailableFor("novelai"))
