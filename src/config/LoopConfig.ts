@@ -19,6 +19,10 @@ export interface LoopSettings {
   readonly deliberateToolContextTurns: number
   /** Reasoning characters one pass keeps; a provider that reasons on past them is stopped. */
   readonly maxReasoningChars: number
+  /** Calls of one pass that are run; the model's further calls are answered with a refusal. */
+  readonly maxToolCallsPerPass: number
+  /** Calls of one pass that run at the same time. */
+  readonly toolCallConcurrency: number
 }
 
 /** Default and floor of `STREAM_MAX_REASONING_CHARS`. */
@@ -34,7 +38,9 @@ export const defaultLoopSettings: LoopSettings = {
   maxConsecutiveToolErrors: 5,
   softWarnIteration: 20,
   deliberateToolContextTurns: 3,
-  maxReasoningChars: DEFAULT_MAX_REASONING_CHARS
+  maxReasoningChars: DEFAULT_MAX_REASONING_CHARS,
+  maxToolCallsPerPass: 16,
+  toolCallConcurrency: 4
 }
 
 const fromEnv: Config.Config<LoopSettings> = Config.all({
@@ -43,7 +49,9 @@ const fromEnv: Config.Config<LoopSettings> = Config.all({
   firstTokenOverride: Config.option(Config.integer("STREAM_FIRST_TOKEN_TIMEOUT_MS")),
   maxIterations: intSetting("BOT_MAX_FUNCTION_CALL_ITERATIONS", { default: 100, min: 1 }),
   maxConsecutiveToolErrors: intSetting("BOT_MAX_CONSECUTIVE_TOOL_ERRORS", { default: 5, min: 1 }),
-  maxReasoningChars: intSetting("STREAM_MAX_REASONING_CHARS", { default: DEFAULT_MAX_REASONING_CHARS, min: MIN_MAX_REASONING_CHARS })
+  maxReasoningChars: intSetting("STREAM_MAX_REASONING_CHARS", { default: DEFAULT_MAX_REASONING_CHARS, min: MIN_MAX_REASONING_CHARS }),
+  maxToolCallsPerPass: intSetting("MAX_TOOL_CALLS_PER_PASS", { default: 16, min: 1 }),
+  toolCallConcurrency: intSetting("TOOL_CALL_CONCURRENCY", { default: 4, min: 1 })
 }).pipe(
   Config.map(({ firstTokenOverride, ...rest }) => ({
     ...defaultLoopSettings,

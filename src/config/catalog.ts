@@ -100,6 +100,8 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   STREAM_MAX_REASONING_CHARS: { group: "Tool loop", meaning: "reasoning one pass keeps for the thought log; a provider reasoning on past it is stopped and the pass ends cut" },
   BOT_MAX_FUNCTION_CALL_ITERATIONS: { group: "Tool loop", meaning: "passes per attempt before the turn ends as timeout" },
   BOT_MAX_CONSECUTIVE_TOOL_ERRORS: { group: "Tool loop", meaning: "consecutive tool failures before the turn ends as error" },
+  MAX_TOOL_CALLS_PER_PASS: { group: "Tool loop", meaning: "tool calls of one model pass that run; further calls of that pass are answered with a refusal" },
+  TOOL_CALL_CONCURRENCY: { group: "Tool loop", meaning: "tool calls of one pass that run at the same time (tools that change turn state still run one at a time)" },
 
   CHANNEL_QUEUE_MAX: { group: "Chat", meaning: "replies that may wait per channel; a message beyond folds into the newest waiting reply" },
   RESPONSE_DRAFTING: { group: "Chat", meaning: "on: every reply is held as a draft and posted once a reviewer model approves it", default: "off" },

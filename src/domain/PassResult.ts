@@ -36,8 +36,11 @@ interface PassCommon {
 /** How one provider pass ended. Exactly one per pass. */
 export type PassResult = Data.TaggedEnum<{
   Completed: PassCommon
-  /** `call` is undefined when the provider signalled a call without a payload (malformed). */
-  FunctionCall: PassCommon & { readonly call: FunctionCall | undefined }
+  /**
+   * Every call the pass made, in the model's order (at least one; a call without a usable name
+   * is malformed and refused). See docs/architecture.md, "Tool calls of one pass".
+   */
+  FunctionCall: PassCommon & { readonly calls: ReadonlyArray<FunctionCall> }
   Error: PassCommon & { readonly error: ProviderError }
   /** The destination refused the reply for good: the turn ends `error`, `delivery_failed`. */
   DeliveryFailed: PassCommon & { readonly error: DeliveryError }

@@ -16,6 +16,8 @@ export type ToolCallOutcome = Data.TaggedEnum<{
     readonly functionName: string
     readonly success: boolean
     readonly endTurn: boolean
+    /** The tool declared itself a silent write: after visible text of the pass, its success ends the turn. */
+    readonly endsTurnAfterText: boolean
     readonly responseDelivered: boolean
     /**
      * Only for a tool declaring the `StickerSelected` turn effect: the sticker chosen (latest call
@@ -26,11 +28,12 @@ export type ToolCallOutcome = Data.TaggedEnum<{
     /** Wall time of the dispatch on the Clock; 0 when the call was refused before dispatch. */
     readonly durationMs: number
     /**
-     * Response Drafting: `rejected` — the reviewer refused it, nothing ran (it
-     * neither counts toward nor resets the consecutive-error cap); `reused` — an identical
-     * request already succeeded this turn and its outcome was replayed, nothing ran.
+     * What the call checkpoint decided (a loop hook, e.g. Response Drafting's reviewer):
+     * `rejected` — refused, nothing ran (it neither counts toward nor resets the
+     * consecutive-error cap); `reused` — an identical request already succeeded this turn and its
+     * outcome was replayed, nothing ran.
      */
-    readonly reviewStatus?: "rejected" | "reused"
+    readonly checkpointStatus?: "rejected" | "reused"
   }
 }>
 

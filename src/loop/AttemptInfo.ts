@@ -11,6 +11,6 @@ export interface AttemptInfo {
   readonly credentialSource: CredentialSource
 }
 
-/** The fields a timeout notice adds for an attempt on the user's own key (spec §4). */
+/** The fields a timeout notice adds for an attempt on the user's own key. */
 export const personalVariant = (attempt: AttemptInfo): { readonly personalKey?: true } =>
   attempt.credentialSource === "personal" ? { personalKey: true } : {}

@@ -4,7 +4,7 @@ import { keyErrorKind, type ProviderError } from "../domain/ProviderError"
 import type { KeyPool } from "./KeyPool"
 
 /**
- * The keys one route rotates through (spec §5 key rotation): which key to try next, and what a
+ * The keys one route rotates through: which key to try next, and what a
  * failed or successful attempt does to it. The operator's pool rests keys process-wide
  * (`KeyPool`); a personal or server key is one key, never rested in the operator's pool.
  */

@@ -1,7 +1,7 @@
 import { Context, Data, Effect, Option, type Redacted } from "effect"
 
 /**
- * The credentials of one turn (issue 17), as a front resolves them: the user's personal key, the
+ * The credentials of one turn, as a front resolves them: the user's personal key, the
  * facts that withhold the server route, and the server route itself, materialized only when asked
  * (it may open a sealed key). The loop decides what to do with them (`turnRoutes`).
  */

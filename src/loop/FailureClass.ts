@@ -1,7 +1,7 @@
 import type { ProviderErrorReason } from "../domain/ProviderError"
 
 /**
- * Why a model failed, as the channel may see it (design decision 20): a class, never the
+ * Why a model failed, as the channel may see it: a class, never the
  * vendor's text, hosts or addresses — those go to the thought log and the logs.
  */
 export type FailureClass =

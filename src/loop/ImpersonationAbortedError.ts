@@ -2,7 +2,7 @@ import { Data } from "effect"
 
 /**
  * Under user impersonation a tool-error loop is not shown as a notice: the turn is aborted and
- * the error propagates to the front (spec §2.3 step 6, §5 scenario 71).
+ * the error propagates to the front, which decides (docs/architecture.md, "Loop guards").
  */
 export class ImpersonationAbortedError extends Data.TaggedError("ImpersonationAbortedError")<{
   readonly failures: number

@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, FiberSet, Option, Ref, Schedule } from "effect"
 import { type SharedCooldownError, SharedKeyCooldowns, type SharedKeyCooldownsShape } from "./SharedKeyCooldowns"
 
-/** At most this many keys are tried for one model in one turn (spec §5). */
+/** At most this many keys are tried for one model in one turn. */
 export const MAX_KEY_ATTEMPTS = 3
 /** A rate-limited key rests this long. */
 export const RATE_LIMIT_COOLDOWN = Duration.seconds(60)

@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, Option, Ref } from "effect"
 
-/** How long a stashed context payload waits for its restart (spec §10). */
+/** How long a stashed context payload waits for its restart. */
 export const PENDING_CONTEXT_TTL = Duration.minutes(5)
 /** At most this many payloads wait at once; the oldest goes first. */
 export const PENDING_CONTEXT_MAX_ENTRIES = 16
@@ -13,7 +13,7 @@ interface Entry {
 /**
  * Context payloads too large or too rich to pass through a tool result (images, transcripts):
  * a tool stashes the payload and returns `pending_context_key`; the context restart takes it
- * (spec §2.6). Taking deletes, so a replayed key injects nothing the second time. All time is
+ * (docs/architecture.md, "Context restarts"). Taking deletes, so a replayed key injects nothing the second time. All time is
  * on the Clock.
  */
 export class PendingContextStash extends Effect.Service<PendingContextStash>()("loopcord/loop/PendingContextStash", {

@@ -1,5 +1,5 @@
 /**
- * Fallback continuation guard (design §2 decision 4, issue 11.9). A replacement attempt is
+ * Fallback continuation guard. A replacement attempt is
  * given the text already delivered as the start of its answer and must continue it. Servers
  * and models often restart instead: the whole reply again (a vLLM that ignores the trailing
  * assistant message), or its last words ("…Paris is" ⇒ "Paris is the capital"). This filter

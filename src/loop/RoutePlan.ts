@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Redacted } from "effect"
 import { ProviderConfig } from "../config/ProviderConfig"
 
 /**
- * Where a turn may be generated (spec §5 plan): the primary model, then the fallback chain, and
+ * Where a turn may be generated: the primary model, then the fallback chain, and
  * the API keys every model rotates through. An empty key list means a keyless endpoint
  * (Ollama, llama.cpp…): one attempt per model with no key.
  */

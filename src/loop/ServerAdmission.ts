@@ -31,7 +31,7 @@ const unlimited: ServerAdmissionShape = {
 }
 
 /**
- * Admission of server-paid turns (spec §5 server-route extension; issue 17): the server message
+ * Admission of server-paid turns: the server message
  * cooldown first, then the server and user daily quotas. The store implements it.
  */
 export class ServerAdmission extends Context.Reference<ServerAdmission>()("loopcord/loop/ServerAdmission", {

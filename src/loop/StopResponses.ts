@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import type { StopContext } from "./TurnSignals"
 
 /**
- * Where a stop response goes (spec §2.8): a /kill that carried a stop context gets an answer
+ * Where a stop response goes: a /kill that carried a stop context gets an answer
  * turn queued at the **front** of the channel's queue. The ChannelQueue provides the real one
  * per turn; without a queue the request is only logged.
  */

@@ -3,8 +3,8 @@ import type { LoopSettings } from "../config/LoopConfig"
 
 /**
  * The deadlines of one turn's passes and tool calls, watched by one sleeping fiber instead of a
- * timer fiber per pass and per call (a fork, a sleep and an interruption each). Passes and tool
- * calls of a turn run one after the other, so one deadline is armed at a time.
+ * timer fiber per pass and per call (a fork, a sleep and an interruption each). The calls of one
+ * pass run together, so several deadlines may be armed at once; each fires on its own.
  *
  * The fiber never naps longer than the smallest budget that can be armed (`longestNap`), and
  * every deadline armed or moved is at least that far away when it is set (a whole budget from
@@ -17,7 +17,7 @@ export interface TurnAlarm {
   /**
    * Arms a deadline: `due` is read (Clock milliseconds) each time the alarm wakes, so the owner
    * may move it; `fire` is called once, from the alarm's fiber, when it has passed. Returns the
-   * disarm (idempotent; a later arm replaces this one anyway).
+   * disarm (idempotent).
    */
   readonly arm: (due: () => number, napCapMs: number, fire: () => void) => Effect.Effect<() => void>
   /** Disarms and interrupts the sleeping fiber in the background: the turn is over. */
@@ -39,33 +39,38 @@ interface Armed {
 }
 
 export const makeTurnAlarm = (): TurnAlarm => {
-  let armed: Armed | undefined
+  const armed = new Set<Armed>()
   let watching: Fiber.RuntimeFiber<void> | undefined
 
   const watch: Effect.Effect<void> = Effect.gen(function*() {
     while (true) {
-      const entry = armed
-      if (entry === undefined) {
+      if (armed.size === 0) {
         // In the same step as the check: an arm from now on starts another fiber.
         watching = undefined
         return
       }
       const now = yield* Clock.currentTimeMillis
-      if (now >= entry.due()) {
-        armed = undefined
-        entry.fire()
-        continue
+      let nap = Number.POSITIVE_INFINITY
+      for (const entry of [...armed]) {
+        const due = entry.due()
+        if (now >= due) {
+          armed.delete(entry)
+          entry.fire()
+        } else {
+          nap = Math.min(nap, due - now, entry.napCapMs)
+        }
       }
-      yield* Effect.sleep(Duration.millis(Math.min(entry.due() - now, entry.napCapMs)))
+      // An entry armed by a `fire` above is not in `nap` yet: look again at once.
+      if (Number.isFinite(nap)) yield* Effect.sleep(Duration.millis(nap))
     }
   })
 
   const arm: TurnAlarm["arm"] = (due, napCapMs, fire) =>
     Effect.suspend(() => {
       const entry: Armed = { due, napCapMs, fire }
-      armed = entry
+      armed.add(entry)
       const disarm = () => {
-        if (armed === entry) armed = undefined
+        armed.delete(entry)
       }
       if (watching !== undefined) return Effect.succeed(disarm)
       return Effect.map(Effect.fork(watch), (fiber) => {
@@ -79,7 +84,7 @@ export const makeTurnAlarm = (): TurnAlarm => {
     })
 
   const stop = Effect.withFiberRuntime<void>((self) => {
-    armed = undefined
+    armed.clear()
     watching?.unsafeInterruptAsFork(self.id())
     watching = undefined
     return Effect.void

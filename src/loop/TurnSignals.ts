@@ -9,12 +9,12 @@ export interface StopContext {
   readonly originalMessageId?: string
 }
 
-/** A pending request against the channel's running turn (spec §2.8 stop registry). */
+/** A pending request against the channel's running turn. */
 export type TurnRequest =
   | { readonly _tag: "Stop"; readonly requesterId: string | undefined; readonly stopContext: StopContext | undefined; readonly at: number }
   | { readonly _tag: "FollowUp"; readonly at: number }
 
-/** Entries older than this are stale and ignored (spec §2.8). */
+/** Entries older than this are stale and ignored. */
 export const STALE_REQUEST_AFTER = Duration.minutes(5)
 
 /**

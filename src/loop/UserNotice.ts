@@ -16,18 +16,18 @@ export type UserNotice = Data.TaggedEnum<{
   NovelAiToolRetryExhausted: { readonly failures: number; readonly lastTool: string }
   /**
    * A stream exceeded its first-token or inactivity budget. `personalKey`: the attempt ran on the
-   * user's own key (spec §4 personal variant: the user's provider account is the one to check).
+   * user's own key (the user's provider account is the one to check).
    */
   StreamTimeout: { readonly provider: string; readonly phase: "first_token" | "idle"; readonly personalKey?: true }
   /**
    * A fallback model answered after earlier models failed. Public: model names and failure
-   * classes only (decision 20); the vendor's words are in the thought log.
+   * classes only; the vendor's words are in the thought log.
    */
   FallbackUsed: { readonly model: string; readonly failures: ReadonlyArray<{ readonly model: string; readonly reason: FailureClass }> }
-  /** Every attempt failed: the last model and why, as a class (decision 20). */
+  /** Every attempt failed: the last model and why, as a class. */
   ProviderFailed: { readonly model: string; readonly reason: FailureClass }
   /**
-   * The server's key was not used for this user (issue 17): a cooldown or a daily quota refused
+   * The server's key was not used for this user: a cooldown or a daily quota refused
    * admission, or the server asks every user to bring their own key (`user_byok_mode`).
    */
   ServerRouteRefused: {

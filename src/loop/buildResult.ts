@@ -7,7 +7,7 @@ export interface BuildResultInput {
   readonly status: TurnStatus
   /** Raw text of the terminating pass (continuation prefix included); trimmed here. */
   readonly responseText: string
-  /** Hidden scene metadata (spec §2.9): NovelAI `<details>` bodies merged over the passes. */
+  /** Hidden scene metadata: NovelAI `<details>` bodies merged over the passes. */
   readonly details?: string
   readonly passes: ReadonlyArray<PassResult>
   readonly toolCalls: ReadonlyArray<ToolCallRecord>
@@ -17,8 +17,8 @@ export interface BuildResultInput {
 }
 
 /**
- * The text of a result (spec §2.9): the trimmed response, then `[Scene Metadata]` and the
- * details when there are any. Scenario 56 quirk, decided: the reference does not trim the
+ * The text of a result: the trimmed response, then `[Scene Metadata]` and the
+ * details when there are any. Decided: the reference does not trim the
  * combined string, so details alone give "\n\n[Scene Metadata]\n…"; we trim it, so an answer
  * never starts with blank lines ("[Scene Metadata]\n…").
  */
@@ -28,7 +28,7 @@ export const resultText = (responseText: string, details: string | undefined): s
   return scene.length === 0 ? text : `${text}\n\n[Scene Metadata]\n${scene}`.trim()
 }
 
-/** Spec §2.2: a pass's scene metadata joins what earlier passes brought, separated by a blank line. */
+/** A pass's scene metadata joins what earlier passes brought, separated by a blank line. */
 export const mergeDetails = (existing: string, next: string | undefined): string =>
   next === undefined || next.trim().length === 0 ? existing : existing.length === 0 ? next : `${existing}\n\n${next}`
 
@@ -36,7 +36,7 @@ export const mergeDetails = (existing: string, next: string | undefined): string
 export const sumUsage = (passes: ReadonlyArray<PassResult>): TokenUsage | undefined =>
   passes.reduce<TokenUsage | undefined>((total, pass) => addUsage(total, pass.usage), undefined)
 
-/** Assembles the AttemptResult runToolLoop returns (spec §2.9). */
+/** Assembles the AttemptResult runToolLoop returns. */
 export const buildResult = (input: BuildResultInput): AttemptResult => ({
   status: input.status,
   text: resultText(input.responseText, input.details),
@@ -50,4 +50,14 @@ export const buildResult = (input: BuildResultInput): AttemptResult => ({
     ? {}
     : { stickerSelection: input.stickerSelection }),
   ...(input.passes.at(-1)?._tag === "DeliveryFailed" ? { reason: "delivery_failed" as const } : {})
+})
+
+/**
+ * What the loop's hooks add to a result: the tokens they spent count toward the attempt, and an
+ * answer the destination refused when a hook delivered it makes the `error` turn `delivery_failed`.
+ */
+export const withHookOutcome = (result: AttemptResult, spent: TokenUsage | undefined, refused: boolean): AttemptResult => ({
+  ...result,
+  usage: addUsage(result.usage, spent),
+  ...(refused ? { reason: "delivery_failed" as const } : {})
 })

@@ -18,7 +18,7 @@ export const METADATA_TAIL_DIRECTIVE =
   "[System: message metadata (message ids, authors, send times) is now shown at the start of the recent messages " +
   "above. Use it to answer; do not call reveal_message_metadata again this turn.]"
 
-/** Which substring of the restart type disables which repeat (spec §2.6). */
+/** Which substring of the restart type disables which repeat. */
 const FLAG_BY_TYPE_FRAGMENT: ReadonlyArray<readonly [fragment: string, flag: TurnSwitch]> = [
   ["youtube", "disableYouTubeProcessing"],
   ["image", "disableProfilePictureProcessing"],
@@ -51,7 +51,7 @@ export const contextRestartType = (data: unknown): string | undefined =>
     : undefined
 
 /**
- * Stage 03 (spec §2.6): when a successful tool result asks for a context restart, enrich the
+ * Stage 03: when a successful tool result asks for a context restart, enrich the
  * turn's context items and set the flags that prevent a repeat, and return true (the loop then
  * starts the next pass without a history entry). Returns false for any other result.
  */

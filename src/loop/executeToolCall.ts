@@ -1,7 +1,7 @@
-import { type Data, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { ResponseSink } from "./ResponseSink"
 import type { LoopConfig } from "../config/LoopConfig"
-import type { PassResult } from "../domain/PassResult"
+import type { FunctionCall } from "../domain/FunctionCall"
 import { ToolCallOutcome } from "../domain/ToolCallOutcome"
 import { responsePayload } from "../domain/ToolHistoryEntry"
 import { toolFailure, toolSuccess } from "../domain/ToolResult"
@@ -11,10 +11,10 @@ import { ToolRegistry } from "../tools/ToolRegistry"
 import type { ToolUsageStats } from "../tools/ToolUsageStats"
 import { spendOncePerTurnTool } from "../tools/TurnState"
 import { approvalCheckpoint, approved } from "./approvalCheckpoint"
+import { callCheckpoint, Checkpoint, rememberCallOutcome } from "./CallCheckpoint"
 import type { AttemptInfo } from "./AttemptInfo"
 import { contextRestartType, handleEnhancedContextRestart } from "./contextRestart"
 import type { DispatchedCall } from "./DispatchedCall"
-import { Checkpoint, rememberOutcome, toolCheckpoint } from "./drafting/toolCheckpoint"
 import type { PendingContextStash } from "./PendingContextStash"
 import { CurrentTurn } from "./CurrentTurn"
 import { raceTool } from "./raceTool"
@@ -25,10 +25,11 @@ import { reportToolCall } from "./toolCallReport"
 import { appliedTurnEffects, noTurnEffects } from "./turnEffects"
 import { TurnSignals } from "./TurnSignals"
 
-export type FunctionCallPass = Data.TaggedEnum.Value<PassResult, "FunctionCall">
-
 export interface ExecuteToolCallInput {
-  readonly pass: FunctionCallPass
+  /** One call of the pass, as the provider produced it (validated here). */
+  readonly call: FunctionCall
+  /** Everything the pass showed before its calls (shared by every call of the pass). */
+  readonly preToolText: string
   /** Loop iteration index (0-based); sets `showKillHint` from the soft-warning iteration on. */
   readonly iteration: number
   readonly attempt: AttemptInfo
@@ -56,10 +57,10 @@ export type ExecuteToolCallServices =
 export const executeToolCall = Effect.fnUntraced(function*(
   input: ExecuteToolCallInput
 ): Effect.fn.Return<ToolCallOutcome, never, ExecuteToolCallServices> {
-  const { attempt, iteration, pass } = input
+  const { attempt, iteration, preToolText } = input
 
   // The provider must have produced a call with a name.
-  const functionCall = pass.call
+  const functionCall: FunctionCall | undefined = input.call
   if (typeof functionCall !== "object" || functionCall === null || typeof functionCall.name !== "string") {
     yield* Effect.logError("Malformed function call result: the call has no tool name").pipe(
       Effect.annotateLogs({ call: safeJson(functionCall) })
@@ -87,11 +88,11 @@ export const executeToolCall = Effect.fnUntraced(function*(
   if (yield* stopRequested) return ToolCallOutcome.Abort({ status: "stopped_by_user" })
 
   // The answer to a /kill acknowledges; it never re-runs the killed work.
-  if (turn.isStopResponse) return yield* refuseInStopResponse(functionCall, name, pass.accumulatedText)
+  if (turn.isStopResponse) return yield* refuseInStopResponse(functionCall, name, preToolText)
 
   // Truncated arguments: never dispatched, and the partial arguments are never replayed.
   if (functionCall.argumentsTruncated === true) {
-    return yield* refuseTruncatedCall(functionCall, name, pass.accumulatedText)
+    return yield* refuseTruncatedCall(functionCall, name, preToolText)
   }
 
   const registered = Option.getOrUndefined(yield* registry.get(name))
@@ -99,11 +100,11 @@ export const executeToolCall = Effect.fnUntraced(function*(
   const args = functionCall.args
   const refused = yield* refusalBeforeDispatch(functionCall, name, canonicalName)
 
-  // ── Response Drafting hook (src/loop/drafting/toolCheckpoint.ts) ──
-  // Review mode only: the request is reviewed before dispatch; an identical successful one is
-  // reused, an identical refused one never runs. Off: always `Dispatch`.
+  // ── Call checkpoint hook (src/loop/CallCheckpoint.ts): provided around the calls by a loop hook ──
+  // The call is looked at before dispatch; an identical successful one may be reused, an
+  // identical refused one never runs. Without a checkpoint: always `Dispatch`.
   const checkpoint = refused === undefined
-    ? yield* toolCheckpoint({ name, canonicalName, description: registered?.description, args: args ?? {}, narration: pass.accumulatedText })
+    ? yield* callCheckpoint({ name, canonicalName, description: registered?.description, args: args ?? {}, narration: preToolText })
     : Checkpoint.Dispatch({ key: undefined })
   if (checkpoint._tag === "Stopped") return ToolCallOutcome.Abort({ status: "stopped_by_user" })
   if (checkpoint._tag === "Reused" || checkpoint._tag === "Rejected") {
@@ -115,13 +116,13 @@ export const executeToolCall = Effect.fnUntraced(function*(
       replayedCall: functionCall,
       result: decided.result,
       payload: decided.payload,
-      accumulatedText: pass.accumulatedText,
+      accumulatedText: preToolText,
       turnEffects: noTurnEffects,
       durationMs: 0
     })
-    return ToolCallOutcome.History({ ...outcome, reviewStatus: checkpoint._tag === "Reused" ? "reused" : "rejected" })
+    return ToolCallOutcome.History({ ...outcome, checkpointStatus: checkpoint._tag === "Reused" ? "reused" : "rejected" })
   }
-  // ── end of the Response Drafting hook ──
+  // ── end of the call checkpoint hook ──
 
   // ── Tool approval hook (src/loop/approvalCheckpoint.ts): a call the front marks waits for a human first ──
   const approval = refused === undefined ? yield* approvalCheckpoint(name, canonicalName, args ?? {}) : approved
@@ -156,15 +157,16 @@ export const executeToolCall = Effect.fnUntraced(function*(
 
   // The paired call and response replayed on the next pass, with what the result changes about the reply.
   const payload = blocked ? result.data : responsePayload(name, result)
-  // Response Drafting: a request the checkpoint let through is reused, never re-run, if repeated.
-  yield* rememberOutcome(checkpoint.key, result, payload)
+  // A call the checkpoint let through may be reused, never re-run, if repeated.
+  yield* rememberCallOutcome(checkpoint.key, result, payload)
   return yield* toolCallHistory({
     name,
     replayedCall,
     result,
     payload,
-    accumulatedText: pass.accumulatedText,
+    accumulatedText: preToolText,
     turnEffects: appliedTurnEffects(registered?.turnEffect, result),
-    durationMs
+    durationMs,
+    endsTurnAfterText: registered?.endsTurnAfterText === true
   })
 })

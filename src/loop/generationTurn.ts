@@ -12,6 +12,7 @@ import { type AttemptInfo, personalVariant } from "./AttemptInfo"
 import { endedOnOverflow, nextLargerWindow } from "./context/overflowFallback"
 import { CurrentTurn } from "./CurrentTurn"
 import { makeDraftTurn } from "./drafting/DraftState"
+import { draftingHooks } from "./drafting/draftingHooks"
 import type { ImpersonationAbortedError } from "./ImpersonationAbortedError"
 import { type KeyPool, MAX_KEY_ATTEMPTS } from "./KeyPool"
 import { type FailureClass, failureClassOf, failureClassText } from "./FailureClass"
@@ -24,12 +25,12 @@ import { TurnSignals } from "./TurnSignals"
 
 export type GenerationTurnServices = ToolLoopServices | RoutePlan | KeyPool
 
-/** Failure details for the thought log are whitespace-collapsed and capped (spec §5). */
+/** Failure details for the thought log are whitespace-collapsed and capped. */
 const FAILURE_DETAIL_MAX = 600
 
 const collapse = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, FAILURE_DETAIL_MAX)
 
-/** What a replacement attempt inherits from the failed ones (design §2 decision 4). */
+/** What a replacement attempt inherits from the failed ones. */
 interface Carry {
   readonly prefill: string
   readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
@@ -58,7 +59,7 @@ const describeFailure = (failure: AttemptFailure, last: PassResult | undefined):
 }
 
 /**
- * The outer tier (spec §5, design §2 decision 4): tries the primary model, then each fallback;
+ * The outer tier: tries the primary model, then each fallback;
  * per model up to 3 keys of the route's rotation. Only a provider `error` rotates the key (and
  * rests it), never a refusal for length (that goes on only to a model with a larger window); a
  * stream timeout or a malformed call goes to the next model. Text a failed attempt
@@ -82,8 +83,9 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
   const thoughtLog = yield* ThoughtLog
   const failures: Array<{ readonly model: string; readonly reason: FailureClass }> = []
   let carry: Carry = { prefill: "", functionHistory: [], toolResponseDelivered: false, stickerSelection: undefined }
-  // Response Drafting: one review state for every attempt of the turn (spec §2.10; unused when off).
-  const draft = yield* makeDraftTurn
+  // Response Drafting joins each attempt as loop hooks, with one review state for every attempt
+  // of the turn (unused when off).
+  const hooks = draftingHooks(yield* makeDraftTurn)
   // The latest stream-timeout notice an attempt kept quiet because another attempt was pending.
   let deferredTimeout: UserNotice | undefined
 
@@ -107,7 +109,7 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
       usage: outcomes.reduce<TokenUsage | undefined>((total, o) => addUsage(total, o.result.usage), undefined),
       toolResponseDelivered: outcomes.some((o) => o.result.toolResponseDelivered),
       ...(thoughtLog === undefined ? {} : { thoughtLog }),
-      // Only a completed reply carries its sticker (issue 11.4).
+      // Only a completed reply carries its sticker.
       ...(status !== "completed" || sticker === undefined || sticker === null ? {} : { stickerSelection: sticker }),
       ...(final?.result.reason === undefined ? {} : { reason: final.result.reason }),
       ...(context === undefined ? {} : { context })
@@ -147,14 +149,14 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
         prefill: carry.prefill,
         toolResponseDelivered: carry.toolResponseDelivered,
         ...(carry.stickerSelection === undefined ? {} : { stickerSelection: carry.stickerSelection }),
-        draft
+        hooks
       }).pipe(
         Effect.annotateLogs({ model, keyIndex }),
         Effect.map((outcome) => ({ _tag: "Ran" as const, outcome })),
         Effect.catchAllDefect((defect) => Effect.succeed({ _tag: "Defect" as const, defect }))
       )
       if (run._tag === "Defect") {
-        // A bug inside an attempt: status `error`, and no further fallback (spec §5).
+        // A bug inside an attempt: status `error`, and no further fallback.
         yield* Effect.logError("generation attempt failed with a defect", Cause.die(run.defect))
         finished.push({
           model,
@@ -201,7 +203,7 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
     if (current === undefined) continue
     const last = lastPass(current.outcome)
     if (failure !== "Terminal") {
-      // The vendor's words (hosts, addresses, error text) are for operators only (decision 20).
+      // The vendor's words (hosts, addresses, error text) are for operators only.
       const { detail, reason } = describeFailure(failure, last)
       yield* thoughtLog.post({
         kind: "provider_failed",
@@ -211,7 +213,7 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
         channelId: turn.channelId,
         guildId: turn.guildId
       })
-      // Route layer (spec §5): after the last attempt failed retryably, the server route may follow.
+      // Route layer: after the last attempt failed retryably, the server route may follow.
       if (modelIndex === slots.length - 1) slots.push(...(yield* routes.extend))
       // Too long for this model: only a later model with a larger window is worth asking.
       if (endedOnOverflow(last) && modelIndex < slots.length - 1) {

@@ -2,7 +2,7 @@ import { Effect, Ref } from "effect"
 import type { ResponseSink } from "./ResponseSink"
 
 /**
- * A pass whose text must not be posted again (spec §2.3 step 8, NovelAI `suppressTextOutput`):
+ * A pass whose text must not be posted again (a pass policy withholds it, NovelAI's `suppressTextOutput`):
  * the model retries a failed tool and repeats the narration it already posted. The wrapped sink
  * shows nothing of the pass (`endPass` delivers "", which is the truth); what the model wrote is
  * kept in `withheld` so the loop still knows the pass had pre-tool text. Notices pass through.

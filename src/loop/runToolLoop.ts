@@ -1,122 +1,48 @@
-import { Effect, Option, type Redacted, Ref } from "effect"
+import { Effect, Option, Ref } from "effect"
 import { type DeliveryError, ResponseSink } from "./ResponseSink"
 import { makeQuietSink } from "./quietSink"
-import { ToolActivity } from "./ToolActivity"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
-import type { PassResult, ThoughtLogPayload, TurnStatus } from "../domain/PassResult"
-import type { Sticker } from "../domain/Sticker"
-import type { ToolHistoryEntry } from "../domain/ToolHistoryEntry"
 import type { ContextReport } from "../domain/ContextReport"
-import type { AttemptResult, ToolCallRecord } from "../domain/TurnResult"
-import type { GenerationRequest } from "../provider/GenerationRequest"
+import type { PassResult, TurnStatus } from "../domain/PassResult"
+import type { AttemptResult } from "../domain/TurnResult"
 import type { LanguageModel } from "../provider/LanguageModel"
-import { applyDeliberateAllowlist } from "../tools/deliberate/planDeliberateToolMode"
-import { setFlag } from "../tools/TurnState"
-import { toDeclaration } from "../tools/Tool"
+import { passPolicyFor } from "../provider/passPolicies"
 import { ToolRegistry } from "../tools/ToolRegistry"
-import type { AttemptInfo } from "./AttemptInfo"
-import { buildResult, mergeDetails } from "./buildResult"
-import { CurrentTurn } from "./CurrentTurn"
-import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall"
-import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
-import { isNovelAiPreToolText, mayTrySettle, novelAiRetryExhausted, shouldEndAfterPreToolText } from "./policy"
-import { StopResponses } from "./StopResponses"
-import { ThoughtLog } from "./ThoughtLog"
+import { buildResult, withHookOutcome } from "./buildResult"
 import { makeContextBudget } from "./context/ContextBudget"
+import { CurrentTurn } from "./CurrentTurn"
+import type { ExecuteToolCallServices } from "./executeToolCall"
+import { foldPassCalls, type PassCallsFold } from "./foldPassCalls"
+import { ImpersonationAbortedError } from "./ImpersonationAbortedError"
+import { noHooks, type PassFate } from "./LoopHooks"
+import { batchOffset, forRevision, initialLoopState, type LoopState, outcomeOf, resultInput, type ToolLoopInput, type ToolLoopOutcome, withBatch, withoutReplyExtras, withPass } from "./LoopState"
+import { passRequest } from "./passRequest"
+import { runPassCalls } from "./runPassCalls"
+import { StopResponses } from "./StopResponses"
+import { contextRestarted, endsAfterPreToolText, endTurnRequested, errorCapReached, fallbackReplyComplete, mayTrySettle, refusedPrefill } from "./stopConditions"
 import { streamOnce } from "./streamOnce"
+import { ThoughtLog } from "./ThoughtLog"
 import { TurnSignals } from "./TurnSignals"
-import { authorNotes } from "./drafting/authorNotes"
-import { completeResponse } from "./drafting/completeResponse"
-import { DraftReview, type DraftTurn } from "./drafting/DraftState"
-import { discardPending, dropProse, holdingSink, keepProse } from "./drafting/holdingSink"
-import { startDraftAttempt } from "./drafting/startDraftAttempt"
-import { withReview, withoutPreToolText } from "./drafting/withReview"
 
-export interface ToolLoopInput {
-  readonly attempt: AttemptInfo
-  readonly apiKey: Redacted.Redacted<string> | undefined
-  /** Tool history of earlier, failed attempts of this turn: those tools never run twice. */
-  readonly functionHistory?: ReadonlyArray<ToolHistoryEntry>
-  /**
-   * Reply text an earlier attempt already delivered after its last tool call (design §2
-   * decision 4): the model is given it as the start of its answer and continues it.
-   */
-  readonly prefill?: string
-  /** An earlier attempt of this turn already delivered a tool response (spec §2.1). */
-  readonly toolResponseDelivered?: boolean
-  /** The sticker chosen by an earlier attempt (`null`: chosen then cleared). */
-  readonly stickerSelection?: Sticker | null
-  /** Response Drafting: the turn's review state, shared by its attempts (spec §2.10; ignored when off). */
-  readonly draft?: DraftTurn
-}
-
-/** runToolLoop's result plus what the outer tier needs to continue after a failed attempt. */
-export interface ToolLoopOutcome {
-  readonly result: AttemptResult
-  /** Raw text delivered after the last tool history entry: the prefill of a replacement attempt. */
-  readonly unansweredText: string
-  /** Every history entry, inherited ones first. */
-  readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
-  readonly stickerSelection: Sticker | null | undefined
-}
+export type { ToolLoopInput, ToolLoopOutcome } from "./LoopState"
+export { continuationInstruction } from "./passRequest"
 
 export type ToolLoopServices = ExecuteToolCallServices | LanguageModel | StopResponses
-
-/** The loop state of spec §2.1 (text accounting adapted to fallback continuation). */
-interface LoopState {
-  readonly passes: ReadonlyArray<PassResult>
-  readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
-  readonly toolCalls: ReadonlyArray<ToolCallRecord>
-  /**
-   * Text delivered since the last history entry that the model must continue from: the
-   * fallback prefill, plus pre-tool text of a pass whose call restarted the context (that text
-   * is on no history entry, so it stays the start of the answer, like the reference's
-   * accumulated model parts).
-   */
-  readonly carried: string
-  /** `carried` came from an earlier attempt and no tool ran since. */
-  readonly carriedFromFallback: boolean
-  /** Latest non-blank text the user saw (what an empty follow-up settles on). */
-  readonly lastDelivered: string | undefined
-  readonly consecutiveToolErrors: number
-  readonly lastToolName: string | undefined
-  readonly toolResponseDelivered: boolean
-  readonly thoughtLog: ThoughtLogPayload | undefined
-  readonly stickerSelection: Sticker | null | undefined
-  /**
-   * How `carried` reaches the model: as the start of its answer (a trailing assistant message),
-   * or, once a server refused that shape, as an instruction naming what was already posted.
-   */
-  readonly continuation: "prefill" | "instruction"
-  /** NovelAI scene metadata merged over the passes (spec §2.1 `detailsText`, §2.9). */
-  readonly detailsText: string
-  /** NovelAI tool failures after pre-tool text in a row (spec §2.1 `naiConsecutiveToolFailures`). */
-  readonly naiToolFailures: number
-}
-
-/** The note that replaces a refused reply prefill: what was posted, and to go on from there. */
-export const continuationInstruction = (posted: string): string =>
-  "[Your reply was interrupted after you had already posted the text between the markers below. " +
-  "Continue right after its last word; do not repeat any of it and do not start over.]\n<<<\n" + posted + "\n>>>"
-
-/**
- * A server that refuses a trailing assistant message (llama.cpp in thinking mode answers HTTP
- * 400; others refuse any prefill) fails the pass before it shows anything: that is the shape,
- * not the conversation, so the pass is retried once with the instruction instead.
- */
-const refusedPrefill = (pass: PassResult, request: GenerationRequest): boolean =>
-  pass._tag === "Error" && pass.error.reason === "BadRequest" && request.assistantPrefill !== undefined && isBlank(pass.accumulatedText)
 
 const isBlank = (text: string) => text.trim().length === 0
 
 const withContext = (result: AttemptResult, context: ContextReport | undefined): AttemptResult =>
   context === undefined || context.window === null ? result : { ...result, context }
 
+/** What a pass decided: the attempt's outcome, or `undefined` to run the next pass. */
+type Step = ToolLoopOutcome | undefined
+
 /**
- * The inner tier (spec §2): one generation attempt (one model × one key). Streams a pass,
- * dispatches its tool call, and goes round until the model answers, a stop or follow-up
- * arrives, a provider fails, or a guard (iteration cap, consecutive tool errors) ends it.
+ * The inner tier: one generation attempt (one model × one key). Streams a pass, runs its tool
+ * calls, and goes round until the model answers, a stop or follow-up arrives, a provider fails,
+ * or a stop condition (stopConditions.ts) ends it. Features join through the attempt's hooks and
+ * the provider's pass policy (docs/architecture.md, "Loop core and its hooks").
  */
 export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
   input: ToolLoopInput
@@ -130,110 +56,102 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
   const thoughtLog = yield* ThoughtLog
   const { attempt } = input
 
-  const prefill = input.prefill ?? ""
-  const state = yield* Ref.make<LoopState>({
-    passes: [],
-    functionHistory: input.functionHistory ?? [],
-    toolCalls: [],
-    carried: prefill,
-    carriedFromFallback: !isBlank(prefill),
-    lastDelivered: isBlank(prefill) ? undefined : prefill,
-    consecutiveToolErrors: 0,
-    lastToolName: undefined,
-    toolResponseDelivered: input.toolResponseDelivered ?? false,
-    thoughtLog: undefined,
-    stickerSelection: input.stickerSelection,
-    continuation: "prefill",
-    detailsText: "",
-    naiToolFailures: 0
-  })
-
-  // Response Drafting (spec §2.10): prose is held and reviewed before delivery; undefined when off.
-  const draft = yield* startDraftAttempt({ turn: input.draft, attempt, apiKey: input.apiKey })
-  const reviewUsage = draft === undefined ? Effect.succeed(undefined) : Ref.get(draft.usage)
+  const state = yield* Ref.make<LoopState>(initialLoopState(input))
+  const firstBatch = batchOffset(input) + 1
+  const hooks = input.hooks === undefined ? noHooks : yield* input.hooks(attempt, input.apiKey)
+  const policy = passPolicyFor(attempt.provider)
   // Every request is fitted to the model's context window (docs/architecture.md, "Context budget").
   const budget = yield* makeContextBudget(attempt)
+  const nextRequest = passRequest({ state, attempt, apiKey: input.apiKey, hooks })
 
   const finish = (status: TurnStatus, responseText: string, refused?: DeliveryError) =>
-    Effect.map(Effect.all([Ref.get(state), reviewUsage, budget.report]), ([s, reviewed, context]): ToolLoopOutcome => ({
-      result: withContext(withReview(buildResult({
-        status,
-        responseText,
-        // Review mode: scene metadata only with a reply (spec §2.9).
-        details: draft !== undefined && isBlank(responseText) ? "" : s.detailsText,
-        passes: s.passes,
-        toolCalls: s.toolCalls,
-        toolResponseDelivered: s.toolResponseDelivered,
-        thoughtLog: s.thoughtLog,
-        stickerSelection: s.stickerSelection
-      }), reviewed, refused), context),
-      unansweredText: s.carried,
-      functionHistory: s.functionHistory,
-      stickerSelection: s.stickerSelection
-    }))
+    Effect.map(Effect.all([Ref.get(state), hooks.usage, budget.report]), ([s, spent, context]) => {
+      // Held output: scene metadata only with a reply.
+      const details = hooks.holdsOutput && isBlank(responseText) ? "" : s.detailsText
+      const result = withHookOutcome(buildResult(resultInput(s, status, responseText, details)), spent, refused !== undefined)
+      return outcomeOf(s, withContext(result, context))
+    })
 
-  /** Spec §2.8: a stop that carries a context gets its answer queued first; otherwise it is cleared. */
+  /** A stop that carries a context gets its answer queued first; otherwise it is cleared. */
   const queueStopResponseIfPresent = Effect.flatMap(signals.takeStopContext, (stop) =>
     Option.match(stop, { onNone: () => signals.clearStop, onSome: stopResponses.queue }))
 
-  const buildRequest = Effect.gen(function*() {
-    const s = yield* Ref.get(state)
-    // A stop response declares nothing (design decision 15); dispatch refuses a call anyway.
-    const tools = turn.isStopResponse ? [] : yield* registry.toolsForTurn({
-      provider: attempt.provider,
-      model: attempt.model,
-      guildId: turn.guildId,
-      channelId: turn.channelId,
-      flags: yield* Ref.get(turn.state.flags),
-      turnState: turn.state
-    })
-    const messages = [...(yield* Ref.get(turn.state.contextItems)), ...(draft === undefined ? [] : yield* authorNotes(draft.turn))]
-    const continues = !isBlank(s.carried)
-    const asInstruction = continues && s.continuation === "instruction"
-    const request: GenerationRequest = {
-      model: attempt.model,
-      apiKey: input.apiKey,
-      system: turn.persona.systemPrompt,
-      messages: asInstruction ? [...messages, { role: "user", content: continuationInstruction(s.carried) }] : messages,
-      // Deliberate mode declares only what the message asked for (dispatch re-checks it).
-      tools: applyDeliberateAllowlist(tools, turn.deliberate).map(toDeclaration),
-      functionHistory: s.functionHistory,
-      ...(continues && !asInstruction ? { assistantPrefill: s.carried } : {})
-    }
-    return { request, continuing: s.carried }
-  })
-
-  /**
-   * Ends the turn with an answer. Response Drafting (spec §2.10): the pending reply is reviewed
-   * and delivered first; `undefined` means the reviewer asked for a revision and the loop goes
-   * on, with the pending reply and carried text cleared and the tool outcomes kept.
-   */
+  /** Ends the turn with an answer, which a hook may still send back to be written again (`undefined`). */
   const conclude = (status: TurnStatus, responseText: string) =>
     Effect.gen(function*() {
-      if (draft === undefined) return yield* finish(status, responseText)
-      const completion = yield* completeResponse({
-        draft,
-        status,
-        responseText,
-        functionHistory: (yield* Ref.get(state)).functionHistory,
-        sink,
-        queueStopResponse: queueStopResponseIfPresent
-      })
-      if (completion._tag === "Finished") return yield* finish(completion.status, completion.text, completion.deliveryFailed)
-      yield* Ref.update(state, (s) => ({
-        ...s,
-        carried: "",
-        carriedFromFallback: false,
-        lastDelivered: undefined,
-        detailsText: "",
-        // The draft's narration was never shown: the model must not believe it said it.
-        functionHistory: s.functionHistory.map(withoutPreToolText)
-      }))
+      const s = yield* Ref.get(state)
+      const decided = yield* hooks.conclude({ status, responseText, functionHistory: s.functionHistory, queueStopResponse: queueStopResponseIfPresent })
+      if (decided._tag === "Finished") return yield* finish(decided.status, decided.text, decided.deliveryFailed)
+      yield* Ref.update(state, forRevision)
       return undefined
     })
 
-  /** Response Drafting: a stop or follow-up throws the pending reply away (nothing of it was shown). */
-  const discardDraft = draft === undefined ? Effect.void : discardPending(draft.turn)
+  /** Ends the turn without an answer; what the pass showed is where a replacement continues (nothing, if it was held). */
+  const endWithout = (status: TurnStatus, pass: PassResult, passText: string, fate: PassFate) =>
+    Effect.gen(function*() {
+      yield* hooks.passEnded(pass.accumulatedText, fate)
+      if (hooks.holdsOutput) return yield* finish(status, "")
+      yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
+      return yield* finish(status, passText)
+    })
+
+  const errorCapEnd = (fold: PassCallsFold) =>
+    Effect.gen(function*() {
+      const failures = fold.consecutiveToolErrors
+      const lastTool = fold.lastFailedName ?? ""
+      yield* Effect.logWarning(`${failures} consecutive tool failures: ending the turn`).pipe(
+        Effect.annotateLogs({ lastTool, channelId: turn.channelId })
+      )
+      if (turn.isUserImpersonation) return yield* new ImpersonationAbortedError({ failures, lastTool })
+      if (turn.shouldSurfaceUserErrors) yield* sink.notice(UserNotice.ToolErrorLoop({ failures, lastTool }))
+      return yield* finish("error", "")
+    })
+
+  /** The calls of a pass, run together and folded in the model's order (docs/architecture.md, "Tool calls of one pass"). */
+  const afterCalls = (pass: Extract<PassResult, { _tag: "FunctionCall" }>, passText: string, withheld: string, iteration: number) =>
+    Effect.gen(function*() {
+      // The model continued `carried` and then called: the whole text precedes the calls.
+      const outcomes = yield* hooks.aroundCalls(runPassCalls({ calls: pass.calls, preToolText: passText, iteration, attempt }))
+      const preToolText = pass.accumulatedText + withheld
+      const before = yield* Ref.get(state)
+      const fold = foldPassCalls(outcomes, {
+        batch: firstBatch + iteration,
+        preToolText: passText,
+        consecutiveToolErrors: before.consecutiveToolErrors,
+        failuresAfterText: before.failuresAfterText,
+        afterText: policy.countsFailuresAfterText(preToolText)
+      })
+      yield* Ref.update(state, (s) => ({ ...s, toolCalls: [...s.toolCalls, ...fold.records] }))
+      if (fold.abort !== undefined) {
+        if (fold.abort === "stopped_by_user") yield* queueStopResponseIfPresent
+        return yield* endWithout(fold.abort, pass, passText, fold.abort === "stopped_by_user" ? "discarded" : "dropped")
+      }
+      yield* hooks.passEnded(pass.accumulatedText, "kept")
+      const after = yield* Ref.updateAndGet(state, (s) => withBatch(s, fold, passText))
+
+      // A stop response's call was refused, and it has no second pass: what it said is the answer.
+      if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
+      if (errorCapReached(fold, config.maxConsecutiveToolErrors)) return yield* errorCapEnd(fold)
+      if (endTurnRequested(fold)) return yield* conclude("completed", passText)
+      if (contextRestarted(fold)) return undefined
+      const verdict = yield* policy.afterCalls({ preToolText, passText, lastDelivered: after.lastDelivered, fold, provider: attempt.provider })
+      if (verdict._tag === "Retry") return undefined
+      if (verdict._tag === "Conclude") return yield* conclude("completed", verdict.text)
+      if (endsAfterPreToolText(fold, passText)) return yield* conclude("completed", passText)
+      return undefined
+    })
+
+  const afterEmpty = (pass: Extract<PassResult, { _tag: "EmptyResponse" }>) =>
+    Effect.gen(function*() {
+      const s = yield* Ref.get(state)
+      const delivered = s.lastDelivered
+      if ((delivered !== undefined || s.toolResponseDelivered) && mayTrySettle(pass, s.lastToolName)) {
+        const needsFollowUp = yield* registry.requiresFollowUp(s.lastToolName, attempt.provider, turn.guildId, turn.state)
+        if (!needsFollowUp) return yield* conclude("completed", delivered ?? "")
+      }
+      if (fallbackReplyComplete(pass, s.carriedFromFallback)) return yield* conclude("completed", s.carried)
+      return yield* finish("empty_response", "")
+    })
 
   // A stop response gets one pass: its only job is the acknowledgement.
   const maxIterations = turn.isStopResponse ? 1 : config.maxIterations
@@ -242,26 +160,16 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
       yield* sink.notice(UserNotice.StillWorking({ iteration }))
     }
 
-    const built = yield* buildRequest
+    const built = yield* nextRequest
     const request = yield* budget.fit(built.request)
-    const continuing = built.continuing
-    // Response Drafting: the pass writes into the draft, not to the user.
-    const passSink = draft === undefined ? sink : holdingSink(draft.turn, sink)
-    // NovelAI retry of a failed tool (spec §2.3 step 8): the pass posts nothing; its text is withheld.
-    const quiet = (yield* Ref.get(turn.state.flags)).suppressTextOutput ? yield* makeQuietSink(passSink) : undefined
-    const run = streamOnce({ request, attempt, continuing })
-    const target = quiet?.sink ?? (draft === undefined ? undefined : passSink)
-    const pass = yield* (target === undefined ? run : Effect.provideService(run, ResponseSink, target))
+    const passSink = hooks.passSink(sink)
+    // A pass policy may withhold a pass's text (it repeats what was posted).
+    const quiet = policy.withholdsText(yield* Ref.get(turn.state.flags)) ? yield* makeQuietSink(passSink) : undefined
+    const target = quiet?.sink ?? passSink
+    const run = streamOnce({ request, attempt, continuing: built.continuing })
+    const pass = yield* (target === sink ? run : Effect.provideService(run, ResponseSink, target))
     const withheld = quiet === undefined ? "" : yield* quiet.withheld
-    const before = yield* Ref.updateAndGet(state, (s) => ({
-      ...s,
-      passes: [...s.passes, pass],
-      thoughtLog: pass.thoughtLog ?? s.thoughtLog,
-      // Scene metadata of a completed, stopped or tool-calling pass (spec §2.2, §2.3 step 1).
-      detailsText: pass._tag === "Completed" || pass._tag === "StoppedByUser" || pass._tag === "FunctionCall"
-        ? mergeDetails(s.detailsText, pass.detailsContent)
-        : s.detailsText
-    }))
+    const before = yield* Ref.updateAndGet(state, (s) => withPass(s, pass))
     // Refused as too long for the window: the same pass again, smaller (at most twice).
     if ((yield* budget.afterPass(pass)) === "retry") continue
     if (before.continuation === "prefill" && refusedPrefill(pass, request)) {
@@ -275,16 +183,14 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     const passText = before.carried + pass.accumulatedText
     if (!isBlank(pass.accumulatedText)) yield* Ref.update(state, (s) => ({ ...s, lastDelivered: passText }))
 
+    let step: Step
     switch (pass._tag) {
-      case "Completed": {
-        if (draft !== undefined) yield* keepProse(draft.turn, pass.accumulatedText)
-        const done = yield* conclude("completed", passText)
-        if (done === undefined) continue
-        return done
-      }
-
+      case "Completed":
+        yield* hooks.passEnded(pass.accumulatedText, "kept")
+        step = yield* conclude("completed", passText)
+        break
       case "DeliveryFailed":
-        // Nothing more reaches the user; the operator hears of it (decision 18).
+        // Nothing more reaches the user; the operator hears of it.
         yield* thoughtLog.post({
           kind: "delivery_failed",
           severity: "error",
@@ -293,176 +199,28 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
           channelId: turn.channelId,
           guildId: turn.guildId
         })
-        return yield* finish("error", passText)
-
+        step = yield* finish("error", passText)
+        break
       case "Error":
       case "Timeout":
-        // Response Drafting: the failed pass showed nothing, so a replacement starts it afresh.
-        if (draft !== undefined) {
-          yield* dropProse(draft.turn, pass.accumulatedText)
-          return yield* finish(pass._tag === "Error" ? "error" : "timeout", "")
-        }
-        // Retryable for the outer tier; the text shown so far is where a replacement continues.
-        yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
-        return yield* finish(pass._tag === "Error" ? "error" : "timeout", passText)
-
+        // Retryable for the outer tier; a replacement continues from the text shown so far.
+        step = yield* endWithout(pass._tag === "Error" ? "error" : "timeout", pass, passText, "dropped")
+        break
       case "StoppedByUser":
         yield* queueStopResponseIfPresent
-        if (draft !== undefined) return yield* Effect.zipRight(discardDraft, finish("stopped_by_user", ""))
-        yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
-        return yield* finish("stopped_by_user", passText)
-
+        step = yield* endWithout("stopped_by_user", pass, passText, "discarded")
+        break
       case "FollowUpInterrupt":
-        if (draft !== undefined) return yield* Effect.zipRight(discardDraft, finish("follow_up_interrupt", ""))
-        yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
-        return yield* finish("follow_up_interrupt", passText)
-
-      case "EmptyResponse": {
-        const s = yield* Ref.get(state)
-        const delivered = s.lastDelivered
-        if ((delivered !== undefined || s.toolResponseDelivered) && mayTrySettle(pass, s.lastToolName)) {
-          const needsFollowUp = yield* registry.requiresFollowUp(s.lastToolName, attempt.provider, turn.guildId, turn.state)
-          if (!needsFollowUp) {
-            const done = yield* conclude("completed", delivered ?? "")
-            if (done === undefined) continue
-            return done
-          }
-        }
-        // A replacement attempt with nothing to add: the reply it continued is complete.
-        if (s.carriedFromFallback && pass.finishReason !== "length" && pass.emptyResponseReason === undefined) {
-          const done = yield* conclude("completed", s.carried)
-          if (done === undefined) continue
-          return done
-        }
-        return yield* finish("empty_response", "")
-      }
-
-      case "FunctionCall": {
-        // A provider may signal a call without a name: executeToolCall refuses it (`error`).
-        const rawName: unknown = pass.call?.name
-        const name = typeof rawName === "string" ? rawName.trim() : ""
-        const notify = sink.toolActivity ?? (() => Effect.void)
-        if (name.length > 0) yield* notify(ToolActivity.Started({ name, args: pass.call?.args }))
-        // The model continued `carried` and then called: the whole text precedes the call.
-        const execution = executeToolCall({ pass: { ...pass, accumulatedText: passText }, iteration, attempt })
-        // Response Drafting: the tool checkpoint (spec §3 step 5b) finds the reviewer here.
-        const outcome = yield* (draft === undefined ? execution : Effect.provideService(execution, DraftReview, draft))
-        // Response Drafting: narration before a call that went on joins the pending reply.
-        if (draft !== undefined && outcome._tag !== "Abort") yield* keepProse(draft.turn, pass.accumulatedText)
-
-        if (outcome._tag === "Restart") {
-          yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: true, durationMs: outcome.durationMs }))
-          yield* Ref.update(state, (s) => ({
-            ...s,
-            carried: passText,
-            carriedFromFallback: false,
-            consecutiveToolErrors: 0,
-            naiToolFailures: 0,
-            toolCalls: [...s.toolCalls, {
-              name: outcome.functionName,
-              args: pass.call?.args,
-              success: true,
-              response: null,
-              durationMs: outcome.durationMs
-            }]
-          }))
-          continue
-        }
-
-        if (outcome._tag === "Abort") {
-          if (name.length > 0) yield* notify(ToolActivity.Aborted({ name }))
-          if (outcome.status === "stopped_by_user") yield* queueStopResponseIfPresent
-          if (draft !== undefined) {
-            // Nothing of the draft was shown: a stop discards it, a refused call drops its pass.
-            yield* outcome.status === "stopped_by_user" ? discardDraft : dropProse(draft.turn, pass.accumulatedText)
-            return yield* finish(outcome.status, "")
-          }
-          yield* Ref.update(state, (s) => ({ ...s, carried: passText }))
-          return yield* finish(outcome.status, passText)
-        }
-
-        // History: the pre-tool text now lives on the entry, so nothing is carried any more.
-        yield* notify(ToolActivity.Finished({ name: outcome.functionName, success: outcome.success, durationMs: outcome.durationMs }))
-        // This pass's pre-tool text, posted or (on a NovelAI retry) withheld.
-        const novelAiCase = isNovelAiPreToolText(attempt.provider, pass.accumulatedText + withheld)
-        const rejected = outcome.reviewStatus === "rejected"
-        const after = yield* Ref.updateAndGet(state, (s) => ({
-          ...s,
-          functionHistory: [...s.functionHistory, outcome.historyEntry],
-          toolCalls: [...s.toolCalls, {
-            name: outcome.functionName,
-            args: outcome.historyEntry.functionCall.args,
-            success: outcome.success,
-            response: outcome.historyEntry.functionResponse.response.result,
-            durationMs: outcome.durationMs
-          }],
-          carried: "",
-          carriedFromFallback: false,
-          lastToolName: outcome.functionName,
-          toolResponseDelivered: s.toolResponseDelivered || outcome.responseDelivered,
-          stickerSelection: outcome.stickerSelection === undefined ? s.stickerSelection : outcome.stickerSelection,
-          // A review rejection neither counts toward nor resets the caps (spec §2.7, §2.3 step 8).
-          consecutiveToolErrors: outcome.success ? 0 : rejected ? s.consecutiveToolErrors : s.consecutiveToolErrors + 1,
-          naiToolFailures: outcome.success ? 0 : novelAiCase && !rejected ? s.naiToolFailures + 1 : s.naiToolFailures
-        }))
-
-        // A stop response's call was refused, and it has no second pass: what it said is the answer.
-        if (turn.isStopResponse) return yield* finish(isBlank(passText) ? "empty_response" : "completed", passText)
-
-        // The error cap is checked before endTurn (spec §2.3 step 6).
-        if (!outcome.success && after.consecutiveToolErrors >= config.maxConsecutiveToolErrors) {
-          yield* Effect.logWarning(`${after.consecutiveToolErrors} consecutive tool failures: ending the turn`).pipe(
-            Effect.annotateLogs({ lastTool: outcome.functionName, channelId: turn.channelId })
-          )
-          if (turn.isUserImpersonation) {
-            return yield* new ImpersonationAbortedError({ failures: after.consecutiveToolErrors, lastTool: outcome.functionName })
-          }
-          if (turn.shouldSurfaceUserErrors) {
-            yield* sink.notice(UserNotice.ToolErrorLoop({ failures: after.consecutiveToolErrors, lastTool: outcome.functionName }))
-          }
-          return yield* finish("error", "")
-        }
-        if (outcome.endTurn) {
-          const done = yield* conclude("completed", passText)
-          if (done === undefined) continue
-          return done
-        }
-
-        // NovelAI, spec §2.3 step 8: a tool failed after pre-tool text: retry the pass without
-        // re-posting it, and after 3 such failures keep the text shown and end the turn.
-        if (!outcome.success && !rejected && novelAiCase) {
-          if (novelAiRetryExhausted(after.naiToolFailures)) {
-            if (turn.shouldSurfaceUserErrors) {
-              yield* sink.notice(UserNotice.NovelAiToolRetryExhausted({ failures: after.naiToolFailures, lastTool: outcome.functionName }))
-            }
-            // The retries posted nothing: the answer is the text the user last saw.
-            const done = yield* conclude("completed", isBlank(passText) ? after.lastDelivered ?? "" : passText)
-            if (done === undefined) continue
-            return done
-          }
-          yield* setFlag(turn.state, "suppressTextOutput", true)
-          continue
-        }
-
-        if (outcome.success && shouldEndAfterPreToolText(passText, outcome.functionName)) {
-          const done = yield* conclude("completed", passText)
-          if (done === undefined) continue
-          return done
-        }
-        // NovelAI, spec §2.4 and §2.3 step 10: after pre-tool text a tool that needs no follow-up
-        // ends the turn; one that does gets a follow-up pass, which may post text again.
-        if (outcome.success && novelAiCase) {
-          const needsFollowUp = yield* registry.requiresFollowUp(outcome.functionName, attempt.provider, turn.guildId, turn.state)
-          if (!needsFollowUp) {
-            const done = yield* conclude("completed", passText)
-            if (done === undefined) continue
-            return done
-          }
-          yield* setFlag(turn.state, "suppressTextOutput", false)
-        }
-        continue
-      }
+        step = yield* endWithout("follow_up_interrupt", pass, passText, "discarded")
+        break
+      case "EmptyResponse":
+        step = yield* afterEmpty(pass)
+        break
+      case "FunctionCall":
+        step = yield* afterCalls(pass, passText, withheld, iteration)
+        break
     }
+    if (step !== undefined) return step
   }
 
   // The iteration cap: never a silent empty answer.
@@ -470,8 +228,7 @@ export const runToolLoopDetailed = Effect.fn("runToolLoop")(function*(
     Effect.annotateLogs({ channelId: turn.channelId, model: attempt.model })
   )
   if (turn.shouldSurfaceUserErrors) yield* sink.notice(UserNotice.MaxIterations({ iterations: config.maxIterations }))
-  // A reply that never came must not carry the sticker chosen on the way.
-  yield* Ref.update(state, (s) => ({ ...s, stickerSelection: s.stickerSelection === undefined ? undefined : null }))
+  yield* Ref.update(state, withoutReplyExtras)
   return yield* finish("timeout", "")
 })
 

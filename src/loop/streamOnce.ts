@@ -20,7 +20,7 @@ export interface StreamOnceInput {
   readonly request: GenerationRequest
   readonly attempt: AttemptInfo
   /**
-   * Text already shown that this pass continues (decision 4), whichever way the request carries
+   * Text already shown that this pass continues, whichever way the request carries
    * it (a trailing assistant message or an instruction): the output that repeats it is dropped.
    * Default: the request's `assistantPrefill`.
    */
@@ -31,22 +31,20 @@ export interface StreamOnceInput {
 interface PassState {
   readonly usage: TokenUsage | undefined
   readonly finishReason: FinishReason | undefined
-  readonly call: FunctionCall | undefined
-  /** A tool-call event arrived (its payload may still be malformed or missing). */
-  readonly calling: boolean
+  /** Every call the pass made, in order, up to the collection ceiling. */
+  readonly calls: ReadonlyArray<FunctionCall>
   readonly reasoning: string
-  /** NovelAI scene metadata and held-back fragment (issue 14): hidden, carried on the PassResult. */
+  /** NovelAI scene metadata and held-back fragment: hidden, carried on the PassResult. */
   readonly details: ReadonlyArray<string>
   readonly fragment: string | undefined
-  /** The pass stopped reading at a cap (reasoning or reply text). */
-  readonly cut: PassCut | undefined
+  /** The pass stopped reading at a cap (reasoning, reply text, or the tool calls collected). */
+  readonly cut: PassCut | "tool_calls" | undefined
 }
 
 const initialState: PassState = {
   usage: undefined,
   finishReason: undefined,
-  call: undefined,
-  calling: false,
+  calls: [],
   reasoning: "",
   details: [],
   fragment: undefined,
@@ -85,9 +83,9 @@ const deliveryStopReason = (error: DeliveryError): StopReason =>
   error.reason === "failed" ? "unknown" : error.reason
 
 /**
- * Stage 01 (spec §4): consume one `LanguageModel.stream(request)`. Text goes to the
- * ResponseSink as it arrives; the pass ends on the first tool call (after flushing), on
- * completion, on a provider error, on a stop or follow-up request, or when the first-token /
+ * Stage 01: consume one `LanguageModel.stream(request)`. Text goes to the ResponseSink as it
+ * arrives and every tool call is collected; the pass ends when the stream does (with its calls,
+ * if it made any), on a provider error, on a stop or follow-up request, or when the first-token /
  * inactivity budget runs out. Never fails: every ending is a PassResult.
  */
 // Untraced: it runs once per model call, and a span per call is pure overhead with no tracer installed.
@@ -113,7 +111,14 @@ export const streamOnce = Effect.fnUntraced(function*(
   // Written only by the consumer fiber, one event at a time; read by this fiber once the
   // consumer has ended or was stopped. Plain fields: a Ref per event cost an op (and an
   // allocation) for state no other fiber writes.
-  const state: { -readonly [K in keyof PassState]: PassState[K] } & { details: Array<string> } = { ...initialState, details: [] }
+  const state: { -readonly [K in keyof PassState]: PassState[K] } & { details: Array<string>; calls: Array<FunctionCall> } = {
+    ...initialState,
+    details: [],
+    calls: []
+  }
+  // Calls past the per-pass cap are still collected so each gets its refusal, but only so many:
+  // a stream that never stops calling must not grow the pass without bound.
+  const collectedCallsCeiling = callsCollectedPerPass(config.maxToolCallsPerPass)
   let echo = startEcho(input.continuing ?? input.request.assistantPrefill)
   const startedAt = yield* Clock.currentTimeMillis
   const inactivityMs = Duration.toMillis(config.streamInactivityTimeout)
@@ -143,8 +148,8 @@ export const streamOnce = Effect.fnUntraced(function*(
         return true
       }
       case "ToolCall":
-        state.call = event.call
-        state.calling = true
+        state.calls.push(event.call)
+        if (state.calls.length >= collectedCallsCeiling) state.cut = "tool_calls"
         return true
       case "Usage":
         state.usage = event.usage
@@ -152,7 +157,7 @@ export const streamOnce = Effect.fnUntraced(function*(
       case "Finish":
         state.finishReason = event.reason
         return true
-      // NovelAI (issue 14): never shown, only carried on the PassResult.
+      // NovelAI: never shown, only carried on the PassResult.
       case "SceneDetails":
         state.details.push(event.text)
         return true
@@ -178,8 +183,9 @@ export const streamOnce = Effect.fnUntraced(function*(
         Effect.zipLeft(endDelivery, rearm)
       ))
 
-  // One fiber pulls the provider stream chunk by chunk and delivers each event; it stops after
-  // the first tool call (later events are never pulled). The stream's scope is closed on every
+  // One fiber pulls the provider stream chunk by chunk and delivers each event, to the end of the
+  // stream: a pass may make several calls, and text after a call is shown like any other. The
+  // collection ceiling of calls stops the reading early. The stream's scope is closed on every
   // path: as an interruption on a kill, as a normal end when a timeout stopped the pass.
   // Events that show nothing are applied synchronously: the consumer only suspends to pull and
   // to write, so a timeout can only land there (and is seen right after).
@@ -215,10 +221,8 @@ export const streamOnce = Effect.fnUntraced(function*(
         }
         if (absorb(event)) content = true
         if (state.cut !== undefined) return
-        if (event._tag === "ToolCall") break
       }
       if (content) yield* rearm
-      if (state.calling) return
     }
   })
 
@@ -258,7 +262,7 @@ export const streamOnce = Effect.fnUntraced(function*(
     ...(state.fragment === undefined ? {} : { naiContinuationPrefill: state.fragment })
   }))
 
-  /** The destination refused the reply for good: never reported as an answer (decision 18). */
+  /** The destination refused the reply for good: never reported as an answer. */
   const deliveryFailed = (error: DeliveryError): Effect.Effect<PassResult> =>
     Effect.gen(function*() {
       yield* Effect.logError(`reply delivery failed for good (${error.reason}): ${error.detail}`).pipe(
@@ -325,11 +329,12 @@ export const streamOnce = Effect.fnUntraced(function*(
           Effect.map(common, (shared) => PassResult.Error({ ...shared, accumulatedText, error: reason })))
       }
       const s = state
-      if (s.cut !== undefined) yield* logPassCut(s.cut, input.attempt)
+      if (s.cut === "tool_calls") yield* logCallsCut(s.calls.length, input.attempt)
+      else if (s.cut !== undefined) yield* logPassCut(s.cut, input.attempt)
       return yield* settle("flush", (accumulatedText) =>
         Effect.map(common, (shared) => {
-          // A call without a payload is still a call: executeToolCall refuses it (`error`, spec [13]).
-          if (s.calling) return PassResult.FunctionCall({ ...shared, accumulatedText, call: s.call })
+          // A call without a usable name is still a call: executeToolCall refuses it (`error`).
+          if (s.calls.length > 0) return PassResult.FunctionCall({ ...shared, accumulatedText, calls: s.calls })
           if (accumulatedText.trim().length === 0) {
             // Reasoning that never ended is an answer cut short, never one that may settle.
             if (s.cut === "reasoning") return PassResult.EmptyResponse({ ...shared, accumulatedText, finishReason: "length", emptyResponseReason: "reasoning_limit" })
@@ -344,3 +349,11 @@ export const streamOnce = Effect.fnUntraced(function*(
     }
   }
 })
+
+/** How many calls one pass collects at most: the cap run, and as many again three times over refused. */
+export const callsCollectedPerPass = (maxToolCallsPerPass: number): number => maxToolCallsPerPass * 4
+
+const logCallsCut = (collected: number, attempt: AttemptInfo) =>
+  Effect.logWarning(`the pass made ${collected} tool calls, the most one pass collects: reading stopped there`).pipe(
+    Effect.annotateLogs({ provider: attempt.provider, model: attempt.model })
+  )

@@ -17,6 +17,8 @@ export interface ToolCallHistoryInput {
   readonly accumulatedText: string
   readonly turnEffects: AppliedTurnEffects
   readonly durationMs: number
+  /** The tool's `endsTurnAfterText` capability. */
+  readonly endsTurnAfterText?: boolean
 }
 
 /** The paired call and response replayed on the next pass (the response named as the model sent it), and the outcome. */
@@ -38,6 +40,7 @@ export const toolCallHistory = (input: ToolCallHistoryInput) =>
       functionName: name,
       success,
       endTurn: result.endTurn === true,
+      endsTurnAfterText: input.endsTurnAfterText === true,
       responseDelivered: success && result.responseDelivered === true,
       ...input.turnEffects,
       historyEntry,

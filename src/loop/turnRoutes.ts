@@ -14,7 +14,7 @@ import { UsageLedger } from "./UsageLedger"
 import { UserNotice } from "./UserNotice"
 
 /**
- * The route layer of the outer tier (spec §5 server-route extension, issue 17): which credentials
+ * The route layer of the outer tier: which credentials
  * a turn's attempts run on. A user with a personal key runs the planned attempts (every model) on
  * it; only when they all failed retryably is the server route materialized, once, admitted
  * (cooldown, then quotas) and appended: its models on the server's key, or on the operator's pool
@@ -40,7 +40,7 @@ export interface TurnRoutes {
   readonly extend: Effect.Effect<ReadonlyArray<AttemptSlot>>
 }
 
-/** Why a personal turn gets no server route (spec §5), if it does not. */
+/** Why a personal turn gets no server route, if it does not. */
 export type ServerRouteWithheld = "impersonation" | "user_byok_mode" | "opted_out"
 
 export const serverRouteWithheld = (

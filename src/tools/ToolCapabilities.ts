@@ -17,4 +17,9 @@ export interface ToolCapabilities {
   readonly turnEffect?: TurnEffectKind
   /** Runs one at a time, in the model's order, when a pass makes several calls. */
   readonly sequential?: boolean
+  /**
+   * A silent write: when every call of a pass is one and succeeds after text the pass already
+   * showed, that text is the answer and the turn ends (there is nothing to follow up).
+   */
+  readonly endsTurnAfterText?: boolean
 }

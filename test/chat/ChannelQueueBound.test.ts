@@ -191,7 +191,8 @@ describe("after /kill (issue 11.1, queue side)", () => {
       yield* TestClock.adjust("2 seconds")
       assert.strictEqual((yield* next.result).text, "answer to next")
       const calls = yield* probe.calls
-      assert.deepStrictEqual(calls.map((call) => call.ending), ["abandoned", "completed", "completed"], "the stop response ran to its end")
+      // The tool-calling pass is read to its end too (a pass may make several calls).
+      assert.deepStrictEqual(calls.map((call) => call.ending), ["completed", "completed", "completed"], "the stop response ran to its end")
       assert.deepStrictEqual(calls.map((call) => lastUser(call.request)), ["tool long", "tool long", "next"])
       assert.isTrue(calls[1]?.request.messages.some((item) => item.content === STOP_RESPONSE_NOTE))
     }).pipe(Effect.provide(queueLayer({ script: slowStop, tools: [waitABit] }))))

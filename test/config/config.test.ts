@@ -106,6 +106,18 @@ describe("loop limits from the environment (spec §10, design §5.2)", () => {
       assert.deepStrictEqual([set.maxIterations, set.maxConsecutiveToolErrors], [1, 3])
     }))
 
+  it.effect("the calls of one pass: MAX_TOOL_CALLS_PER_PASS 16 and TOOL_CALL_CONCURRENCY 4 by default, env overrides, minimum 1, junk fails naming the variable", () =>
+    Effect.gen(function*() {
+      const defaults = yield* Effect.orDie(loop.pipe(withEnv({})))
+      assert.deepStrictEqual([defaults.maxToolCallsPerPass, defaults.toolCallConcurrency], [16, 4])
+      const set = yield* Effect.orDie(loop.pipe(withEnv({ MAX_TOOL_CALLS_PER_PASS: "8", TOOL_CALL_CONCURRENCY: "2" })))
+      assert.deepStrictEqual([set.maxToolCallsPerPass, set.toolCallConcurrency], [8, 2])
+      const floor = yield* Effect.orDie(loop.pipe(withEnv({ MAX_TOOL_CALLS_PER_PASS: "0", TOOL_CALL_CONCURRENCY: "-3" })))
+      assert.deepStrictEqual([floor.maxToolCallsPerPass, floor.toolCallConcurrency], [1, 1])
+      oneLineNaming(yield* read(loop, { MAX_TOOL_CALLS_PER_PASS: "many" }), "MAX_TOOL_CALLS_PER_PASS")
+      oneLineNaming(yield* read(loop, { TOOL_CALL_CONCURRENCY: "2.5" }), "TOOL_CALL_CONCURRENCY")
+    }))
+
   it.effect("[58] first-token budget: max(inactivity, 300 s) unless set", () =>
     Effect.gen(function*() {
       const a = yield* Effect.orDie(loop.pipe(withEnv({ STREAM_SDK_CALL_TIMEOUT_MS: "400000" })))

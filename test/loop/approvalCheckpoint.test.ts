@@ -11,7 +11,7 @@ import {
   type ToolApprovalsShape
 } from "../../src/tools/ToolApprovals"
 import { makeHangingTool, rawTool } from "../support/tools/testTools"
-import { functionCallPass, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
+import { callInput, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
 
 /**
  * Tool approvals before dispatch, on TestClock: the loop's checkpoint over a port whose questions
@@ -54,7 +54,7 @@ const countingTool = (name: string) =>
   }))
 
 const call = (h: ToolCallHarness, approvals: ToolApprovalsShape, name: string) =>
-  h.run(executeToolCall({ pass: functionCallPass({ name, args: { to: "bob@example.com" } }), iteration: 0, attempt: testAttempt })).pipe(
+  h.run(executeToolCall({ ...callInput({ name, args: { to: "bob@example.com" } }), iteration: 0, attempt: testAttempt })).pipe(
     Effect.provideService(ToolApprovals, approvals)
   )
 

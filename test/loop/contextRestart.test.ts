@@ -5,10 +5,10 @@ import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { annotateRecentMessages, handleEnhancedContextRestart, METADATA_ANNOTATED_ITEMS, METADATA_TAIL_DIRECTIVE } from "../../src/loop/contextRestart"
 import { executeToolCall } from "../../src/loop/executeToolCall"
 import { constantTool, makeRecordingTool } from "../support/tools/testTools"
-import { functionCallPass, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
+import { callInput, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
 
 const run = (h: ToolCallHarness, rawCall: unknown) =>
-  h.run(executeToolCall({ pass: functionCallPass(rawCall), iteration: 0, attempt: testAttempt }))
+  h.run(executeToolCall({ ...callInput(rawCall), iteration: 0, attempt: testAttempt }))
 
 const dialogue: ReadonlyArray<ChatMessage> = [
   ChatMessage({ role: "user", content: "look at this", name: "ana", messageId: "m1", createdAt: "2026-05-01T10:00:00Z" }),

@@ -4,10 +4,10 @@ import { LoopConfig } from "../../src/config/LoopConfig"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { executeToolCall } from "../../src/loop/executeToolCall"
 import { makeHangingTool, makeRecordingTool, rawTool } from "../support/tools/testTools"
-import { functionCallPass, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
+import { callInput, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
 
 const run = (h: ToolCallHarness, rawCall: unknown) =>
-  h.run(executeToolCall({ pass: functionCallPass(rawCall), iteration: 0, attempt: testAttempt }))
+  h.run(executeToolCall({ ...callInput(rawCall), iteration: 0, attempt: testAttempt }))
 
 const reasonOf = (outcome: Effect.Effect.Success<ReturnType<typeof run>>): string => {
   if (outcome._tag !== "History") throw new Error(`expected History, got ${outcome._tag}`)

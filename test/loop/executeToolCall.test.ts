@@ -8,11 +8,11 @@ import { deliberateModeOff } from "../../src/domain/DeliberateToolMode"
 import { executeToolCall } from "../../src/loop/executeToolCall"
 import { ToolContext } from "../../src/tools/ToolContext"
 import { constantTool, dyingTool, echoTool, failingTool, makeRecordingTool, rawTool } from "../support/tools/testTools"
-import { call, functionCallPass, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
+import { call, callInput, makeToolCallHarness, testAttempt, type ToolCallHarness } from "../support/tools/toolCallHarness"
 
 /** Runs one executeToolCall for `rawCall` through the harness. */
 const run = (h: ToolCallHarness, rawCall: unknown, options: { readonly iteration?: number; readonly text?: string } = {}) =>
-  h.run(executeToolCall({ pass: functionCallPass(rawCall, options.text ?? ""), iteration: options.iteration ?? 0, attempt: testAttempt }))
+  h.run(executeToolCall({ ...callInput(rawCall, options.text ?? ""), iteration: options.iteration ?? 0, attempt: testAttempt }))
 
 /** The History outcome, failing the test on any other outcome. */
 const history = (outcome: Effect.Effect.Success<ReturnType<typeof run>>) => {
@@ -355,7 +355,7 @@ describe("executeToolCall: usage stats and deliberate notices (step 8)", () => {
       const { ToolUsageStats } = yield* Effect.promise(() => import("../../src/tools/ToolUsageStats"))
       for (const record of [() => Effect.never, () => Effect.die(new Error("db down"))]) {
         const h = yield* makeToolCallHarness({ tools: [echoTool] })
-        const outcome = yield* executeToolCall({ pass: functionCallPass({ name: "echo_tool", args: { text: "a" } }), iteration: 0, attempt: testAttempt }).pipe(
+        const outcome = yield* executeToolCall({ ...callInput({ name: "echo_tool", args: { text: "a" } }), iteration: 0, attempt: testAttempt }).pipe(
           Effect.provideService(ToolUsageStats, { record }),
           h.run
         )

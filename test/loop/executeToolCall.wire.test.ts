@@ -5,7 +5,7 @@ import { executeToolCall } from "../../src/loop/executeToolCall"
 import { ToolContext } from "../../src/tools/ToolContext"
 import { ToolError } from "../../src/tools/ToolError"
 import { rawTool } from "../support/tools/testTools"
-import { functionCallPass, makeToolCallHarness, testAttempt } from "../support/tools/toolCallHarness"
+import { callInput, makeToolCallHarness, testAttempt } from "../support/tools/toolCallHarness"
 import { hangingHttpServer } from "../support/hangingHttpServer"
 
 
@@ -24,7 +24,7 @@ describe("executeToolCall: /kill cancels a promise-based tool on the wire (desig
             })).pipe(Effect.as(toolSuccess()))
       })
       const h = yield* makeToolCallHarness({ tools: [fetcher] })
-      const fiber = yield* Effect.fork(h.run(executeToolCall({ pass: functionCallPass({ name: "fetch_slow" }), iteration: 0, attempt: testAttempt })))
+      const fiber = yield* Effect.fork(h.run(executeToolCall({ ...callInput({ name: "fetch_slow" }), iteration: 0, attempt: testAttempt })))
       yield* Deferred.await(server.arrived)
       yield* h.signals.kill({ requesterId: "user-1" })
       const outcome = yield* Fiber.join(fiber)

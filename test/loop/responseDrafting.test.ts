@@ -10,6 +10,7 @@ import { runGenerationTurn } from "../../src/loop/generationTurn"
 import { KeyPool } from "../../src/loop/KeyPool"
 import { RoutePlan } from "../../src/loop/RoutePlan"
 import { runToolLoop } from "../../src/loop/runToolLoop"
+import { draftingHooks } from "../../src/loop/drafting/draftingHooks"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
@@ -26,7 +27,7 @@ import { type LoopHarness, withLoopHarness } from "./harness"
 const AUTHOR = testAttempt.model
 const REVIEWER = "reviewer"
 const attempt = { ...testAttempt, provider: "scripted" }
-const loop = () => runToolLoop({ attempt, apiKey: undefined })
+const loop = () => runToolLoop({ attempt, apiKey: undefined, hooks: draftingHooks() })
 
 const verdict = (value: "approve" | "revise" | "cancel", feedback?: string): S.ScriptedPass =>
   S.reply(JSON.stringify(feedback === undefined ? { verdict: value } : { verdict: value, feedback }))

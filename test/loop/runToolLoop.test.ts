@@ -213,7 +213,7 @@ describe("runToolLoop (spec §2)", () => {
       })))
 
   it.effect("[31] STM success after pre-tool text \"Got it\": completed after one pass, requiresFollowUp never consulted", () =>
-    withLoopHarness({ tools: [ok("update_short_term_memory")], script: [S.callTool("update_short_term_memory", {}, "Got it"), S.reply("never")] }, ({ followUpLookups }) =>
+    withLoopHarness({ tools: [ok("update_short_term_memory", undefined, { endsTurnAfterText: true })], script: [S.callTool("update_short_term_memory", {}, "Got it"), S.reply("never")] }, ({ followUpLookups }) =>
       Effect.gen(function*() {
         const result = yield* loop()
         assert.deepStrictEqual([result.status, result.text, result.passes.length], ["completed", "Got it", 1])

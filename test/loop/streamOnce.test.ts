@@ -26,22 +26,38 @@ describe("streamOnce (spec §4)", () => {
         assert.strictEqual((yield* probe.calls)[0]?.ending, "completed")
       })))
 
-  it.effect("[4] ends on the first tool call after flushing buffered text; later events are never pulled", () =>
+  it.effect("[4] keeps reading after a tool call: every call is collected in order, text after a call is shown too", () =>
     withPassHarness({
-      script: [[S.text("Let me "), S.text("check."), S.toolCall("web_search", { q: "x" }), S.text("ignored"), S.toolCall("second")]],
+      script: [[S.text("Let me "), S.text("check."), S.toolCall("web_search", { q: "x" }), S.text(" And"), S.toolCall("second"), S.finish("tool_calls")]],
       sink: { chunkSize: 1000 }
     }, ({ collected }) =>
       Effect.gen(function*() {
         const pass = yield* run()
         assert.strictEqual(pass._tag, "FunctionCall")
         if (pass._tag !== "FunctionCall") return
-        assert.strictEqual(pass.accumulatedText, "Let me check.")
-        assert.deepStrictEqual(pass.call, { name: "web_search", args: { q: "x" } })
-        assert.strictEqual(yield* collected.delivered, "Let me check.")
+        assert.strictEqual(pass.accumulatedText, "Let me check. And")
+        assert.deepStrictEqual(pass.calls, [{ name: "web_search", args: { q: "x" } }, { name: "second", args: undefined }])
+        assert.strictEqual(yield* collected.delivered, "Let me check. And")
         const probe = yield* ScriptedProbe
         const call = (yield* probe.calls)[0]
-        assert.strictEqual(call?.emitted, 3)
-        assert.strictEqual(call?.ending, "abandoned")
+        assert.strictEqual(call?.emitted, 6)
+        assert.strictEqual(call?.ending, "completed")
+      })))
+
+  it.effect("[4b] a stream that never stops calling: collection stops at 4 × MAX_TOOL_CALLS_PER_PASS and the stream is closed", () =>
+    withPassHarness({
+      script: [Array.from({ length: 50 }, (_, i) => S.toolCall(`t${i}`))],
+      config: { maxToolCallsPerPass: 3 }
+    }, () =>
+      Effect.gen(function*() {
+        const pass = yield* run()
+        assert.strictEqual(pass._tag, "FunctionCall")
+        if (pass._tag !== "FunctionCall") return
+        assert.deepStrictEqual(pass.calls.map((call) => call.name), Array.from({ length: 12 }, (_, i) => `t${i}`))
+        const probe = yield* ScriptedProbe
+        const call = (yield* probe.calls)[0]
+        assert.strictEqual(call?.emitted, 12)
+        assert.notStrictEqual(call?.ending, "completed")
       })))
 
   it.effect("[4] usage: the latest report of the pass wins", () =>

@@ -5,7 +5,7 @@ import { executeToolCall } from "../../src/loop/executeToolCall"
 import { locatorOf, MediaLibrary } from "../../src/media/MediaLibrary"
 import { OpaqueIds } from "../../src/tools/OpaqueIds"
 import { makeRecordingTool } from "../support/tools/testTools"
-import { call, functionCallPass, makeToolCallHarness, testAttempt } from "../support/tools/toolCallHarness"
+import { call, callInput, makeToolCallHarness, testAttempt } from "../support/tools/toolCallHarness"
 import { pixelPng } from "../support/mediaFixtures"
 
 const mediaServices = Layer.provideMerge(MediaLibrary.opaqueIds, MediaLibrary.Default)
@@ -19,8 +19,8 @@ describe("opaque media ids (spec §3 step 6, issue 13)", () => {
       assert.match(remote.id, /^img_[a-z2-7]{8}$/)
       const tool = yield* makeRecordingTool("look", () => Effect.succeed(toolSuccess({ ok: true })))
       const h = yield* makeToolCallHarness({ tools: [tool.tool], opaqueIds: yield* OpaqueIds })
-      const outcome = yield* h.run(executeToolCall({ pass: functionCallPass({ name: "look", args: { media_id: remote.id, note: "x" } }), iteration: 0, attempt: testAttempt }))
-      yield* h.run(executeToolCall({ pass: functionCallPass({ name: "look", args: { media_id: ` ${stored.id} ` } }), iteration: 0, attempt: testAttempt }))
+      const outcome = yield* h.run(executeToolCall({ ...callInput({ name: "look", args: { media_id: remote.id, note: "x" } }), iteration: 0, attempt: testAttempt }))
+      yield* h.run(executeToolCall({ ...callInput({ name: "look", args: { media_id: ` ${stored.id} ` } }), iteration: 0, attempt: testAttempt }))
       const calls = (yield* Ref.get(tool.calls)).map((recorded) => recorded.args)
       assert.deepStrictEqual(calls, [
         { media_id: "https://cdn.example/attachments/1/cat.png", __original_media_id: remote.id, note: "x" },
@@ -38,7 +38,7 @@ describe("opaque media ids (spec §3 step 6, issue 13)", () => {
       const tool = yield* makeRecordingTool("look")
       const h = yield* makeToolCallHarness({ tools: [tool.tool], opaqueIds: yield* OpaqueIds })
       const runCall = (args: Record<string, unknown>) =>
-        h.run(executeToolCall({ pass: functionCallPass({ name: "look", args }), iteration: 0, attempt: testAttempt }))
+        h.run(executeToolCall({ ...callInput({ name: "look", args }), iteration: 0, attempt: testAttempt }))
       for (const media_id of ["img_aaaaaaaa", "https://evil.example/x.png", "media:img_aaaaaaaa"]) {
         const outcome = yield* runCall({ media_id })
         if (outcome._tag !== "History") throw new Error("expected a history entry")
@@ -56,7 +56,7 @@ describe("opaque media ids (spec §3 step 6, issue 13)", () => {
       const library = yield* MediaLibrary
       const mcp = yield* makeRecordingTool("mcp_look", undefined, { source: { kind: "mcp", scope: "global", server: "s" } })
       const h = yield* makeToolCallHarness({ tools: [mcp.tool], opaqueIds: yield* OpaqueIds })
-      yield* h.run(executeToolCall({ pass: functionCallPass({ name: "mcp_look", args: { media_id: "their-own-id" } }), iteration: 0, attempt: testAttempt }))
+      yield* h.run(executeToolCall({ ...callInput({ name: "mcp_look", args: { media_id: "their-own-id" } }), iteration: 0, attempt: testAttempt }))
       assert.deepStrictEqual((yield* Ref.get(mcp.calls)).map((recorded) => recorded.args), [{ media_id: "their-own-id" }])
       const first = yield* library.register({ _tag: "Remote", url: "https://cdn.example/a.png" })
       const again = yield* library.register({ _tag: "Remote", url: "https://cdn.example/a.png" })

@@ -56,6 +56,12 @@ type Mode =
   /** As many calls as a pass may make were parsed: the rest of the text is dropped. */
   | { readonly _tag: "Done" }
 
+/**
+ * Visible characters after a call beyond which the pass is taken to be over: room for a few
+ * words between calls ("and", a list marker), none for a made-up result or a whole answer.
+ */
+export const proseAfterCallsLimit = 200
+
 const scanning: Mode = { _tag: "Scan" }
 const finished: Mode = { _tag: "Done" }
 
@@ -72,6 +78,8 @@ export class VerbatimParser {
   private mode: Mode = scanning
   /** Calls parsed so far; prose after the first one is dropped. */
   private calls = 0
+  /** Visible characters dropped since the last call: the model has moved on from calling. */
+  private droppedSinceCall = 0
 
   constructor(tools: ReadonlyArray<VerbatimTool>, private readonly maxBufferChars: number) {
     this.tools = new Map(tools.map((tool) => [tool.name, tool]))
@@ -85,6 +93,15 @@ export class VerbatimParser {
   /** Whether a call has been parsed; prose after it is dropped. */
   get called(): boolean {
     return this.calls > 0
+  }
+
+  /**
+   * The pass has said all it will call: the call cap was reached, or more than
+   * `proseAfterCallsLimit` visible characters followed the last call. Nothing later is shown
+   * or parsed, so the stream can be closed rather than read while the model writes on.
+   */
+  get ended(): boolean {
+    return this.calls > 0 && this.mode._tag === "Done"
   }
 
   feed(text: string, out: Array<VerbatimOutput>): void {
@@ -105,7 +122,11 @@ export class VerbatimParser {
     const text = this.buffer.slice(0, length)
     this.buffer = this.buffer.slice(length)
     this.previous = text[text.length - 1]
-    if (this.calls > 0) return
+    if (this.calls > 0) {
+      this.droppedSinceCall += text.replace(/\s+/g, "").length
+      if (this.droppedSinceCall > proseAfterCallsLimit) this.mode = finished
+      return
+    }
     const last = out[out.length - 1]
     if (last !== undefined && last._tag === "Prose") out[out.length - 1] = { _tag: "Prose", text: last.text + text }
     else out.push({ _tag: "Prose", text })
@@ -132,6 +153,7 @@ export class VerbatimParser {
       // The closing paren is the character before what is scanned next (a word boundary).
       this.previous = ")"
       this.calls += 1
+      this.droppedSinceCall = 0
       this.mode = this.calls >= maxCallsPerPass ? finished : scanning
       out.push({ _tag: "Call", call })
     }

@@ -18,7 +18,8 @@ export interface VerbatimOptions {
  * Stream transformer: parses tool calls out of the text deltas. Prose is emitted as
  * `TextDelta`s, each parsed call as a `ToolCall` exactly like a native one, in the order written;
  * after the first call, prose is dropped (the pass ends at its calls) and a `stop` finish becomes
- * `tool_calls`. Held text is released before `Finish` and at the end of the stream.
+ * `tool_calls`; once the model has clearly moved on from calling (`VerbatimParser.ended`), the
+ * stream is closed. Held text is released before `Finish` and at the end of the stream.
  */
 export const parseVerbatimToolCalls = (tools: ReadonlyArray<ToolDeclaration>, options: VerbatimOptions = {}) =>
 <E, R>(self: Stream.Stream<ProviderEvent, E, R>): Stream.Stream<ProviderEvent, E, R> =>
@@ -42,6 +43,11 @@ export const parseVerbatimToolCalls = (tools: ReadonlyArray<ToolDeclaration>, op
             if (!nativeCall) {
               parser.feed(event.text, outputs)
               drain(out)
+              // The calls are all there and the model writes on: the pass ends here.
+              if (parser.ended) {
+                out.push(ProviderEvent.Finish({ reason: "tool_calls" }))
+                return { out, done: true }
+              }
             }
             break
           case "ToolCall":

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect, Ref, Stream } from "effect"
 import fc from "fast-check"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { ToolDeclaration } from "../../../src/domain/ToolDeclaration"
@@ -245,6 +245,35 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
         ProviderEvent.ToolCall({ call: { name: "ping", args: {}, id: "c2" } }),
         ProviderEvent.Finish({ reason: "tool_calls" })
       ])
+    }))
+
+  it.effect("a model that writes on after its calls is cut off: the stream closes, nothing later is read", () =>
+    Effect.gen(function*() {
+      const pulled = yield* Ref.make(0)
+      const rambling = Stream.fromIterable([
+        ProviderEvent.TextDelta({ text: "`read_file(\"m1\")` " }),
+        ...Array.from({ length: 50 }, () => ProviderEvent.TextDelta({ text: "The file says hello world, " })),
+        ProviderEvent.Finish({ reason: "stop" })
+      ]).pipe(Stream.rechunk(1), Stream.tap(() => Ref.update(pulled, (n) => n + 1)))
+      const events = yield* rambling.pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      assert.deepStrictEqual(events, [
+        ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" } } }),
+        ProviderEvent.Finish({ reason: "tool_calls" })
+      ])
+      // 200 visible characters past the call: about ten 23-character deltas, never all fifty.
+      const read = yield* Ref.get(pulled)
+      assert.isAtMost(read, 15)
+      assert.isAtLeast(read, 9)
+    }))
+
+  it.effect("a few words between calls do not end the pass", () =>
+    Effect.gen(function*() {
+      const events = yield* Stream.make(
+        ProviderEvent.TextDelta({ text: "`read_file(\"m1\")` and then also, to be sure, " }),
+        ProviderEvent.TextDelta({ text: "`read_file(\"m2\")`" }),
+        ProviderEvent.Finish({ reason: "stop" })
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      assert.strictEqual(events.filter((event) => event._tag === "ToolCall").length, 2)
     }))
 
   it.effect("releases held text before the finish", () =>

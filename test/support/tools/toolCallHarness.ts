@@ -3,7 +3,7 @@
  * in-memory services for one test:
  *
  *   const h = yield* makeToolCallHarness({ tools: [echoTool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
- *   const outcome = yield* h.run(executeToolCall({ pass: functionCallPass({ name: "echo_tool", args: { text: "hi" } }), iteration: 0, attempt: testAttempt }))
+ *   const outcome = yield* h.run(executeToolCall({ ...callInput({ name: "echo_tool", args: { text: "hi" } }), iteration: 0, attempt: testAttempt }))
  *
  * `h.layer` provides ToolRegistry (real, with `tools` and `aliases` registered), GuildToolSource,
  * TurnSignals (real, for `channelId`), CurrentTurn, ThoughtLog (capturing), LoopConfig,
@@ -15,12 +15,11 @@ import { type Context, Effect, Layer, Option } from "effect"
 import { LoopConfig, type LoopSettings } from "../../../src/config/LoopConfig"
 import type { ChatMessage } from "../../../src/domain/ChatMessage"
 import { FunctionCall } from "../../../src/domain/FunctionCall"
-import { PassResult } from "../../../src/domain/PassResult"
 import type { Sticker } from "../../../src/domain/Sticker"
 import type { AttemptInfo } from "../../../src/loop/AttemptInfo"
 import { deliberateModeOff } from "../../../src/domain/DeliberateToolMode"
 import { CurrentTurn, type TurnContextShape } from "../../../src/loop/CurrentTurn"
-import type { ExecuteToolCallServices, FunctionCallPass } from "../../../src/loop/executeToolCall"
+import type { ExecuteToolCallServices } from "../../../src/loop/executeToolCall"
 import { PendingContextStash } from "../../../src/loop/PendingContextStash"
 import { makeTurnSignals, TurnSignals, type TurnSignalsShape } from "../../../src/loop/TurnSignals"
 import { emptyGuildToolSet, GuildToolSource, type GuildToolSet } from "../../../src/tools/GuildToolSource"
@@ -38,13 +37,12 @@ import { makeRecordingUsageStats, type RecordingUsageStats } from "./recordingUs
 
 export const testAttempt: AttemptInfo = { provider: "openai-compatible", model: "test-model", suppressUserErrors: false, credentialSource: "operator" }
 
-/** A `function_call` pass carrying `call` (pass `undefined` or junk to test validation). */
-export const functionCallPass = (call: unknown, accumulatedText = ""): FunctionCallPass =>
-  PassResult.FunctionCall({
-    accumulatedText,
-    // Tests deliberately feed malformed calls through the typed field.
-    call: call === undefined ? undefined : (call as FunctionCall)
-  })
+/** executeToolCall's input for `call` (pass `undefined` or junk to test validation) after `preToolText`. */
+export const callInput = (call: unknown, preToolText = ""): { readonly call: FunctionCall; readonly preToolText: string } => ({
+  // Tests deliberately feed malformed calls through the typed field.
+  call: call as FunctionCall,
+  preToolText
+})
 
 export const testTurn = (state: TurnState, overrides: Partial<Omit<TurnContextShape, "state">> = {}): TurnContextShape => ({
   channelId: "channel-1",

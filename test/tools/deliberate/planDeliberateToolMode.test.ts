@@ -9,7 +9,7 @@ import {
   planDeliberateToolMode
 } from "../../../src/tools/deliberate/planDeliberateToolMode"
 import type { Tool } from "../../../src/tools/Tool"
-import { functionCallPass, makeToolCallHarness, testAttempt } from "../../support/tools/toolCallHarness"
+import { callInput, makeToolCallHarness, testAttempt } from "../../support/tools/toolCallHarness"
 import { makeRecordingTool } from "../../support/tools/testTools"
 
 const candidates = [
@@ -85,7 +85,7 @@ describe("deliberate mode in executeToolCall (planner output drives the gate)", 
       }
     })
   const callIn = (h: Effect.Effect.Success<ReturnType<typeof harnessFor>>, name: string) =>
-    h.run(executeToolCall({ pass: functionCallPass({ name, args: {} }), iteration: 0, attempt: testAttempt }))
+    h.run(executeToolCall({ ...callInput({ name, args: {} }), iteration: 0, attempt: testAttempt }))
 
   it.effect("[22] [25] a tool the message did not ask for is blocked: not run, no stat, no trigger notice", () =>
     Effect.gen(function* () {
@@ -139,7 +139,7 @@ describe("deliberate mode in executeToolCall (planner output drives the gate)", 
       ] satisfies ReadonlyArray<DeliberateToolMode>) {
         const h = yield* makeToolCallHarness({ tools: [block.tool], turn: { deliberate } })
         const outcome = yield* h.run(
-          executeToolCall({ pass: functionCallPass({ name: "block_user", args: {} }), iteration: 0, attempt: testAttempt })
+          executeToolCall({ ...callInput({ name: "block_user", args: {} }), iteration: 0, attempt: testAttempt })
         )
         assert.isTrue(ToolCallOutcome.$is("History")(outcome) && outcome.success)
       }

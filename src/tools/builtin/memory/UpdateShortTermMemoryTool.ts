@@ -75,6 +75,7 @@ export const makeUpdateShortTermMemoryTool = (
       requiresFollowUp: false,
       oncePerTurn: true,
       sequential: true,
+      endsTurnAfterText: true,
       // NovelAI's small token budget is better spent on the conversation (TomoriBot does the same).
       isAvailableFor: (provider) => provider !== "novelai",
       execute: (args) =>

@@ -12,7 +12,7 @@ import {
   makeUpdateShortTermMemoryTool,
   UPDATE_SHORT_TERM_MEMORY
 } from "../../../../src/tools/builtin/memory/UpdateShortTermMemoryTool"
-import { functionCallPass, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
+import { callInput, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
 import { availability, executeIn, memoryStores, toolContext } from "../blocking/toolTestKit"
 
 const place = (channelId: string, parentChannelId?: string): MemoryPlace => ({ guildId: "guild-1", channelId, parentChannelId, userId: "user-1" })
@@ -30,6 +30,7 @@ describe("update_short_term_memory", () => {
       assert.strictEqual(tool.requiresFollowUp, false)
       assert.isTrue(tool.oncePerTurn, "one update per reply")
       assert.isTrue(tool.sequential, "two writes in one pass would race")
+      assert.isTrue(tool.endsTurnAfterText, "a silent write after the pass's text has nothing to follow up")
       assert.deepStrictEqual(Object.keys(tool.parameters.properties), ["summary", "scene_state"])
       assert.deepStrictEqual(tool.parameters.required, [])
       assert.isFalse(tool.isAvailableFor("novelai"))
@@ -144,7 +145,7 @@ describe("update_short_term_memory", () => {
       const store = yield* ShortTermMemoryStore
       const h = yield* makeToolCallHarness({ tools: [tool] })
       const call = (summary: string) =>
-        h.run(executeToolCall({ pass: functionCallPass({ name: UPDATE_SHORT_TERM_MEMORY, args: { summary } }), iteration: 0, attempt: testAttempt }))
+        h.run(executeToolCall({ ...callInput({ name: UPDATE_SHORT_TERM_MEMORY, args: { summary } }), iteration: 0, attempt: testAttempt }))
       const first = yield* call("first")
       assert.isTrue(ToolCallOutcome.$is("History")(first) && first.success)
       assert.deepStrictEqual((yield* Ref.get(h.state.flags)).spentOncePerTurnTools, [UPDATE_SHORT_TERM_MEMORY])
@@ -164,7 +165,7 @@ describe("update_short_term_memory", () => {
       const h = yield* makeToolCallHarness({ tools: [tool] })
       const outcome = yield* h.run(
         executeToolCall({
-          pass: functionCallPass(FunctionCall({ name: UPDATE_SHORT_TERM_MEMORY, args: { scene_state: "bedroom" }, argumentsTruncated: true })),
+          ...callInput(FunctionCall({ name: UPDATE_SHORT_TERM_MEMORY, args: { scene_state: "bedroom" }, argumentsTruncated: true })),
           iteration: 0,
           attempt: testAttempt
         })
@@ -184,7 +185,7 @@ describe("update_short_term_memory", () => {
       const tool = yield* makeUpdateShortTermMemoryTool().pipe(Effect.provide(brokenStore), Effect.provide(memoryStores))
       const h = yield* makeToolCallHarness({ tools: [tool] })
       const outcome = yield* h.run(
-        executeToolCall({ pass: functionCallPass({ name: UPDATE_SHORT_TERM_MEMORY, args: { summary: "x" } }), iteration: 0, attempt: testAttempt })
+        executeToolCall({ ...callInput({ name: UPDATE_SHORT_TERM_MEMORY, args: { summary: "x" } }), iteration: 0, attempt: testAttempt })
       )
       assert.isTrue(ToolCallOutcome.$is("History")(outcome) && !outcome.success)
       assert.include(JSON.stringify(ToolCallOutcome.$is("History")(outcome) && outcome.historyEntry), "could not be saved")

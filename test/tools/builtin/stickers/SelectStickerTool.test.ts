@@ -9,7 +9,7 @@ import {
   SELECT_STICKER
 } from "../../../../src/tools/builtin/stickers/SelectStickerTool"
 import { StickerCatalog } from "../../../../src/tools/StickerCatalog"
-import { functionCallPass, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
+import { callInput, makeToolCallHarness, testAttempt } from "../../../support/tools/toolCallHarness"
 import { assembled, availability, executeIn, toolContext } from "../blocking/toolTestKit"
 
 const wave = Sticker({ id: "111", name: "Wave Hello" })
@@ -87,7 +87,7 @@ describe("select_sticker_for_response", () => {
       const tool = yield* makeSelectStickerTool
       const h = yield* makeToolCallHarness({ tools: [tool], stickers: [wave, cry] })
       const pick = (name: string) =>
-        h.run(executeToolCall({ pass: functionCallPass({ name: SELECT_STICKER, args: { sticker_name: name } }), iteration: 0, attempt: testAttempt }))
+        h.run(executeToolCall({ ...callInput({ name: SELECT_STICKER, args: { sticker_name: name } }), iteration: 0, attempt: testAttempt }))
       const hit = yield* pick("cry")
       assert.isTrue(ToolCallOutcome.$is("History")(hit) && hit.success)
       assert.deepStrictEqual(ToolCallOutcome.$is("History")(hit) ? hit.stickerSelection : undefined, cry)
