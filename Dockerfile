@@ -51,4 +51,5 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
 # container more time too (compose.yaml: 15 s with stop_grace_period 25s;
 # docker run --stop-timeout 25 -e SHUTDOWN_GRACE_MS=15000).
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/main.js"]
+# The V8 memory flags of `npm start` (src/discord/nodeMemoryFlags.ts says why).
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=60", "dist/main.js"]

@@ -1,4 +1,4 @@
-import { Clock, type Context, Duration, Effect, Fiber, Option, Queue, Random, type Scope, Stream, SubscriptionRef } from "effect"
+import { Clock, type Context, Duration, Effect, Fiber, Option, Queue, Random, type Scope } from "effect"
 import { DEFAULT_MAX_MESSAGES_PER_TURN } from "../config/DiscordConfig"
 import { DeliveryError, type ResponseSink } from "../loop/ResponseSink"
 import type { BudgetSlot, ReserveOptions } from "./RequestBudget"
@@ -21,6 +21,7 @@ import {
 } from "./replyLayout"
 import type { ReplyTarget } from "./ReplyTarget"
 import { DISCORD_MESSAGE_LIMIT } from "./messageSplitter"
+import { makeWatchedRef } from "./WatchedRef"
 
 /** Shown under a reply that /kill stopped (Discord subtext). */
 export const STOPPED_MARKER = "\n-# ⏹ stopped"
@@ -140,7 +141,7 @@ export const makeDiscordReplySink = (
     const maxRecoveries = Math.max(3, maxMessages)
     // Bot messages carry a nonce (Discord returns the existing message for a retried post that had gone through).
     const noncePrefix = (yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)
-    const state = yield* SubscriptionRef.make<State>({
+    const state = yield* makeWatchedRef<State>({
       layout: emptyLayout(DISCORD_MESSAGE_LIMIT, maxMessages),
       pending: "",
       deliveredBefore: "",
@@ -187,14 +188,14 @@ export const makeDiscordReplySink = (
     const laneOf = (s: State): RequestLane =>
       s.urgent ? "final" : s.layout.slots.every((slot) => slot.messageId === undefined) ? "first" : "edit"
     /** Completes once the pass is ending (a write waiting for its slot then waits as `final`). */
-    const untilUrgent = Effect.asVoid(state.changes.pipe(Stream.filter((s) => s.urgent), Stream.runHead))
+    const untilUrgent = Effect.asVoid(state.waitFor((s) => s.urgent))
 
     /** Posts or edits message `index` with its latest text; what Discord refuses is handled by its kind. */
     const perform = (index: number) =>
       Effect.gen(function*() {
-        yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: true }))
+        yield* state.update((s) => ({ ...s, busy: true }))
         yield* awaitBucket(yield* target.rateLimitKeys)
-        const lane = laneOf(yield* SubscriptionRef.get(state))
+        const lane = laneOf(yield* state.get)
         yield* Effect.acquireUseRelease(
           Effect.interruptible(reserve(lane, lane === "final" ? {} : { promoteWhen: untilUrgent })),
           (slot) => write(index, { lane, slot }),
@@ -205,8 +206,8 @@ export const makeDiscordReplySink = (
     const write = (index: number, ticket: { readonly lane: RequestLane; readonly slot: BudgetSlot }) =>
       Effect.gen(function*() {
         // Read after waiting: the latest text is what gets sent.
-        const slot = (yield* SubscriptionRef.get(state)).layout.slots[index]
-        if (slot === undefined) return yield* SubscriptionRef.update(state, (s) => ({ ...s, busy: false }))
+        const slot = (yield* state.get).layout.slots[index]
+        if (slot === undefined) return yield* state.update((s) => ({ ...s, busy: false }))
         const content = slot.desired._tag === "Text" ? slot.desired.content : undefined
         const shownBody = slot.source?.body.length ?? 0
         const messageId = slot.messageId
@@ -216,7 +217,7 @@ export const makeDiscordReplySink = (
             : Effect.as(target.edit(messageId, content, { ticket }), messageId)
         )
         const now = yield* Clock.currentTimeMillis
-        const line = yield* SubscriptionRef.modify(state, (s): readonly [string | undefined, State] =>
+        const line = yield* state.modify((s): readonly [string | undefined, State] =>
           result._tag === "Left"
             ? onFailure(s, index, result.left, now)
             : [undefined, {
@@ -231,7 +232,7 @@ export const makeDiscordReplySink = (
 
     const worker = Effect.gen(function*() {
       for (;;) {
-        const current = yield* SubscriptionRef.get(state)
+        const current = yield* state.get
         if (Option.isSome(current.failure)) return
         const now = yield* Clock.currentTimeMillis
         if (current.retryAt > now) {
@@ -253,19 +254,17 @@ export const makeDiscordReplySink = (
     })
     const workerFiber = yield* Effect.forkScoped(worker)
 
-    const failIfFailed = Effect.flatMap(SubscriptionRef.get(state), (s) => Option.match(s.failure, { onNone: () => Effect.void, onSome: Effect.fail }))
+    const failIfFailed = Effect.flatMap(state.get, (s) => Option.match(s.failure, { onNone: () => Effect.void, onSome: Effect.fail }))
 
     /** Shows committed text now: waits until every message is posted with its latest text. */
     const drain: Effect.Effect<void, DeliveryError> = Effect.gen(function*() {
-      yield* SubscriptionRef.update(state, (s) => ({ ...s, urgent: true }))
+      yield* state.update((s) => ({ ...s, urgent: true }))
       yield* poke
-      yield* state.changes.pipe(
-        Stream.filter((s) => Option.isSome(s.failure) || (!s.busy && isSettled(s.layout.slots))),
-        Stream.runHead,
+      yield* state.waitFor((s) => Option.isSome(s.failure) || (!s.busy && isSettled(s.layout.slots))).pipe(
         // The worker only ends on a failure (kept in the state) or a defect.
         Effect.raceFirst(Fiber.await(workerFiber))
       )
-      const settled = yield* SubscriptionRef.updateAndGet(state, (s) => ({ ...s, urgent: false }))
+      const settled = yield* state.updateAndGet((s) => ({ ...s, urgent: false }))
       if (Option.isSome(settled.failure)) return yield* Effect.fail(settled.failure.value)
       if (!isSettled(settled.layout.slots)) {
         return yield* Effect.fail(new DeliveryError({ reason: "failed", detail: "Discord delivery stopped unexpectedly" }))
@@ -275,7 +274,7 @@ export const makeDiscordReplySink = (
     /** Lays out the pending text (through its last word unless `all`); logs when the reply reaches its cap. */
     const commit = (all: boolean) =>
       Effect.flatMap(
-        SubscriptionRef.modify(state, (s): readonly [boolean, State] => {
+        state.modify((s): readonly [boolean, State] => {
           const cut = all ? s.pending.length : commitPoint(s.pending)
           if (cut === 0) return [false, s]
           const layout = layoutText(s.layout, s.layout.passText + s.pending.slice(0, cut))
@@ -289,14 +288,14 @@ export const makeDiscordReplySink = (
 
     /** The partial reply stays; its last message gets the stopped marker (once). */
     const markStopped = Effect.zipRight(
-      Effect.zipRight(commit(true), SubscriptionRef.update(state, (s) => ({ ...s, layout: appendToLastText(s.layout, STOPPED_MARKER) }))),
+      Effect.zipRight(commit(true), state.update((s) => ({ ...s, layout: appendToLastText(s.layout, STOPPED_MARKER) }))),
       poke
     )
 
     /** A notice below the reply, within the notice cap (beyond: logged once, not posted). */
     const addNotice = (embed: Parameters<typeof addEmbed>[1]) =>
       Effect.flatMap(
-        SubscriptionRef.modify(state, (s): readonly [boolean, State] =>
+        state.modify((s): readonly [boolean, State] =>
           embedCount(s.layout) < maxMessages
             ? [false, { ...s, layout: addEmbed(s.layout, embed) }]
             : [s.droppedNotices === 0, { ...s, droppedNotices: s.droppedNotices + 1 }]),
@@ -308,7 +307,7 @@ export const makeDiscordReplySink = (
         Effect.gen(function*() {
           yield* failIfFailed
           if (delta.length === 0) return
-          yield* SubscriptionRef.update(state, (s) => ({ ...s, pending: s.pending + delta }))
+          yield* state.update((s) => ({ ...s, pending: s.pending + delta }))
           yield* commit(false)
           yield* poke
         }),
@@ -317,15 +316,15 @@ export const makeDiscordReplySink = (
           if (mode === "flush") {
             yield* commit(true)
           } else {
-            yield* SubscriptionRef.update(state, (s) => ({ ...s, pending: "" }))
+            yield* state.update((s) => ({ ...s, pending: "" }))
           }
           yield* drain
-          return yield* SubscriptionRef.modify(state, (s) => [
+          return yield* state.modify((s) => [
             s.layout.passText,
             { ...s, deliveredBefore: delivered(s), layout: newPass(s.layout) }
           ])
         }),
-      delivered: Effect.map(SubscriptionRef.get(state), delivered),
+      delivered: Effect.map(state.get, delivered),
       capacity: maxMessages * DISCORD_MESSAGE_LIMIT + CAPACITY_MARGIN,
       notice: (notice) =>
         notice._tag === "Stopped"
@@ -337,8 +336,8 @@ export const makeDiscordReplySink = (
       sink,
       drain,
       markStopped: Effect.zipRight(markStopped, drain),
-      lastWriteAt: Effect.map(SubscriptionRef.get(state), (s) => s.lastWriteAt),
-      messageIds: Effect.map(SubscriptionRef.get(state), (s) =>
+      lastWriteAt: Effect.map(state.get, (s) => s.lastWriteAt),
+      messageIds: Effect.map(state.get, (s) =>
         s.layout.slots.flatMap((slot) => (slot.messageId === undefined ? [] : [slot.messageId])))
     }
   })

@@ -2,6 +2,7 @@ import { type APIGatewayBotInfo, REST, Routes, type Shard, ShardingManager } fro
 import { Duration, Effect, FiberSet, Queue, Redacted, Ref } from "effect"
 import { DiscordConfig } from "../config/DiscordConfig"
 import { DiscordStartupError } from "./DiscordClient"
+import { NODE_MEMORY_FLAGS } from "./nodeMemoryFlags"
 import { decodeBudgetMessage, HOST_BUDGET_ENV, HOST_BUDGET_IPC, hostBudgetServer } from "./hostBudget"
 import { hostShare, localSlotSource, makeRequestBudget } from "./RequestBudget"
 
@@ -15,7 +16,7 @@ export interface ShardingOptions {
    * bucket, which is discord.js's default (5.5 s).
    */
   readonly spawnDelay?: Duration.DurationInput
-  /** Node flags of the shard processes; default: tsx for a `.ts` entry, none for compiled JavaScript. */
+  /** Node flags of the shard processes; default: the memory flags, and tsx for a `.ts` entry. */
   readonly execArgv?: ReadonlyArray<string>
   /** How long a shard process may take to become ready (60 s). */
   readonly readyTimeout?: Duration.DurationInput
@@ -26,8 +27,8 @@ export interface ShardingOptions {
   readonly respawnBackoff?: { readonly initial?: Duration.DurationInput; readonly max?: Duration.DurationInput }
 }
 
-/** Shard processes of a TypeScript entry load it through tsx; compiled JavaScript needs no flags. */
-export const shardExecArgv = (entry: string): ReadonlyArray<string> => (/\.[cm]?ts$/.test(entry) ? ["--import", "tsx"] : [])
+/** Shard processes run with the bot's memory flags; a TypeScript entry is loaded through tsx. */
+export const shardExecArgv = (entry: string): ReadonlyArray<string> => [...NODE_MEMORY_FLAGS, ...(/\.[cm]?ts$/.test(entry) ? ["--import", "tsx"] : [])]
 
 /** How many shards Discord recommends, asked at `DISCORD_API_BASE_URL` (discord.js's own helper always asks discord.com). */
 export const recommendedShards = Effect.gen(function*() {

@@ -1,5 +1,6 @@
-import { type CacheFactory, type ClientOptions, LimitedCollection, type Message, Options } from "discord.js"
+import { type CacheFactory, type ClientOptions, type Collection, LimitedCollection, type Message, Options } from "discord.js"
 import type { HistoryCoverageState } from "./HistoryCoverage"
+import { lazyCollection } from "./lazyCollection"
 
 /**
  * What discord.js keeps in memory. A shard of thousands of guilds must stay small when idle, so
@@ -11,6 +12,9 @@ import type { HistoryCoverageState } from "./HistoryCoverage"
  * - guilds, channels, roles, stickers, threads: whole (permissions, mentions, sticker choice);
  * - emojis, presences, voice states, reactions, invites, bans, scheduled events, stage
  *   instances, thread members, automod rules: none (the bot never reads them).
+ * Every cache is made on its first write (lazyCollection): most of a channel's and a guild's
+ * caches stay empty, and an empty Map still costs its hash table. The caches that keep nothing
+ * are one shared collection.
  */
 export const MESSAGES_PER_CHANNEL = 50
 export const MEMBERS_PER_GUILD = 10
@@ -45,6 +49,8 @@ export class CoverageAwareMessages extends LimitedCollection<string, Message> {
 
 const isClientUser = (entry: { readonly id: string; readonly client: { readonly user: { readonly id: string } | null } }) => entry.id === entry.client.user?.id
 
+type AnyCollection = Collection<unknown, unknown>
+
 /** discord.js's cache factory with the limits above; message caches report to `coverage`. */
 export const makeClientCache = (coverage: HistoryCoverageState): CacheFactory => {
   const limited = Options.cacheWithLimits({
@@ -64,12 +70,28 @@ export const makeClientCache = (coverage: HistoryCoverageState): CacheFactory =>
     AutoModerationRuleManager: 0
   })
   const onDropped = (message: Message) => coverage.dropped(message.channelId, message.id)
+  const messages = () => new CoverageAwareMessages(onDropped)
+  // The arguments are classes (the manager's and what it holds), so one cache kind per pair:
+  // either the shared cache that keeps nothing, or how to make the real one.
+  const kinds = new Map<Function, Map<Function, AnyCollection | (() => AnyCollection)>>()
+  const kindOf = (...args: Parameters<CacheFactory>): AnyCollection | (() => AnyCollection) => {
+    const [managerType, , manager] = args
+    const byManager = kinds.get(managerType) ?? new Map<Function, AnyCollection | (() => AnyCollection)>()
+    kinds.set(managerType, byManager)
+    const known = byManager.get(manager)
+    if (known !== undefined) return known
+    const sample = limited(...args) as AnyCollection
+    const kind = sample instanceof LimitedCollection && sample.maxSize === 0 && sample.keepOverLimit === null ? sample : () => limited(...args) as AnyCollection
+    byManager.set(manager, kind)
+    return kind
+  }
   const factory = (...args: Parameters<CacheFactory>) => {
     const [managerType, , manager] = args
     if (managerType.name === "MessageManager" || manager.name === "GuildMessageManager" || manager.name === "DMMessageManager") {
-      return new CoverageAwareMessages(onDropped)
+      return lazyCollection(messages)
     }
-    return limited(...args)
+    const kind = kindOf(...args)
+    return typeof kind === "function" ? lazyCollection(kind) : kind
   }
   return factory as CacheFactory
 }

@@ -3,6 +3,7 @@ import { Effect, Schedule } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
+import { NODE_MEMORY_FLAGS } from "../../src/discord/nodeMemoryFlags"
 import { recommendedShards, runShards, shardExecArgv } from "../../src/discord/Sharding"
 import { fakeDiscord, waitUntil } from "../support/fakeDiscord"
 import { makeLogCapture } from "../support/tools/logCapture"
@@ -143,8 +144,8 @@ describe("Sharding (npm run start:sharded)", () => {
       yield* waitUntil(fake, "every shard's gateway connection closed", () => fake.gatewayConnections === 0, 20_000)
     }), 90_000)
 
-  it("shard processes load a TypeScript entry through tsx and compiled JavaScript bare", () => {
-    assert.deepStrictEqual(shardExecArgv("/app/src/main.ts"), ["--import", "tsx"])
-    assert.deepStrictEqual(shardExecArgv("/app/dist/main.js"), [])
+  it("shard processes run with the memory flags, and load a TypeScript entry through tsx", () => {
+    assert.deepStrictEqual(shardExecArgv("/app/src/main.ts"), [...NODE_MEMORY_FLAGS, "--import", "tsx"])
+    assert.deepStrictEqual(shardExecArgv("/app/dist/main.js"), NODE_MEMORY_FLAGS)
   })
 })

@@ -9,10 +9,18 @@
  * Messages: it sends `{ ready }` once logged in; on `{ go }` it starts measuring (event-loop
  * delay, CPU); on `{ report }` it answers with the measures and when each reply's model
  * stream finished, then exits.
+ * Profiling (env): SCALE_MEMORY_TRACE=1 logs the largest of each part of the memory while the
+ * replies stream; SCALE_ALLOCATION_PROFILE=<file> writes the sampling heap profiler's profile of
+ * that time (collected objects included); SCALE_BUSY_SNAPSHOT_MIB=<n> (with the trace) writes a
+ * heap snapshot to /tmp/busy.heapsnapshot once the heap passes n MiB; on `{ gc }`,
+ * SCALE_HEAP_SPACES=1 logs V8's heap spaces, SCALE_HEAP_SNAPSHOT=<file> writes a snapshot and
+ * SCALE_SMAPS=1 the largest mappings; SCALE_GC_TRACE=1 logs the GC pauses while the replies stream.
  */
 import { ModelChoiceConfig } from "../../../src/config/ModelChoiceConfig"
-import { readFileSync } from "node:fs"
-import { monitorEventLoopDelay } from "node:perf_hooks"
+import { readFileSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector"
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
+import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8"
 import { Effect, Layer, ManagedRuntime, Schema, Stream } from "effect"
 import { ChannelQueue } from "../../../src/chat/ChannelQueue"
 import { TurnRunner } from "../../../src/chat/TurnRunner"
@@ -128,6 +136,12 @@ const main = async () => {
       ;(globalThis as { gc?: () => void }).gc?.()
       const usage = process.memoryUsage()
       process.stderr.write(`scaleBot memory after gc: ${JSON.stringify(Object.fromEntries(Object.entries(usage).map(([k, v]) => [k, Math.round(v / 1048576)])))}\n`)
+      if (process.env["SCALE_HEAP_SPACES"] === "1") {
+        const spaces = getHeapSpaceStatistics().map((space) => `${space.space_name} ${Math.round(space.space_size / 1048576)}/${Math.round(space.space_used_size / 1048576)}`)
+        process.stderr.write(`scaleBot heap spaces (size/used MiB): ${spaces.join(", ")}\n`)
+      }
+      const snapshotPath = process.env["SCALE_HEAP_SNAPSHOT"]
+      if (snapshotPath !== undefined) writeHeapSnapshot(snapshotPath)
       if (process.env["SCALE_SMAPS"] === "1") {
         const blocks = readFileSync("/proc/self/smaps", "utf8").split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)
         const sized = blocks.map((block) => ({ head: block.split("\n")[0] ?? "", rss: Number(/\nRss:\s+(\d+)/.exec(block)?.[1] ?? 0) }))
@@ -141,6 +155,58 @@ const main = async () => {
       process.send?.({ collected: true, heapUsedMiB: usage.heapUsed / 1024 / 1024 })
     }
     if (message.go === true) {
+      const allocationProfile = process.env["SCALE_ALLOCATION_PROFILE"]
+      if (allocationProfile !== undefined) {
+        // Every allocation while the replies stream, sampled, collected ones included (profiling).
+        const session = new Session()
+        session.connect()
+        session.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+        process.on("message", (next: { readonly report?: true }) => {
+          if (next.report === true) {
+            session.post("HeapProfiler.stopSampling", (_error, result) => writeFileSync(allocationProfile, JSON.stringify(result.profile)))
+          }
+        })
+      }
+      if (process.env["SCALE_GC_TRACE"] === "1") {
+        // GC pauses by kind while the replies stream (profiling): count, total and longest.
+        const pauses = new Map<string, { count: number; totalMs: number; maxMs: number; over20: number }>()
+        const observer = new PerformanceObserver((list) => {
+          for (const entry of list.getEntries()) {
+            const kind = String((entry as { detail?: { kind?: number } }).detail?.kind ?? "?")
+            const seen = pauses.get(kind) ?? { count: 0, totalMs: 0, maxMs: 0, over20: 0 }
+            pauses.set(kind, { count: seen.count + 1, totalMs: seen.totalMs + entry.duration, maxMs: Math.max(seen.maxMs, entry.duration), over20: seen.over20 + (entry.duration > 20 ? 1 : 0) })
+          }
+        })
+        observer.observe({ entryTypes: ["gc"] })
+        process.on("message", (next: { readonly report?: true }) => {
+          if (next.report === true) {
+            observer.disconnect()
+            process.stderr.write(`scaleBot GC pauses by kind (1 minor, 2 major, 4 incremental, 8 weak callbacks): ${JSON.stringify(Object.fromEntries([...pauses].map(([kind, p]) => [kind, { ...p, totalMs: Math.round(p.totalMs), maxMs: Math.round(p.maxMs) }])))}\n`)
+          }
+        })
+      }
+      if (process.env["SCALE_MEMORY_TRACE"] === "1") {
+        // The largest of each part of the memory while the replies stream (profiling).
+        const peaks: Record<string, number> = {}
+        const spacesPeak: Record<string, number> = {}
+        let snapshotTaken = false
+        const sampler = setInterval(() => {
+          for (const [key, value] of Object.entries(process.memoryUsage())) peaks[key] = Math.max(peaks[key] ?? 0, Math.round(value / 1048576))
+          for (const space of getHeapSpaceStatistics()) spacesPeak[space.space_name] = Math.max(spacesPeak[space.space_name] ?? 0, Math.round(space.space_size / 1048576))
+          const snapshotAt = Number(process.env["SCALE_BUSY_SNAPSHOT_MIB"] ?? Number.POSITIVE_INFINITY)
+          if (process.memoryUsage().heapUsed / 1048576 > snapshotAt && !snapshotTaken) {
+            snapshotTaken = true
+            writeHeapSnapshot("/tmp/busy.heapsnapshot")
+          }
+        }, 50)
+        process.once("beforeExit", () => clearInterval(sampler))
+        process.on("message", (next: { readonly report?: true }) => {
+          if (next.report === true) {
+            clearInterval(sampler)
+            process.stderr.write(`scaleBot peak memory (MiB): ${JSON.stringify(peaks)} spaces ${JSON.stringify(spacesPeak)}\n`)
+          }
+        })
+      }
       cpuAtGo = process.cpuUsage()
       delay.reset()
       delay.enable()
