@@ -18,7 +18,7 @@ import {
 import { toolReviewRequest } from "./reviewRequests"
 
 /** What the review checkpoint decided about a tool request before dispatch (drafting on only). */
-export type Checkpoint = Data.TaggedEnum<{
+type Checkpoint = Data.TaggedEnum<{
   /** Run it; `key` is remembered on success (undefined when drafting is off). */
   Dispatch: { readonly key: string | undefined }
   /** An identical request already succeeded this turn: its outcome is replayed, nothing runs. */
@@ -29,7 +29,7 @@ export type Checkpoint = Data.TaggedEnum<{
   Stopped: {}
 }>
 
-export const Checkpoint = Data.taggedEnum<Checkpoint>()
+const Checkpoint = Data.taggedEnum<Checkpoint>()
 
 /** JSON with object keys sorted at every depth: equal arguments give equal text whatever their order. */
 const stableJson = (value: unknown): string => {
@@ -46,7 +46,7 @@ const stableJson = (value: unknown): string => {
  * arguments with blank-trimmed strings and sorted keys, so a request that only differs in
  * spelling is the same request.
  */
-export const requestKey = (canonicalName: string, args: ToolArgs): string => {
+const requestKey = (canonicalName: string, args: ToolArgs): string => {
   const trimmed = (value: unknown): unknown =>
     typeof value === "string"
       ? value.trim()
