@@ -15,7 +15,7 @@ export interface ModelChoices {
   readonly defaults: ReadonlyArray<string>
   /** The models offered (the allowed list, then the defaults not in it), in the operator's order. */
   readonly allowed: ReadonlyArray<string>
-  /** `LLM_MODELS_ALLOWED=*`: any model name is accepted (still bounded in length and count). */
+  /** `LLM_MODELS_ALLOWED=*`: every model name is accepted (still bounded in length and count). */
   readonly anyModel: boolean
 }
 

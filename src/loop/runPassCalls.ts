@@ -59,14 +59,14 @@ export const runPassCalls = Effect.fnUntraced(function*(
   }
 
   /** One call through the per-call stage, with its tool activity around it. */
-  const runOne = (call: FunctionCall): Effect.Effect<PassCallOutcome, never, ExecuteToolCallServices> =>
-    Effect.gen(function*() {
-      const name = call.name.trim()
-      yield* notify(ToolActivity.Started({ name, args: call.args }))
-      const outcome = yield* executeToolCall({ call, preToolText, iteration, attempt })
-      yield* notify(activityOf(name, outcome))
-      return { call, outcome, overCap: false }
-    })
+  // Combinators rather than a generator: this runs once per call, on the hot path.
+  const runOne = (call: FunctionCall): Effect.Effect<PassCallOutcome, never, ExecuteToolCallServices> => {
+    const name = call.name.trim()
+    return Effect.zipRight(notify(ToolActivity.Started({ name, args: call.args })), executeToolCall({ call, preToolText, iteration, attempt })).pipe(
+      Effect.tap((outcome) => notify(activityOf(name, outcome))),
+      Effect.map((outcome): PassCallOutcome => ({ call, outcome, overCap: false }))
+    )
+  }
 
   const kept = input.calls.slice(0, config.maxToolCallsPerPass)
   const refused = input.calls.slice(config.maxToolCallsPerPass)

@@ -1,6 +1,7 @@
-import { Data, Effect, Option, Ref } from "effect"
+import { Effect, Option, Ref } from "effect"
 import type { ToolArgs } from "../../domain/FunctionCall"
 import type { ToolResult } from "../../domain/ToolResult"
+import { Checkpoint } from "../CallCheckpoint"
 import { CurrentTurn } from "../CurrentTurn"
 import { ThoughtLog } from "../ThoughtLog"
 import { askReviewer } from "./askReviewer"
@@ -12,24 +13,10 @@ import {
   pendingText,
   recordReviewUsage,
   remember,
-  type RememberedSuccess,
   type ReviewRejection
 } from "./DraftState"
 import { toolReviewRequest } from "./reviewRequests"
 
-/** What the review checkpoint decided about a tool request before dispatch (drafting on only). */
-type Checkpoint = Data.TaggedEnum<{
-  /** Run it; `key` is remembered on success (undefined when drafting is off). */
-  Dispatch: { readonly key: string | undefined }
-  /** An identical request already succeeded this turn: its outcome is replayed, nothing runs. */
-  Reused: { readonly remembered: RememberedSuccess }
-  /** The reviewer refused it (now or earlier for the identical request): nothing runs. */
-  Rejected: { readonly rejection: ReviewRejection }
-  /** /kill during the review. */
-  Stopped: {}
-}>
-
-const Checkpoint = Data.taggedEnum<Checkpoint>()
 
 /** JSON with object keys sorted at every depth: equal arguments give equal text whatever their order. */
 const stableJson = (value: unknown): string => {
