@@ -25,7 +25,7 @@ export interface RevisionNote {
 }
 
 /** A request that ran successfully this turn: an identical one is answered with this, not re-run. */
-export interface RememberedSuccess {
+interface RememberedSuccess {
   readonly payload: unknown
   readonly endTurn: boolean
   readonly imageMetadata?: ImageMetadata
