@@ -93,7 +93,7 @@ export const checkSettings = (front: "terminal" | "discord") =>
  * (`<think>…</think>`) is taken out of the answer as it streams. Passes get spans and provider errors get
  * counted when telemetry is on (ops/instrumentedModel).
  */
-export const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
+const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
   instrumentedModelLayer(reasoningTagsLayer(
     kind === "scripted"
       ? lazyLayer(() => import("./provider/scriptedLive"), (module) => module.scriptedLive)
@@ -125,7 +125,7 @@ const fetchLive = Layer.merge(SafeHttp.Default, HtmlConverter.Default).pipe(Laye
  * VISION_MAX_IMAGE_MB cap), one instance shared by the registry, the vision gate, the media tools
  * and the fronts.
  */
-export const mediaLive = ImageLoader.Default.pipe(
+const mediaLive = ImageLoader.Default.pipe(
   Layer.provideMerge(Layer.mergeAll(MediaLibrary.Default, VisionConfig.layer)),
   Layer.provide(fetchLive)
 )
@@ -139,7 +139,7 @@ const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =
  * blocked, message lookups, and guild tools (guild MCP: only the Discord front has guilds). A
  * front may add its own (tool approvals): they reach every turn.
  */
-export type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages | GuildToolSource
+type FrontServices = ThoughtLog | StickerCatalog | BlockTargetResolver | MessageImages | GuildToolSource
 
 /** The terminal has no guild: notices are logged, no stickers, nobody to block, no messages to look up, no guild MCP. */
 export const terminalFrontServices: Layer.Layer<FrontServices> = Layer.mergeAll(
@@ -211,7 +211,7 @@ const toolsLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =
 }
 
 /** Everything a turn needs besides what the front provides per turn (sink, signals, turn facts). */
-export const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) => {
+const turnServices = <E, R>(kind: ProviderKind, front: Layer.Layer<FrontServices, E, R>) => {
   // One provider layer: the turn's model and analyze_image share its connection pool.
   const model = providerLayer(kind)
   return Layer.mergeAll(

@@ -28,7 +28,7 @@ import { DeliberateToolPlanner } from "./tools/deliberate/DeliberateToolPlanner"
 const guildMcpAddressPolicy = GuildMcpAddressPolicy.layer.pipe(Layer.provide(Layer.merge(McpConfig.layer, DnsResolver.system)))
 
 /** Guild MCP: the pool with its breaker, the guild tool source's backing service, the admin. */
-export const guildMcpLive = GuildMcpLive.pipe(
+const guildMcpLive = GuildMcpLive.pipe(
   Layer.provide(Layer.mergeAll(McpConfig.layer, outboundNetwork, guildMcpAddressPolicy, storesLive))
 )
 

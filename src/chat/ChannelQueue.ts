@@ -9,7 +9,7 @@ import { STOP_RESPONSE_NOTE, type TurnInput } from "./TurnInput"
 import { TurnRunner } from "./TurnRunner"
 
 /** A queued turn that never ran: /kill cancelled it, or the bot is shutting down (`drain`). */
-export class TurnCancelledError extends Data.TaggedError("TurnCancelledError")<{
+class TurnCancelledError extends Data.TaggedError("TurnCancelledError")<{
   readonly channelId: string
   readonly reason?: "shutdown"
 }> {
@@ -21,7 +21,7 @@ export class TurnCancelledError extends Data.TaggedError("TurnCancelledError")<{
 }
 
 /** How a drain ended: every turn finished in the grace period, or some were stopped. */
-export interface DrainOutcome {
+interface DrainOutcome {
   /** Channels whose turns were still running or waiting when the grace period ran out. */
   readonly stoppedChannels: number
 }
@@ -41,7 +41,7 @@ export const MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS = 3
 export const FOLDED_MESSAGES_KEPT = 20
 
 /** A handle on a submitted message. */
-export interface TurnTicket {
+interface TurnTicket {
   readonly channelId: string
   /**
    * The result of the turn that answered the message; fails with TurnCancelledError when /kill
@@ -113,7 +113,7 @@ interface ChannelState {
   readonly followUps: number
 }
 
-export interface ChannelStatus {
+interface ChannelStatus {
   readonly active: boolean
   readonly queued: number
   readonly followUps: number

@@ -4,7 +4,7 @@ import type { ToolActivity } from "../loop/ToolActivity"
 import type { UserNotice } from "../loop/UserNotice"
 
 /** Everything a collecting sink saw, in order. */
-export type SinkEvent =
+type SinkEvent =
   | { readonly _tag: "Delivered"; readonly text: string }
   | { readonly _tag: "PassEnded"; readonly mode: "flush" | "discard"; readonly text: string; readonly discarded: string }
   | { readonly _tag: "Notice"; readonly notice: UserNotice }

@@ -2,7 +2,7 @@ import { Context, type Effect } from "effect"
 import type { ChatMessage } from "../domain/ChatMessage"
 
 /** Who the turn is for, as far as context enrichment needs to know. */
-export interface EnrichmentTarget {
+interface EnrichmentTarget {
   readonly channelId: string
   /** The channel a thread belongs to (`TurnInput.parentChannelId`). */
   readonly parentChannelId: string | undefined

@@ -56,7 +56,7 @@ const untilKilled = <A, E, R>(signals: TurnSignalsShape, stage: Effect.Effect<A,
 /** What the runner provides itself per turn; everything else comes from the app's layers. */
 type PerTurn = ResponseSink | CurrentTurn | TurnSignals | StopResponses
 
-export interface RunTurnOptions {
+interface RunTurnOptions {
   readonly signals: TurnSignalsShape
   readonly stopResponses: Context.Tag.Service<StopResponses>
   /** The turn waited behind another one in its channel. */

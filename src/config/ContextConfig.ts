@@ -19,9 +19,9 @@ export interface ContextWindowSetting {
 }
 
 /** A window below this is raised to it: no chat model is smaller, and a budget needs room. */
-export const MIN_CONTEXT_TOKENS = 1024
+const MIN_CONTEXT_TOKENS = 1024
 
-export const noWindowSetting: ContextWindowSetting = { all: undefined, byModel: new Map() }
+const noWindowSetting: ContextWindowSetting = { all: undefined, byModel: new Map() }
 
 const invalid = (raw: string, reason: string) =>
   ConfigError.InvalidData(["LLM_CONTEXT_TOKENS"], `${reason} (got "${raw}"); expected a token count such as 32768, or model=tokens pairs such as qwen3:8b=32768,llama3.1=8192`)
@@ -56,12 +56,12 @@ export const parseContextWindows = (raw: string): Either.Either<ContextWindowSet
   return Either.right({ all, byModel })
 }
 
-export const contextWindowSetting: Config.Config<ContextWindowSetting> = Config.string("LLM_CONTEXT_TOKENS").pipe(
+const contextWindowSetting: Config.Config<ContextWindowSetting> = Config.string("LLM_CONTEXT_TOKENS").pipe(
   Config.withDefault(""),
   Config.mapOrFail(parseContextWindows)
 )
 
-export const compactionSetting: Config.Config<CompactionMode> = Config.string("CONTEXT_COMPACTION").pipe(
+const compactionSetting: Config.Config<CompactionMode> = Config.string("CONTEXT_COMPACTION").pipe(
   Config.withDefault("elide"),
   Config.mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
@@ -71,7 +71,7 @@ export const compactionSetting: Config.Config<CompactionMode> = Config.string("C
   })
 )
 
-export interface ContextSettings {
+interface ContextSettings {
   readonly windows: ContextWindowSetting
   readonly compaction: CompactionMode
 }

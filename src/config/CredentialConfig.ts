@@ -18,7 +18,7 @@ export interface CredentialSettings {
   readonly previousSecretKey: Option.Option<Redacted.Redacted<Uint8Array>>
 }
 
-export const defaultCredentialSettings: CredentialSettings = {
+const defaultCredentialSettings: CredentialSettings = {
   serverMessageCooldownMs: 0,
   serverDailyTurnQuota: 0,
   userDailyTurnQuota: 0,

@@ -8,10 +8,10 @@ import { intSetting } from "./settings"
 export const DEFAULT_MAX_MESSAGES_PER_TURN = 10
 
 /** REST requests per second of the whole bot when DISCORD_GLOBAL_REQUESTS_PER_SECOND is unset: below Discord's 50. */
-export const DEFAULT_GLOBAL_REQUESTS_PER_SECOND = 45
+const DEFAULT_GLOBAL_REQUESTS_PER_SECOND = 45
 
 /** Settings of the Discord front. */
-export interface DiscordSettings {
+interface DiscordSettings {
   readonly token: Redacted.Redacted<string>
   /** REST base (`rest.api` of discord.js), e.g. `http://127.0.0.1:PORT/api` for a loopback fake. */
   readonly apiBaseUrl: string | undefined

@@ -8,7 +8,7 @@ export interface DraftingSettings {
   readonly reviewModel: string | undefined
 }
 
-export const draftingOff: DraftingSettings = { enabled: false, reviewModel: undefined }
+const draftingOff: DraftingSettings = { enabled: false, reviewModel: undefined }
 
 const ON = ["on", "true", "1", "yes"]
 const OFF = ["off", "false", "0", "no", ""]

@@ -30,7 +30,7 @@ export const allowPrivateNetworkSetting: Config.Config<boolean> = Config.all({
   optIn: flagSetting("FETCH_URL_ALLOW_PRIVATE_NETWORK")
 }).pipe(Config.map(({ optIn, production }) => !production || optIn))
 
-export const makeFetchSettings = (options: {
+const makeFetchSettings = (options: {
   readonly production: boolean
   readonly allowPrivateNetwork?: boolean
 }, overrides: Partial<Omit<FetchSettings, "production" | "allowPrivateNetwork">> = {}): FetchSettings => ({

@@ -4,7 +4,7 @@ import { intSetting } from "./settings"
 
 /** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS` (the longest cut-off tool-argument JSON the providers repair). */
 export const defaultJsonRepairMaxChars = 1_048_576
-export const minJsonRepairMaxChars = 1024
+const minJsonRepairMaxChars = 1024
 
 /**
  * `native`: the provider's own tool calling. `verbatim`: calls written as text and parsed
@@ -15,7 +15,7 @@ export type ToolCallingMode = "native" | "verbatim"
 export const defaultVerbatimMaxBufferChars = 8192
 
 /** Settings every HTTP provider reads from the environment (public names: docs/architecture.md, "Settings"). */
-export interface HttpProviderSettings {
+interface HttpProviderSettings {
   readonly baseUrl: string | undefined
   readonly toolCalling: ToolCallingMode
   readonly jsonRepairMaxChars: number
@@ -49,7 +49,7 @@ export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.string
 )
 
 /** NovelAI's fragment session (`novelai/NovelAi.ts`): one request's and one pass's output tokens. */
-export interface NovelAiSettings {
+interface NovelAiSettings {
   /** `NOVELAI_FRAGMENT_TOKENS` (150, min 1): `max_length` of one request. */
   readonly fragmentTokens: number
   /** `NOVELAI_MAX_OUTPUT_TOKENS` (600, min 1): the whole pass, across its fragments. */

@@ -4,8 +4,8 @@ import { millisSetting } from "./settings"
 import { parseJsonOrUndefined } from "../domain/parseJson"
 
 /** The image backends `generate_image` can use (`IMAGE_BACKEND`). */
-export const IMAGE_BACKENDS = ["openai", "comfyui"] as const
-export type ImageBackendKind = (typeof IMAGE_BACKENDS)[number]
+const IMAGE_BACKENDS = ["openai", "comfyui"] as const
+type ImageBackendKind = (typeof IMAGE_BACKENDS)[number]
 
 /** An API-format ComfyUI workflow: node id → `{ class_type, inputs }`. Kept as parsed JSON. */
 export type ComfyWorkflowJson = Readonly<Record<string, unknown>>
@@ -30,9 +30,9 @@ export interface ImageSettings {
   readonly maxResultBytes: number
 }
 
-export const OPENAI_API_BASE_URL = "https://api.openai.com/v1"
+const OPENAI_API_BASE_URL = "https://api.openai.com/v1"
 
-export const defaultImageSettings: ImageSettings = {
+const defaultImageSettings: ImageSettings = {
   backend: Option.none(),
   baseUrl: OPENAI_API_BASE_URL,
   apiKey: Option.none(),

@@ -18,9 +18,9 @@ import {
 } from "effect"
 import { runEnvSetting } from "./RunEnv"
 
-export type LogFormat = "pretty" | "json"
+type LogFormat = "pretty" | "json"
 
-export interface LoggingSettings {
+interface LoggingSettings {
   readonly level: LogLevel.LogLevel
   readonly format: LogFormat
 }
@@ -42,7 +42,7 @@ const LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
  * the conversation) and `LOG_FORMAT` (`pretty` or `json`; `json` by default when `RUN_ENV=production`,
  * the default, so a deployed bot logs for machines unless told otherwise).
  */
-export const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Config<LoggingSettings> =>
+const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Config<LoggingSettings> =>
   Config.all({
     level: Config.string("LOG_LEVEL").pipe(
       Config.withDefault(defaultLevel),
@@ -102,7 +102,7 @@ const write = (line: string): void => {
  * cause follows on the lines below. One write per record and nothing built that is not
  * printed: a step logs at `info`, so this is on the hot path.
  */
-export const prettyLineLogger = (options: { readonly colours: boolean }) =>
+const prettyLineLogger = (options: { readonly colours: boolean }) =>
   Logger.make<unknown, void>(({ annotations, cause, date, fiberId, logLevel, message, spans }) => {
     const label = logLevel.label
     let line = `[${clock(date)}] ${options.colours ? `\x1b[${levelColour[label] ?? "0"}m${label}\x1b[0m` : label} (${FiberId.threadName(fiberId)}): ${messageText(message)}`
@@ -125,7 +125,7 @@ const traceOf = (context: FiberRefs.FiberRefs): { readonly traceId: string; read
 }
 
 /** `json`: one compact JSON object per line, the fields of Effect's `jsonLogger` (plus the trace, in a span). */
-export const jsonLineLogger = Logger.make<unknown, void>(({ annotations, cause, context, date, fiberId, logLevel, message, spans }) => {
+const jsonLineLogger = Logger.make<unknown, void>(({ annotations, cause, context, date, fiberId, logLevel, message, spans }) => {
   const fields: Record<string, unknown> = {}
   for (const [key, value] of annotations) fields[key] = typeof value === "string" ? oneLine(value) : value
   const spanFields: Record<string, number> = {}

@@ -26,10 +26,10 @@ export interface LoopSettings {
 }
 
 /** Default and floor of `STREAM_MAX_REASONING_CHARS`. */
-export const DEFAULT_MAX_REASONING_CHARS = 1_048_576
-export const MIN_MAX_REASONING_CHARS = 1024
+const DEFAULT_MAX_REASONING_CHARS = 1_048_576
+const MIN_MAX_REASONING_CHARS = 1024
 
-export const defaultLoopSettings: LoopSettings = {
+const defaultLoopSettings: LoopSettings = {
   toolExecutionTimeout: Duration.millis(300_000),
   streamInactivityTimeout: Duration.millis(120_000),
   firstTokenTimeout: Duration.millis(300_000),

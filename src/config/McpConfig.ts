@@ -2,10 +2,10 @@ import { Config, ConfigError, Context, Duration, Either, Layer, Option, ParseRes
 import { flagSetting, intSetting, millisSetting } from "./settings"
 
 /** How a global MCP server is reached. */
-export const McpTransportName = Schema.Literal("streamable-http", "sse", "stdio").annotations({
+const McpTransportName = Schema.Literal("streamable-http", "sse", "stdio").annotations({
   message: () => ({ message: 'transport must be "streamable-http", "sse" or "stdio"', override: true })
 })
-export type McpTransportName = typeof McpTransportName.Type
+type McpTransportName = typeof McpTransportName.Type
 
 const ServerName = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/, { message: () => "name must be 1-64 letters, digits, '_' or '-'" })
@@ -50,7 +50,7 @@ const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry))
 )
 
 /** Decodes the `MCP_SERVERS` value; the error text names the variable. */
-export const parseMcpServers = (raw: string): Either.Either<ReadonlyArray<GlobalMcpServerConfig>, string> => {
+const parseMcpServers = (raw: string): Either.Either<ReadonlyArray<GlobalMcpServerConfig>, string> => {
   if (raw.trim() === "") return Either.right([])
   return Schema.decodeUnknownEither(GlobalMcpServerList)(raw).pipe(
     Either.mapLeft((error) => {
@@ -112,9 +112,9 @@ export interface McpSettings {
   readonly resultMaxChars: number
 }
 
-export const SMITHERY_DEFAULT_BASE_URL = "https://api.smithery.ai"
+const SMITHERY_DEFAULT_BASE_URL = "https://api.smithery.ai"
 
-export const defaultMcpSettings: McpSettings = {
+const defaultMcpSettings: McpSettings = {
   globalServers: [],
   guildConnectTimeout: Duration.millis(15_000),
   guildExecutionTimeout: Duration.millis(30_000),

@@ -2,9 +2,9 @@ import { Config, ConfigError, Context, Either, Layer, Option } from "effect"
 import { providerSettings } from "./ProviderConfig"
 
 /** A server's model chain: at most this many models (the primary, then fallbacks). */
-export const MAX_MODEL_CHAIN = 5
+const MAX_MODEL_CHAIN = 5
 /** The longest model name a server may store (provider ids are far shorter). */
-export const MODEL_NAME_MAX = 200
+const MODEL_NAME_MAX = 200
 
 /**
  * Which models a server may pick with `/model` (`LLM_MODELS_ALLOWED`): the operator's
@@ -24,7 +24,7 @@ const trimmedList = (raw: string) => raw.split(",").map((entry) => entry.trim())
 /** A model name as a server may store it: printable, no whitespace or commas, bounded. */
 const plausibleName = (name: string) => name.length <= MODEL_NAME_MAX && /^[^\s,]+$/.test(name)
 
-export const isAllowedModel = (choices: ModelChoices, name: string): boolean =>
+const isAllowedModel = (choices: ModelChoices, name: string): boolean =>
   plausibleName(name) && (choices.anyModel || choices.allowed.includes(name))
 
 /**

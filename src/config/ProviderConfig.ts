@@ -5,7 +5,7 @@ export const PROVIDER_KINDS = ["openai-compatible", "openai-responses", "anthrop
 export type ProviderKind = typeof PROVIDER_KINDS[number]
 
 /** Which provider, where, with which keys and models. */
-export interface ProviderSettings {
+interface ProviderSettings {
   readonly provider: ProviderKind
   /** `LLM_BASE_URL` (or the vendor's variable); undefined means the provider's public default. */
   readonly baseUrl: string | undefined
@@ -17,7 +17,7 @@ export interface ProviderSettings {
 }
 
 /** The scripted provider ignores the model name; reports still need one. */
-export const SCRIPTED_DEFAULT_MODEL = "scripted"
+const SCRIPTED_DEFAULT_MODEL = "scripted"
 
 const trimmedList = (raw: string) => raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
 
@@ -36,7 +36,7 @@ const provider: Config.Config<ProviderKind> = Config.string("LLM_PROVIDER").pipe
  * Each vendor's conventional variables, read when `LLM_API_KEYS` / `LLM_BASE_URL` are unset (so
  * an environment set up for the vendor's own SDK works as is). Add a row for a new provider kind.
  */
-export const VENDOR_FALLBACKS: Partial<Record<ProviderKind, { readonly apiKey: string; readonly baseUrl?: string }>> = {
+const VENDOR_FALLBACKS: Partial<Record<ProviderKind, { readonly apiKey: string; readonly baseUrl?: string }>> = {
   "openai-compatible": { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
   "openai-responses": { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
   anthropic: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },

@@ -1,6 +1,6 @@
 import { Config, ConfigError, Either } from "effect"
 
-export type RunEnv = "development" | "production"
+type RunEnv = "development" | "production"
 
 /**
  * `RUN_ENV`: `production` (the default: secure unless told otherwise) or `development` (any case). Anything

@@ -15,7 +15,7 @@ export interface SearchSettings {
   readonly maxResponseBytes: number
 }
 
-export const defaultSearchSettings: SearchSettings = {
+const defaultSearchSettings: SearchSettings = {
   searxngBaseUrl: Option.none(),
   braveApiKey: Option.none(),
   braveApiBaseUrl: "https://api.search.brave.com",

@@ -12,9 +12,9 @@ export interface ServerControlSettings {
 }
 
 /** Reply chains are fetched one message at a time: never more than this, whatever the setting says. */
-export const REPLY_CHAIN_CEILING = 50
+const REPLY_CHAIN_CEILING = 50
 
-export const defaultServerControlSettings: ServerControlSettings = {
+const defaultServerControlSettings: ServerControlSettings = {
   toolApprovalTimeout: Duration.millis(120_000),
   replyChainMax: 10,
   allowDms: true

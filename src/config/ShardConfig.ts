@@ -8,7 +8,7 @@ export interface ShardAssignment {
 }
 
 /** More shards than any bot runs: a typo such as `0-40000` fails instead of allocating a huge list. */
-export const MAX_SHARD_COUNT = 16_384
+const MAX_SHARD_COUNT = 16_384
 
 /**
  * `DISCORD_SHARD_IDS` as written: ids and ranges, comma-separated (`0-3`, `0,2`, `0-1,4`).

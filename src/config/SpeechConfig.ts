@@ -17,7 +17,7 @@ export interface SpeechSettings {
   readonly maxAudioBytes: number
 }
 
-export const defaultSpeechSettings: SpeechSettings = {
+const defaultSpeechSettings: SpeechSettings = {
   baseUrl: Option.none(),
   apiKey: Option.none(),
   model: "gpt-4o-mini-tts",

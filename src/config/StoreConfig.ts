@@ -14,12 +14,12 @@ export const databaseTargetConfig: Config.Config<DatabaseTarget> = Config.string
 )
 
 /** `STORE_TIMEOUT_MS` (10000, min 1000): the longest any one store call may take. */
-export const storeTimeoutConfig: Config.Config<Duration.Duration> = millisSetting("STORE_TIMEOUT_MS", {
+const storeTimeoutConfig: Config.Config<Duration.Duration> = millisSetting("STORE_TIMEOUT_MS", {
   default: Duration.toMillis(DEFAULT_STORE_TIMEOUT),
   min: 1_000
 })
 
-export interface StoreSettings {
+interface StoreSettings {
   readonly database: DatabaseTarget
   /** Every store call fails with a `timeout` StoreError after this long. */
   readonly timeout: Duration.Duration

@@ -17,7 +17,7 @@ export interface VisionSettings {
   readonly maxImagesPerRequest: number
 }
 
-export const defaultVisionSettings: VisionSettings = {
+const defaultVisionSettings: VisionSettings = {
   model: Option.none(),
   analysisTimeout: Duration.millis(60_000),
   maxImageBytes: 20 * MIB,

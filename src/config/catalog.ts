@@ -37,7 +37,7 @@ import { VisionConfig } from "./VisionConfig"
  * sure its Config is reached from `settingDefinitions`, and add its row to `SETTING_DOCS`.
  */
 
-export const SETTING_GROUPS = [
+const SETTING_GROUPS = [
   "Model provider",
   "Tool loop",
   "Chat",
@@ -51,9 +51,9 @@ export const SETTING_GROUPS = [
   "Logging",
   "Operations"
 ] as const
-export type SettingGroup = typeof SETTING_GROUPS[number]
+type SettingGroup = typeof SETTING_GROUPS[number]
 
-export interface SettingDoc {
+interface SettingDoc {
   readonly group: SettingGroup
   readonly meaning: string
   /**
@@ -244,7 +244,7 @@ export const definedVariables: Effect.Effect<ReadonlyArray<string>> = Effect.sus
   )
 })
 
-export interface CatalogEntry {
+interface CatalogEntry {
   readonly name: string
   readonly group: SettingGroup | "Undocumented"
   readonly meaning: string

@@ -3,7 +3,7 @@ import { ConfigProvider, Data, Effect, Either, Layer } from "effect"
 import { join } from "node:path"
 
 /** A `.env` file that cannot be used; the message is the one start-up line (file and line, never a value). */
-export class DotenvError extends Data.TaggedError("DotenvError")<{
+class DotenvError extends Data.TaggedError("DotenvError")<{
   readonly path: string
   /** 1-based; 0 when the file as a whole is the problem. */
   readonly line: number
@@ -15,9 +15,9 @@ export class DotenvError extends Data.TaggedError("DotenvError")<{
 }
 
 /** A `.env` is a handful of settings; anything this big is not one. */
-export const DOTENV_MAX_BYTES = 1024 * 1024
+const DOTENV_MAX_BYTES = 1024 * 1024
 
-export interface DotenvProblem {
+interface DotenvProblem {
   readonly line: number
   readonly reason: string
 }

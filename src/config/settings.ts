@@ -4,7 +4,7 @@ import { Config, Duration } from "effect"
  * What a helper below knows about its variable: the default and the floor, as `--help` shows
  * them (`catalog.ts` reads this, so a default is written once, where the setting is defined).
  */
-export interface SettingFacts {
+interface SettingFacts {
   readonly default: string
   readonly min?: number
 }

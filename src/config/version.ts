@@ -3,7 +3,7 @@ import { Data, Effect, Option, Schema } from "effect"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-export class VersionUnknownError extends Data.TaggedError("VersionUnknownError")<{ readonly detail: string }> {
+class VersionUnknownError extends Data.TaggedError("VersionUnknownError")<{ readonly detail: string }> {
   override get message(): string {
     return `cannot tell loopcord's version: ${this.detail}`
   }

@@ -2,16 +2,16 @@ import { Deferred, Effect, HashMap, Option, Random, Ref } from "effect"
 import type { ApprovalAnswer } from "../tools/ToolApprovals"
 
 /** Questions waiting at once, every server together; past it a call is denied unasked. */
-export const MAX_PENDING_APPROVALS = 500
+const MAX_PENDING_APPROVALS = 500
 
 /** Who pressed a button, as far as the rule cares. */
-export interface Presser {
+interface Presser {
   readonly userId: string
   /** Holds Manage Server where the question was asked (checked at the moment of the press). */
   readonly canManageServer: boolean
 }
 
-export type PressOutcome =
+type PressOutcome =
   /** The answer counts: the waiting call hears it. */
   | "taken"
   /** Someone else pressed: only the member the reply is for, or a Manage Server member, may answer. */

@@ -50,7 +50,7 @@ const classify = (error: unknown, closeCode: number | undefined): DiscordStartup
  * The intents the bot needs: guild and channel metadata, guild and DM messages, and their text
  * (Message Content is privileged: it must be enabled in the Developer Portal).
  */
-export const BOT_INTENTS = [
+const BOT_INTENTS = [
   GatewayIntentBits.Guilds,
   GatewayIntentBits.GuildMessages,
   GatewayIntentBits.MessageContent,

@@ -20,7 +20,7 @@ const explain = (error: unknown): string => {
  * trigger that pings nobody, and the file with its real content type (discord.js would guess
  * `application/ogg` for Ogg, which is not a voice message).
  */
-export const mediaRequest = (media: OutgoingMedia, replyTo: string | undefined) => {
+const mediaRequest = (media: OutgoingMedia, replyTo: string | undefined) => {
   const voice = media.kind === "voice" && media.voice !== undefined ? media.voice : undefined
   return {
     body: {

@@ -31,15 +31,15 @@ export const STOPPED_MARKER = "\n-# ⏹ stopped"
  * REST queue still honours the rate-limit headers, and the request budget spaces them further
  * when many replies stream at once). The last edit of a pass is not held back.
  */
-export const DEFAULT_MIN_EDIT_INTERVAL = Duration.seconds(1)
+const DEFAULT_MIN_EDIT_INTERVAL = Duration.seconds(1)
 
 /**
  * A server error or network failure that discord.js's own retries (3, at once) did not get
  * through is tried again this many times, after 1 s, 2 s, 4 s, 8 s (15 s in all), before the
  * reply gives up (DeliveryError `failed`).
  */
-export const DEFAULT_TRANSIENT_RETRIES = 4
-export const DEFAULT_TRANSIENT_BASE_DELAY = Duration.seconds(1)
+const DEFAULT_TRANSIENT_RETRIES = 4
+const DEFAULT_TRANSIENT_BASE_DELAY = Duration.seconds(1)
 
 /**
  * Reply text a turn may stream beyond what its messages hold: the layout cuts the reply at its
@@ -50,7 +50,7 @@ const CAPACITY_MARGIN = DISCORD_MESSAGE_LIMIT
 /** Words are shown whole; a run without whitespace is shown once it gets this long. */
 const MAX_HELD_CHARACTERS = 200
 
-export interface DiscordReplySinkOptions {
+interface DiscordReplySinkOptions {
   readonly minEditInterval?: Duration.DurationInput
   /** Waits while one of these rate-limit buckets is empty (so the latest text is sent when it refills). */
   readonly awaitBucket?: (keys: ReadonlyArray<string>) => Effect.Effect<void>

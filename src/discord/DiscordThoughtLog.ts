@@ -9,7 +9,7 @@ const Color = { info: 0x5865f2, error: 0xe74c3c } as const
 
 
 /** A hidden notice as an operator sees it in the thought-log channel (pure). */
-export const hiddenNoticeEmbed = (notice: HiddenNotice): APIEmbed => ({
+const hiddenNoticeEmbed = (notice: HiddenNotice): APIEmbed => ({
   color: notice.severity === "error" ? Color.error : Color.info,
   title: clip(notice.title, DiscordLimit.embedTitle),
   description: clip(

@@ -36,7 +36,7 @@ const ARGS_SHOWN = 800
 const seconds = (duration: Duration.Duration) => Math.round(Duration.toSeconds(duration))
 
 /** The question as posted (pure). */
-export const questionText = (request: ApprovalRequest, timeout: Duration.Duration): string => {
+const questionText = (request: ApprovalRequest, timeout: Duration.Duration): string => {
   const from = request.source?.kind === "mcp" ? ` (MCP server \`${request.source.server}\`)` : ""
   const args = clip(JSON.stringify(request.args, null, 1) ?? "{}", ARGS_SHOWN).replaceAll("```", "`\u200b``")
   return `🔐 <@${request.userId}>, I want to run **${request.toolName}**${from} with:\n\`\`\`json\n${args}\n\`\`\`\n` +
@@ -44,7 +44,7 @@ export const questionText = (request: ApprovalRequest, timeout: Duration.Duratio
 }
 
 /** The question once it is over (pure): the call's fate, no buttons. */
-export const outcomeText = (request: ApprovalRequest, outcome: ApprovalOutcome, by: string | undefined, timeout: Duration.Duration): string => {
+const outcomeText = (request: ApprovalRequest, outcome: ApprovalOutcome, by: string | undefined, timeout: Duration.Duration): string => {
   const who = by === undefined ? "" : ` by <@${by}>`
   switch (outcome) {
     case "approved":

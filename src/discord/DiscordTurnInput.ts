@@ -60,7 +60,7 @@ export interface DiscordTurnDeps {
  * while it waited); other users' later messages are theirs to trigger. Read from the client's
  * cache when it holds them all, else from Discord.
  */
-export const recentHistory = (
+const recentHistory = (
   trigger: Message,
   self: SelfIdentity,
   limit: number,
@@ -102,7 +102,7 @@ export const finishReply = (reply: DiscordReplySink, channel: SendableChannels, 
   )
 
 /** The sink of one turn: persona webhook or bot replies, streamed, with typing while it runs. */
-export const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels, replyTo: string | undefined) =>
+const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels, replyTo: string | undefined) =>
   Effect.gen(function*() {
     const fallback = yield* channelReplyTarget(channel, replyTo)
     const target = deps.useWebhooks ? yield* deps.webhooks.target(channel, deps.persona, fallback) : fallback

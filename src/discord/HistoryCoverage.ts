@@ -1,7 +1,7 @@
 import { Context, Layer } from "effect"
 
 /** Channels whose coverage is remembered at most; beyond, the oldest is forgotten (it costs a history read). */
-export const MAX_COVERED_CHANNELS = 10_000
+const MAX_COVERED_CHANNELS = 10_000
 
 interface Coverage {
   /** Every message of the channel with an id at least this is in discord.js's cache (0n: every message). */

@@ -9,7 +9,7 @@ import { inLane, type RequestTicket, underTicket } from "./budgetedRest"
 import { type EditOptions, messagePayload, type OutgoingMessage, type ReplyTarget, type SendOptions } from "./ReplyTarget"
 
 /** The webhook name the bot creates (one per channel, reused by every persona). */
-export const WEBHOOK_NAME = "loopcord"
+const WEBHOOK_NAME = "loopcord"
 /** After Discord refused to create a webhook (no Manage Webhooks), don't ask again for this long. */
 const DENIED_RETRY_AFTER = Duration.minutes(10)
 /**

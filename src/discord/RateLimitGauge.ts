@@ -13,7 +13,7 @@ const secondsHeader = (value: string | null): number | undefined => {
 }
 
 /** Empty buckets remembered at most (one per channel or webhook that ran dry); beyond, the oldest is dropped. */
-export const MAX_TRACKED_BUCKETS = 10_000
+const MAX_TRACKED_BUCKETS = 10_000
 
 /**
  * Bounds the per-channel map (docs/architecture.md, Bounded state at the Discord front): a bucket

@@ -48,7 +48,7 @@ export interface RequestBudgetService {
  * request or history read that has waited long enough goes before fresh intermediate edits,
  * so a busy shard still starts new turns.
  */
-export const AGING_STEP = Duration.seconds(3)
+const AGING_STEP = Duration.seconds(3)
 
 /** Slots per `windowMs` of a host: its share of the bot's shards, at least one. */
 export const hostShare = (perSecond: number, shards: { readonly ids: ReadonlyArray<number>; readonly count: number } | undefined): number =>
@@ -113,7 +113,7 @@ export const effectiveRank = (lane: RequestLane, waitedMs: number, agingStepMs =
 }
 
 /** The waiter to serve next: the best effective rank, the longest waiting among equals. */
-export const nextWaiter = <W extends { readonly lane: RequestLane; readonly since: number }>(waiters: ReadonlyArray<W>, now: number): W | undefined => {
+const nextWaiter = <W extends { readonly lane: RequestLane; readonly since: number }>(waiters: ReadonlyArray<W>, now: number): W | undefined => {
   let best: W | undefined
   let bestRank = Number.POSITIVE_INFINITY
   for (const waiter of waiters) {

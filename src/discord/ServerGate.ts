@@ -9,10 +9,10 @@ import type { TriggerReason } from "./triggers"
 import { UserRateLimiter } from "./UserRateLimiter"
 
 /** How long the notice about a refused fast message stays before it deletes itself. */
-export const RATE_NOTICE_LIFETIME = Duration.seconds(15)
+const RATE_NOTICE_LIFETIME = Duration.seconds(15)
 
 /** What a server's settings make of one triggering message it lets through. */
-export interface ServerTurn {
+interface ServerTurn {
   readonly persona: Persona
   /** Replies come through a channel webhook as the persona (the operator's or the server's persona name). */
   readonly useWebhooks: boolean
@@ -28,7 +28,7 @@ export const serverPersona = (base: Persona, settings: ServerSettings): Persona 
   systemPrompt: settings.persona.systemPrompt ?? base.systemPrompt
 })
 
-export const rateNoticeText = (userId: string, perMinute: number, retryAfterMs: number): string =>
+const rateNoticeText = (userId: string, perMinute: number, retryAfterMs: number): string =>
   `⏳ <@${userId}>, you are sending messages faster than this server allows (${perMinute} per minute), ` +
   `so I am not answering them. I can answer again in about ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.`
 

@@ -6,7 +6,7 @@ import { NODE_MEMORY_FLAGS } from "./nodeMemoryFlags"
 import { decodeBudgetMessage, HOST_BUDGET_ENV, HOST_BUDGET_IPC, hostBudgetServer } from "./hostBudget"
 import { hostShare, localSlotSource, makeRequestBudget } from "./RequestBudget"
 
-export interface ShardingOptions {
+interface ShardingOptions {
   /** The entry every shard process runs (`dist/main.js`, or `src/main.ts` under tsx): it logs a client into its shards. */
   readonly entry: string
   /** Shards to run; default: what Discord recommends for the bot (`GET /gateway/bot`). */

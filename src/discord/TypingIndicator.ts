@@ -7,7 +7,7 @@ import { type RequestBudgetService, reserveWithin } from "./RequestBudget"
 export const TYPING_REFRESH = Duration.seconds(8)
 
 /** A typing request that waits longer than this for the request budget is skipped (it would show too late). */
-export const TYPING_PATIENCE = Duration.seconds(1)
+const TYPING_PATIENCE = Duration.seconds(1)
 
 /**
  * Shows "is typing…" now and refreshes it every 8 s while nothing of the reply is visible yet;

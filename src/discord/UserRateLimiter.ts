@@ -1,7 +1,7 @@
 import { Clock, Effect, HashMap, Ref } from "effect"
 
 /** The window a server's "messages per minute" counts in. */
-export const RATE_WINDOW_MS = 60_000
+const RATE_WINDOW_MS = 60_000
 /** Users tracked at most (every server together); past it, users idle for a whole window are forgotten first. */
 export const MAX_TRACKED_USERS = 10_000
 
@@ -13,7 +13,7 @@ interface UserWindow {
   readonly lastSeen: number
 }
 
-export type RateDecision =
+type RateDecision =
   | { readonly _tag: "Admitted" }
   /** `notify`: the first refusal since the user's last admitted message (they are told once, not per message). */
   | { readonly _tag: "Refused"; readonly notify: boolean; readonly retryAfterMs: number }

@@ -7,7 +7,7 @@ import { Deferred, Effect, Option, Ref } from "effect"
  * large share of the bot's CPU and garbage. Here a change completes one Deferred, and only
  * while someone waits. Updates are pure functions, so each is one atomic Ref step.
  */
-export interface WatchedRef<A> {
+interface WatchedRef<A> {
   readonly get: Effect.Effect<A>
   readonly modify: <B>(f: (a: A) => readonly [B, A]) => Effect.Effect<B>
   readonly update: (f: (a: A) => A) => Effect.Effect<void>

@@ -4,7 +4,7 @@
  * `ttlMs` after it was last set, and beyond `maxEntries` the entry set longest ago is dropped.
  * Pure: the caller keeps it in a Ref and passes the Clock's time.
  */
-export interface CacheBounds {
+interface CacheBounds {
   readonly ttlMs: number
   readonly maxEntries: number
 }

@@ -46,7 +46,7 @@ export const withLane = <A, E>(
 ): Effect.Effect<A, E> => withSlot(budget.reserve(lane), lane, call, onError)
 
 /** As `withLane`, with the slot taken by `slot` (reserved earlier, or within a deadline). */
-export const withSlot = <A, E>(
+const withSlot = <A, E>(
   slot: Effect.Effect<BudgetSlot>,
   lane: RequestLane,
   call: (signal: AbortSignal) => Promise<A>,
@@ -61,7 +61,7 @@ export const withSlot = <A, E>(
   )
 
 /** The route of a request URL: its path after the API version (`/channels/1/messages`). */
-export const routeOf = (url: string): string => {
+const routeOf = (url: string): string => {
   const pathname = new URL(url).pathname
   return /\/v\d+(\/.*)$/.exec(pathname)?.[1] ?? pathname
 }
@@ -93,9 +93,9 @@ const globalLimit = async (response: ResponseLike): Promise<number | undefined> 
 const abortError = () => new DOMException("The request was aborted while it waited for the request budget", "AbortError")
 
 /** Runs budget effects from discord.js's promise world (a runtime captured by the client's layer). */
-export type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
 
-export interface BudgetedRequestOptions {
+interface BudgetedRequestOptions {
   readonly budget: RequestBudgetService
   readonly runFork: RunFork
   /** The bot's application id once logged in (its interaction webhooks are exempt). */

@@ -5,7 +5,7 @@ import type { HistoryCoverageState } from "./HistoryCoverage"
 import type { RequestBudgetService } from "./RequestBudget"
 
 /** A channel's newest messages, as the cache has them or as Discord answers (where they come from is said). */
-export interface RecentMessages {
+interface RecentMessages {
   readonly messages: ReadonlyArray<Message>
   readonly source: "cache" | "discord"
 }
@@ -17,7 +17,7 @@ const newestFirst = (a: Message, b: Message) => (BigInt(a.id) > BigInt(b.id) ? -
  * discord.js Message (without an author, say); read as history it would fail every later turn
  * of its channel, so it is left out.
  */
-export const isReadable = (message: Message): boolean => {
+const isReadable = (message: Message): boolean => {
   const author: unknown = message.author
   return typeof author === "object" && author !== null && typeof message.content === "string" && /^\d+$/.test(message.id)
 }

@@ -17,11 +17,11 @@ import { lazyCollection } from "./lazyCollection"
  * are one shared collection.
  */
 export const MESSAGES_PER_CHANNEL = 50
-export const MEMBERS_PER_GUILD = 10
-export const MAX_CACHED_USERS = 5_000
+const MEMBERS_PER_GUILD = 10
+const MAX_CACHED_USERS = 5_000
 /** Messages older than this are swept (every SWEEP_INTERVAL_SECONDS). */
-export const MESSAGE_LIFETIME_SECONDS = 3_600
-export const SWEEP_INTERVAL_SECONDS = 600
+const MESSAGE_LIFETIME_SECONDS = 3_600
+const SWEEP_INTERVAL_SECONDS = 600
 
 /** A channel's message cache that tells the history coverage what it drops (size limit, sweeps). */
 export class CoverageAwareMessages extends LimitedCollection<string, Message> {
@@ -52,7 +52,7 @@ const isClientUser = (entry: { readonly id: string; readonly client: { readonly 
 type AnyCollection = Collection<unknown, unknown>
 
 /** discord.js's cache factory with the limits above; message caches report to `coverage`. */
-export const makeClientCache = (coverage: HistoryCoverageState): CacheFactory => {
+const makeClientCache = (coverage: HistoryCoverageState): CacheFactory => {
   const limited = Options.cacheWithLimits({
     GuildMemberManager: { maxSize: MEMBERS_PER_GUILD, keepOverLimit: isClientUser },
     UserManager: { maxSize: MAX_CACHED_USERS, keepOverLimit: isClientUser },

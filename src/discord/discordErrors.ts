@@ -69,6 +69,3 @@ export const classifyWriteError = (error: unknown, operation: "send" | "edit"): 
 
 /** The loop's view of a failure that ends delivery. */
 export const toDeliveryError = (error: ReplyWriteError): DeliveryError => new DeliveryError({ reason: error.reason, detail: error.detail })
-
-/** A failure outside a reply's writes (creating a webhook …) as the loop sees it. */
-export const deliveryErrorOf = (error: unknown): DeliveryError => new DeliveryError({ reason: deliveryReason(error), detail: describe(error) })

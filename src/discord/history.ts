@@ -10,7 +10,7 @@ export const HISTORY_LIMIT = 20
 const EXCERPT_LENGTH = 120
 
 /** The message a history entry replies to, as far as the cache knows it. */
-export interface ReplyReference {
+interface ReplyReference {
   readonly messageId: string
   readonly authorId: string
   readonly authorName: string
@@ -51,7 +51,7 @@ const authorName = (message: Message): string => message.member?.displayName ?? 
  * The text of a message for the model: a leading mention of the bot is dropped (it is how the
  * user addressed it), other mentions become `@name`; the bot's own stopped marker is removed.
  */
-export const messageText = (message: Message, self: SelfIdentity): string => {
+const messageText = (message: Message, self: SelfIdentity): string => {
   if (isFromSelf(message, self)) {
     return message.content.endsWith(STOPPED_MARKER) ? message.content.slice(0, -STOPPED_MARKER.length) : message.content
   }

@@ -9,7 +9,7 @@ export interface AttachmentFacts {
 }
 
 /** An embed's image or thumbnail (discord.js `EmbedAssetData`). */
-export interface EmbedAssetFacts {
+interface EmbedAssetFacts {
   /** Discord's media proxy; absent for an embed Discord did not process. */
   readonly proxyURL?: string | undefined
 }

@@ -20,7 +20,7 @@ export interface OpenFence {
   readonly info: string
 }
 
-export interface Chunk {
+interface Chunk {
   /** The message text: reopened fence line, body, closing fence line when needed. */
   readonly content: string
   /** Index in the source text where this message's body ends (next message starts here). */
@@ -35,7 +35,7 @@ const FENCE_LINE = /^( {0,3})(`{3,64}(?!`)|~{3,64}(?!~))(.*)$/
 const MAX_REOPEN_INFO = 64
 
 /** The fence state after `line` (a full line without its newline), given the state before it. */
-export const fenceAfterLine = (line: string, open: OpenFence | undefined): OpenFence | undefined => {
+const fenceAfterLine = (line: string, open: OpenFence | undefined): OpenFence | undefined => {
   const match = FENCE_LINE.exec(line)
   if (match === null) return open
   const indent = match[1] ?? ""
@@ -66,7 +66,7 @@ export const fenceStateAt = (text: string, start: number, end: number, open: Ope
 }
 
 /** The line that reopens `fence` in the next message. */
-export const reopenLine = (fence: OpenFence): string => {
+const reopenLine = (fence: OpenFence): string => {
   const info = fence.info.length <= MAX_REOPEN_INFO ? fence.info : (fence.info.split(/\s/)[0] ?? "").slice(0, MAX_REOPEN_INFO)
   // A space keeps an info string that starts with the fence character from lengthening the marker.
   const separator = info.startsWith("`") || info.startsWith("~") ? " " : ""

@@ -7,23 +7,23 @@ import { NO_MENTIONS } from "./DiscordClient"
 import { clip, DiscordLimit } from "./discordLimits"
 
 /** How a server shows a reply's reasoning: not at all (the default), behind a spoiler, or as a file. */
-export type ReasoningDisplay = "hidden" | "spoiler" | "file"
+type ReasoningDisplay = "hidden" | "spoiler" | "file"
 
 /** The file is cut beyond this (reasoning is bounded by the stream's own caps already). */
-export const REASONING_FILE_MAX_CHARS = 256 * 1024
+const REASONING_FILE_MAX_CHARS = 256 * 1024
 /** Characters of reasoning a thought-log notice carries. */
 const THOUGHT_LOG_EXCERPT = 1000
 
 const SPOILER_HEADER = "🧠 Reasoning:\n"
 
 /** The reasoning as one spoiler message (pure): `||` inside cannot end the spoiler early; cut to fit. */
-export const reasoningSpoiler = (reasoning: string): string => {
+const reasoningSpoiler = (reasoning: string): string => {
   const room = DiscordLimit.content - SPOILER_HEADER.length - 4
   const body = clip(reasoning.trim().replaceAll("||", "|\u200b|"), room)
   return `${SPOILER_HEADER}||${body}||`
 }
 
-export const displayOf = (capabilities: { readonly reasoning_as_spoiler: boolean; readonly reasoning_as_file: boolean }): ReasoningDisplay =>
+const displayOf = (capabilities: { readonly reasoning_as_spoiler: boolean; readonly reasoning_as_file: boolean }): ReasoningDisplay =>
   capabilities.reasoning_as_file ? "file" : capabilities.reasoning_as_spoiler ? "spoiler" : "hidden"
 
 /**
@@ -31,7 +31,7 @@ export const displayOf = (capabilities: { readonly reasoning_as_spoiler: boolean
  * server asks for it (`reasoning_as_spoiler` / `reasoning_as_file`), below the reply. Only a reply
  * that completed shows it; nothing here fails the turn.
  */
-export const showReasoning = (
+const showReasoning = (
   deps: { readonly capabilities: Effect.Effect<ReasoningDisplay>; readonly thoughtLog: ThoughtLog["Type"] },
   where: { readonly channel: SendableChannels; readonly guildId: string | undefined },
   result: TurnResult
@@ -63,7 +63,7 @@ export const showReasoning = (
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("showing the reasoning failed", cause)))
 
 /** The display a server's capabilities choose; unreadable settings show nothing. */
-export const serverDisplay = (store: GuildSettingsStore["Type"], guildId: string): Effect.Effect<ReasoningDisplay> =>
+const serverDisplay = (store: GuildSettingsStore["Type"], guildId: string): Effect.Effect<ReasoningDisplay> =>
   store.get(guildId).pipe(Effect.map(displayOf), Effect.orElseSucceed((): ReasoningDisplay => "hidden"))
 
 /** `DiscordTurnDeps.afterReply`: the reasoning of each reply, shown as its server asks (DMs: thought log only). */

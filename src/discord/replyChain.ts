@@ -3,9 +3,9 @@ import { Duration, Effect, Ref } from "effect"
 import { hasContent, type HistoryEntry, historyEntry, type SelfIdentity } from "./history"
 
 /** All the fetches of one reply chain together take at most this long (the turn waits for them). */
-export const DEFAULT_REPLY_CHAIN_BUDGET = Duration.seconds(3)
+const DEFAULT_REPLY_CHAIN_BUDGET = Duration.seconds(3)
 
-export interface ReplyChainOptions {
+interface ReplyChainOptions {
   /** `DISCORD_REPLY_CHAIN_MAX`: messages brought in at most (0: none). */
   readonly max: number
   readonly budget?: Duration.DurationInput

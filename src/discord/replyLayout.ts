@@ -17,7 +17,7 @@ import type { OutgoingMessage } from "./ReplyTarget"
 export const CUT_MARKER = "\n-# ✂ reply cut: it was too long for Discord"
 
 /** The reply text a text message carries, from which its content is rendered. */
-export interface TextSource {
+interface TextSource {
   /** Its part of the reply text. */
   readonly body: string
   /** The code fence open where `body` starts (reopened at the top of the message). */
@@ -27,7 +27,7 @@ export interface TextSource {
 }
 
 /** One Discord message of the reply: what it should show, and what Discord has now. */
-export interface Slot {
+interface Slot {
   readonly desired: OutgoingMessage
   /** Undefined for a notice embed. */
   readonly source: TextSource | undefined
@@ -147,7 +147,7 @@ const cutAt = (layout: ReplyLayout, passText: string, end: number): ReplyLayout 
   ({ ...appendToLastText({ ...layout, passText: passText.slice(0, end) }, CUT_MARKER), cut: true })
 
 /** Ends the live message: later text starts a new message (reopening an open fence). */
-export const sealLive = (layout: ReplyLayout): ReplyLayout =>
+const sealLive = (layout: ReplyLayout): ReplyLayout =>
   layout.live === undefined
     ? layout
     : {
@@ -188,7 +188,7 @@ export const appendToLastText = (layout: ReplyLayout, suffix: string): ReplyLayo
 }
 
 /** What the delivery worker should do next. */
-export type DeliveryStep =
+type DeliveryStep =
   | { readonly _tag: "Send"; readonly index: number }
   | { readonly _tag: "Edit"; readonly index: number }
   | { readonly _tag: "Wait"; readonly until: number }
@@ -222,7 +222,7 @@ export const planNext = (slots: ReadonlyArray<Slot>, now: number, minEditInterva
 }
 
 /** What a send or edit that went through wrote. */
-export interface WriteRecord {
+interface WriteRecord {
   readonly messageId: string
   /** The content sent (undefined for an embed). */
   readonly shown: string | undefined

@@ -2,7 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { CredentialConfig } from "../config/CredentialConfig"
 
 /** The one start-up line of a Discord front that cannot store secrets. */
-export const secretKeyMissingLine =
+const secretKeyMissingLine =
   "LOOPCORD_SECRET_KEY is not set: /key, guild MCP headers and guild MCP URLs with a secret path or query will be refused (secrets are only stored sealed); make a key with: openssl rand -base64 32"
 
 /**

@@ -2,7 +2,7 @@ import type { ServerSettings } from "../store/ServerSettingsStore"
 import type { TriggerReason } from "./triggers"
 
 /** Why a server's settings keep a triggering message from being answered. */
-export type AccessRefusal =
+type AccessRefusal =
   /** The server turned this kind of trigger off (`/triggers`). */
   | "trigger_off"
   | "denied_user"
@@ -11,7 +11,7 @@ export type AccessRefusal =
   | "role_not_allowed"
 
 /** Who wrote the message, as far as the server's lists care. */
-export interface Author {
+interface Author {
   readonly userId: string
   readonly roleIds: ReadonlySet<string>
 }

@@ -8,5 +8,3 @@
 export type CredentialSource = "personal" | "server" | "operator"
 
 export const CREDENTIAL_SOURCES: ReadonlyArray<CredentialSource> = ["personal", "server", "operator"]
-
-export const isServerPaid = (source: CredentialSource): boolean => source !== "personal"

@@ -62,16 +62,3 @@ export type TurnStatus =
   | "empty_response"
   | "follow_up_interrupt"
   | "skipped"
-
-const statusByTag = {
-  Completed: "completed",
-  FunctionCall: "function_call",
-  Error: "error",
-  DeliveryFailed: "error",
-  Timeout: "timeout",
-  StoppedByUser: "stopped_by_user",
-  EmptyResponse: "empty_response",
-  FollowUpInterrupt: "follow_up_interrupt"
-} as const satisfies Record<PassResult["_tag"], TurnStatus>
-
-export const passStatus = (pass: PassResult): TurnStatus => statusByTag[pass._tag]

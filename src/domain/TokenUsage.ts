@@ -21,9 +21,6 @@ export interface TokenUsage {
 
 export const TokenUsage = Data.case<TokenUsage>()
 
-/** The detail counts, in report order. */
-export const usageDetailKeys = ["cachedInputTokens", "cacheWriteTokens", "reasoningTokens"] as const
-
 /** A detail count worth keeping: a finite positive number (vendors send 0 or null when there is none). */
 const detail = (value: number | null | undefined): number | undefined =>
   typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined

@@ -4,13 +4,13 @@ import type { ImageMetadata } from "./ImageMetadata"
 import { failureReason, type ToolResult } from "./ToolResult"
 
 /** Visible text a pass already delivered before its tool call. */
-export interface TextPart {
+interface TextPart {
   readonly type: "text"
   readonly text: string
 }
 
 /** The function response replayed to the model: `{ name, response: { result } }`. */
-export interface FunctionResponse {
+interface FunctionResponse {
   readonly name: string
   readonly response: { readonly result: unknown }
 }

@@ -16,7 +16,7 @@ export interface ToolCallRecord {
 }
 
 /** Why an `error` turn failed when it was not the model's doing: the reply could not be delivered. */
-export type TurnFailureReason = "delivery_failed"
+type TurnFailureReason = "delivery_failed"
 
 /** The result of one generation attempt (one model × one key): what runToolLoop returns. */
 export interface AttemptResult {

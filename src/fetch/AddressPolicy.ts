@@ -5,8 +5,8 @@ import { classifyAddress, metadataHostNames, parseAddress } from "./AddressTable
 import { DnsResolver, type ResolvedAddress } from "./DnsResolver"
 import { UrlPolicyError } from "./UrlPolicyError"
 
-export { PRIVATE_NETWORK_OPT_IN, UrlPolicyError, type UrlPolicyErrorCode } from "./UrlPolicyError"
-export { DnsLookupError, DnsResolver, type DnsResolverShape, type ResolvedAddress } from "./DnsResolver"
+export { UrlPolicyError } from "./UrlPolicyError"
+export { DnsLookupError, DnsResolver, type DnsResolverShape } from "./DnsResolver"
 
 /** A URL the policy accepted, with the only addresses a connection to it may use. */
 export interface ValidatedTarget {
@@ -29,7 +29,7 @@ export interface AddressPolicyShape {
   readonly validate: (url: string | URL, options?: ValidateOptions) => Effect.Effect<ValidatedTarget, UrlPolicyError>
 }
 
-export interface ValidateOptions {
+interface ValidateOptions {
   /** Allow private addresses for this URL (an operator-configured host); the metadata floor still holds. */
   readonly allowPrivateNetwork?: boolean
 }
@@ -68,7 +68,7 @@ const parseUrl = (input: string | URL): Effect.Effect<URL, UrlPolicyError> =>
  * allowed, a metadata, link-local or unreadable one never does. The refusal names the first
  * refused address, one that is always refused before the others.
  */
-export const judgeAddresses = (
+const judgeAddresses = (
   host: string,
   addresses: ReadonlyArray<ResolvedAddress>,
   allowPrivateNetwork: boolean,
@@ -108,9 +108,9 @@ const canonical = (entry: ResolvedAddress): ResolvedAddress => {
 }
 
 /** A lookup that hangs (a dead resolver) is abandoned after this long, on the Clock. */
-export const DNS_LOOKUP_TIMEOUT = Duration.seconds(10)
+const DNS_LOOKUP_TIMEOUT = Duration.seconds(10)
 
-export interface AddressPolicyOptions {
+interface AddressPolicyOptions {
   readonly allowPrivateNetwork: boolean
   readonly dnsTimeout?: Duration.DurationInput
   /** The setting named in refusals as the one that allows private networks (default fetch_url's). */

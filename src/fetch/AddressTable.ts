@@ -11,9 +11,9 @@ import ipaddr from "ipaddr.js"
  */
 
 /** `always`: never fetched (metadata, link-local); `private`: fetched only where private networks are allowed. */
-export type AddressTier = "always" | "private"
+type AddressTier = "always" | "private"
 
-export interface AddressFinding {
+interface AddressFinding {
   readonly tier: AddressTier
   /** Human reason, e.g. "loopback (RFC 1122)". */
   readonly reason: string
@@ -34,7 +34,7 @@ const row = (cidr: string, tier: AddressTier, reason: string): Row => ({
 const METADATA = "cloud instance-metadata or link-local address"
 
 /** IANA IPv4 Special-Purpose Address Registry + multicast + reserved, and the metadata floor. */
-export const ipv4Table: ReadonlyArray<Row> = [
+const ipv4Table: ReadonlyArray<Row> = [
   row("169.254.0.0/16", "always", `${METADATA} (169.254.0.0/16)`),
   row("100.100.100.200/32", "always", `${METADATA} (Alibaba Cloud metadata)`),
   row("168.63.129.16/32", "always", `${METADATA} (Azure WireServer)`),
@@ -62,7 +62,7 @@ export const ipv4Table: ReadonlyArray<Row> = [
 const IETF_PROTOCOL_ASSIGNMENTS = row("2001::/23", "private", "IETF protocol assignments (RFC 2928)")
 
 /** IANA IPv6 Special-Purpose Address Registry + deprecated ranges, and the metadata floor. */
-export const ipv6Table: ReadonlyArray<Row> = [
+const ipv6Table: ReadonlyArray<Row> = [
   row("fe80::/10", "always", `${METADATA} (fe80::/10)`),
   row("fd00:ec2::254/128", "always", `${METADATA} (AWS IMDS IPv6)`),
   row("fd00:ec2::23/128", "always", `${METADATA} (AWS EKS Pod Identity IPv6)`),
@@ -100,7 +100,7 @@ const v4FromWords = (high: number, low: number): ipaddr.IPv4 =>
 const word = (address: ipaddr.IPv6, index: number): number => address.parts[index] ?? 0
 
 /** The IPv4 addresses an IPv6 address carries, with the name of the wrapping. */
-export const embeddedIPv4 = (
+const embeddedIPv4 = (
   address: ipaddr.IPv6
 ): ReadonlyArray<{ readonly via: string; readonly ipv4: ipaddr.IPv4 }> => {
   const low32 = () => v4FromWords(word(address, 6), word(address, 7))

@@ -58,7 +58,7 @@ const LOOPBACK: ReadonlyArray<ResolvedAddress> = [
   { address: "::1", family: 6 }
 ]
 
-export interface SystemResolverOptions {
+interface SystemResolverOptions {
   /** DNS for names the hosts file does not list (default: c-ares over the system's name servers). */
   readonly query?: DnsQuery
   /** The hosts file (default: /etc/hosts, re-read every 30 s). */
@@ -69,7 +69,7 @@ export interface SystemResolverOptions {
 
 /** c-ares settles every query by itself: 2.5 s per try, 2 tries per name server. */
 const CARES_OPTIONS = { timeout: 2_500, tries: 2 } as const
-export const DNS_MAX_CONCURRENT = 32
+const DNS_MAX_CONCURRENT = 32
 
 /**
  * The resolver the address policy uses in production: `localhost` names, then the hosts file,

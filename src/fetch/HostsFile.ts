@@ -26,7 +26,7 @@ export const parseHostsFile = (text: string): HostsTable => {
   return table
 }
 
-export const SYSTEM_HOSTS_PATH =
+const SYSTEM_HOSTS_PATH =
   process.platform === "win32" ? `${process.env["SystemRoot"] ?? "C:\\Windows"}\\System32\\drivers\\etc\\hosts` : "/etc/hosts"
 
 /** How long a read hosts file is trusted before it is read again. */

@@ -7,7 +7,7 @@ import { makePinnedDispatcher } from "./pinnedDispatcher"
 import { ResponseSizeError } from "./ResponseSizeError"
 import { SocketConnector } from "./SocketConnector"
 
-export const USER_AGENT = "loopcord/0.1 (+fetch_url; a Discord bot reading a page a user asked about)"
+const USER_AGENT = "loopcord/0.1 (+fetch_url; a Discord bot reading a page a user asked about)"
 const ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.8"
 
 export interface SafeHttpRequest {
@@ -34,7 +34,7 @@ export interface SafeHttpRequest {
   readonly trustedHost?: string
 }
 
-export interface SafeHttpResponse {
+interface SafeHttpResponse {
   /** The URL of the final hop. */
   readonly url: URL
   readonly status: number

@@ -1,14 +1,14 @@
 import { Data } from "effect"
 import type { ToolFailureClass } from "../domain/ToolFailureClass"
 
-export type UrlPolicyErrorCode =
+type UrlPolicyErrorCode =
   | "INVALID_FORMAT"
   | "INVALID_PROTOCOL"
   | "CREDENTIALS_IN_URL"
   | "DNS_RESOLUTION_FAILED"
   | "PRIVATE_NETWORK_BLOCKED"
 
-export const PRIVATE_NETWORK_OPT_IN = "FETCH_URL_ALLOW_PRIVATE_NETWORK=true"
+const PRIVATE_NETWORK_OPT_IN = "FETCH_URL_ALLOW_PRIVATE_NETWORK=true"
 
 /**
  * An outbound URL was refused by the address policy. The message is for operators

@@ -30,7 +30,7 @@ import { makePinnedDispatcher } from "./pinnedDispatcher"
 import { capReadableStream, ResponseSizeError } from "./ResponseSizeError"
 import { SocketConnector } from "./SocketConnector"
 
-export type GuardedFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+type GuardedFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
 export interface GuardedFetchOptions {
   /** Refuse every request whose origin (scheme, host, port) differs from this one. */

@@ -3,7 +3,7 @@ import { normalizeHost } from "./AddressPolicy"
 import type { SocketConnectorShape } from "./SocketConnector"
 
 /** A pinned dispatcher was asked to connect to a host other than the one it was validated for. */
-export class PinnedHostMismatchError extends Error {
+class PinnedHostMismatchError extends Error {
   constructor(readonly expected: string, readonly actual: string) {
     super(`Pinned connection for ${expected} refused a connection to ${actual}`)
     this.name = "PinnedHostMismatchError"
@@ -11,7 +11,7 @@ export class PinnedHostMismatchError extends Error {
 }
 
 /** What a connection is pinned to: a host and the addresses the policy accepted for it. */
-export interface Pin {
+interface Pin {
   readonly host: string
   readonly addresses: ReadonlyArray<{ readonly address: string }>
 }

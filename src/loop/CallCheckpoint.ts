@@ -8,14 +8,14 @@ import type { ThoughtLog } from "./ThoughtLog"
 import type { TurnSignals } from "./TurnSignals"
 
 /** A call that already succeeded this turn: an identical one is answered with this, not run again. */
-export interface RememberedCall {
+interface RememberedCall {
   readonly payload: unknown
   readonly endTurn: boolean
   readonly imageMetadata?: ImageMetadata
 }
 
 /** A refused call: `reason` for the operators; the whole object is the model's payload. */
-export interface CallRefusal {
+interface CallRefusal {
   readonly reason: string
 }
 
@@ -33,7 +33,7 @@ export type Checkpoint = Data.TaggedEnum<{
 
 export const Checkpoint = Data.taggedEnum<Checkpoint>()
 
-export interface CheckpointInput {
+interface CheckpointInput {
   readonly name: string
   readonly canonicalName: string
   readonly description: string | undefined

@@ -8,7 +8,7 @@ import type { KeyPool } from "./KeyPool"
  * failed or successful attempt does to it. The operator's pool rests keys process-wide
  * (`KeyPool`); a personal or server key is one key, never rested in the operator's pool.
  */
-export interface RouteKeys {
+interface RouteKeys {
   /** The next key index to try for one model, none when every key was tried (or rests). */
   readonly next: (tried: ReadonlySet<number>) => Effect.Effect<Option.Option<number>>
   /** Whether another key remains after `tried` (the attempt may stay quiet on failure). */

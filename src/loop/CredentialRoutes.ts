@@ -45,7 +45,7 @@ export interface CredentialRoutesShape {
 }
 
 /** No personal or server keys: every turn runs on the operator's pool (the terminal, tests of other modules). */
-export const operatorOnly: TurnCredentials = {
+const operatorOnly: TurnCredentials = {
   personalKey: Option.none(),
   userByokMode: false,
   serverRouteOptOut: false,

@@ -7,7 +7,7 @@ import { Effect } from "effect"
  * that only waits to complete it: on the per-pass and per-tool-call paths those dominated the
  * allocation.
  */
-export interface FirstWins<A> {
+interface FirstWins<A> {
   /** Synchronous and idempotent: only the first value counts. */
   readonly settle: (value: A) => void
   /** The first value settled; waits for it if there is none yet. */

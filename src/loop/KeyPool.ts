@@ -4,16 +4,16 @@ import { type SharedCooldownError, SharedKeyCooldowns, type SharedKeyCooldownsSh
 /** At most this many keys are tried for one model in one turn. */
 export const MAX_KEY_ATTEMPTS = 3
 /** A rate-limited key rests this long. */
-export const RATE_LIMIT_COOLDOWN = Duration.seconds(60)
+const RATE_LIMIT_COOLDOWN = Duration.seconds(60)
 /** A key that failed otherwise (auth, server, network) rests this long. */
-export const API_ERROR_COOLDOWN = Duration.minutes(5)
+const API_ERROR_COOLDOWN = Duration.minutes(5)
 
-export type KeyErrorKind = "rate_limit" | "api_error"
+type KeyErrorKind = "rate_limit" | "api_error"
 
 /** How often the cooldowns other processes recorded are read (when they are shared). */
-export const SHARED_COOLDOWN_REFRESH = Duration.seconds(2)
+const SHARED_COOLDOWN_REFRESH = Duration.seconds(2)
 /** A shared read or write that takes longer is given up (the pool goes on with what it knows). */
-export const SHARED_COOLDOWN_TIMEOUT = Duration.seconds(2)
+const SHARED_COOLDOWN_TIMEOUT = Duration.seconds(2)
 
 const later = (a: number | undefined, b: number | undefined) => Math.max(a ?? 0, b ?? 0)
 

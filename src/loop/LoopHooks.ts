@@ -25,7 +25,7 @@ export type Conclusion = Data.TaggedEnum<{
 
 export const Conclusion = Data.taggedEnum<Conclusion>()
 
-export interface ConcludeInput {
+interface ConcludeInput {
   readonly status: TurnStatus
   readonly responseText: string
   readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
@@ -33,7 +33,7 @@ export interface ConcludeInput {
   readonly queueStopResponse: Effect.Effect<void>
 }
 
-export type HookServices = CurrentTurn | TurnSignals | ThoughtLog | ResponseSink | LanguageModel | LoopConfig
+type HookServices = CurrentTurn | TurnSignals | ThoughtLog | ResponseSink | LanguageModel | LoopConfig
 
 /**
  * What a feature adds to one attempt's pass loop without the loop naming it

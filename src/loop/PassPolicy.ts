@@ -6,7 +6,7 @@ import type { TurnFlags } from "../tools/TurnState"
 import type { ToolRegistry } from "../tools/ToolRegistry"
 
 /** What the loop knows about a pass whose calls were just folded. */
-export interface PassFacts {
+interface PassFacts {
   /** The pass's own text before its calls, posted or withheld. */
   readonly preToolText: string
   /** Everything the user saw since the last history entry, this pass included. */
@@ -29,7 +29,7 @@ export type PassVerdict = Data.TaggedEnum<{
 
 export const PassVerdict = Data.taggedEnum<PassVerdict>()
 
-export type PassPolicyServices = ToolRegistry | CurrentTurn | ResponseSink
+type PassPolicyServices = ToolRegistry | CurrentTurn | ResponseSink
 
 /**
  * Rules a provider family adds to the pass loop (docs/architecture.md, "Loop core and its

@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Option, Ref } from "effect"
 
 /** How long a stashed context payload waits for its restart. */
-export const PENDING_CONTEXT_TTL = Duration.minutes(5)
+const PENDING_CONTEXT_TTL = Duration.minutes(5)
 /** At most this many payloads wait at once; the oldest goes first. */
 export const PENDING_CONTEXT_MAX_ENTRIES = 16
 

@@ -12,9 +12,9 @@
 export const MIN_GUARDED_PREFILL = 12
 
 /** Restarts are looked for from word starts in the last this-many characters (and at the very start). */
-export const OVERLAP_WINDOW = 2000
+const OVERLAP_WINDOW = 2000
 
-export interface PrefillEcho {
+interface PrefillEcho {
   /** The delivered text compared against (empty once the guard is done). */
   readonly prefill: string
   /** Output held back while it may be a restart. */

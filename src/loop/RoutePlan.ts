@@ -6,7 +6,7 @@ import { ProviderConfig } from "../config/ProviderConfig"
  * the API keys every model rotates through. An empty key list means a keyless endpoint
  * (Ollama, llama.cpp…): one attempt per model with no key.
  */
-export interface RoutePlanShape {
+interface RoutePlanShape {
   readonly models: ReadonlyArray<string>
   readonly keys: ReadonlyArray<Redacted.Redacted<string>>
 }

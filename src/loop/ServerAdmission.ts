@@ -20,7 +20,7 @@ export type Admission = Data.TaggedEnum<{
 }>
 export const Admission = Data.taggedEnum<Admission>()
 
-export interface ServerAdmissionShape {
+interface ServerAdmissionShape {
   /** Atomic across processes: two turns never both take the last unit. Never fails (an unavailable store is the implementation's call). */
   readonly admit: (request: AdmissionRequest) => Effect.Effect<Admission>
 }

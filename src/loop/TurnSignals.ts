@@ -15,7 +15,7 @@ export type TurnRequest =
   | { readonly _tag: "FollowUp"; readonly at: number }
 
 /** Entries older than this are stale and ignored. */
-export const STALE_REQUEST_AFTER = Duration.minutes(5)
+const STALE_REQUEST_AFTER = Duration.minutes(5)
 
 /**
  * Kill and follow-up signals of one channel's turns. A stop wins over a follow-up; a follow-up

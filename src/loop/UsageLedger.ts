@@ -11,7 +11,7 @@ export interface TurnUsage {
   readonly usage: TokenUsage | undefined
 }
 
-export interface UsageLedgerShape {
+interface UsageLedgerShape {
   /** Never fails: a ledger that cannot be written is logged, never the turn's problem. */
   readonly record: (entry: TurnUsage) => Effect.Effect<void>
 }

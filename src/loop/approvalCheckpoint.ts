@@ -8,7 +8,7 @@ import { CurrentTurn } from "./CurrentTurn"
 import { TurnSignals } from "./TurnSignals"
 
 /** What the approval checkpoint decided before dispatch. */
-export type Approval = Data.TaggedEnum<{
+type Approval = Data.TaggedEnum<{
   /** Run it (no approval needed, or a human approved it). */
   Approved: {}
   /** Not run: the model gets this result (`denied_by_user`). */
@@ -17,7 +17,7 @@ export type Approval = Data.TaggedEnum<{
   Stopped: {}
 }>
 
-export const Approval = Data.taggedEnum<Approval>()
+const Approval = Data.taggedEnum<Approval>()
 
 /** Most calls: nothing to wait for (one value, no allocation per call). */
 export const approved: Approval = Approval.Approved()

@@ -33,7 +33,7 @@ export const mergeDetails = (existing: string, next: string | undefined): string
   next === undefined || next.trim().length === 0 ? existing : existing.length === 0 ? next : `${existing}\n\n${next}`
 
 /** Turn usage is the sum of the passes' usage (each pass reports its latest). */
-export const sumUsage = (passes: ReadonlyArray<PassResult>): TokenUsage | undefined =>
+const sumUsage = (passes: ReadonlyArray<PassResult>): TokenUsage | undefined =>
   passes.reduce<TokenUsage | undefined>((total, pass) => addUsage(total, pass.usage), undefined)
 
 /** Assembles the AttemptResult runToolLoop returns. */

@@ -5,7 +5,7 @@ import { CurrentTurn } from "./CurrentTurn"
 import { PendingContextStash } from "./PendingContextStash"
 
 /** A successful result whose `data.type` starts with this enriches the context and restarts the pass. */
-export const CONTEXT_RESTART_PREFIX = "context_restart_"
+const CONTEXT_RESTART_PREFIX = "context_restart_"
 
 /** How many of the most recent context items the message-metadata restart annotates. */
 export const METADATA_ANNOTATED_ITEMS = 30

@@ -25,7 +25,7 @@ import { reportToolCall } from "./toolCallReport"
 import { appliedTurnEffects, noTurnEffects } from "./turnEffects"
 import { TurnSignals } from "./TurnSignals"
 
-export interface ExecuteToolCallInput {
+interface ExecuteToolCallInput {
   /** One call of the pass, as the provider produced it (validated here). */
   readonly call: FunctionCall
   /** Everything the pass showed before its calls (shared by every call of the pass). */

@@ -31,7 +31,7 @@ export interface PassCallsFold {
   readonly lastFailedName: string | undefined
 }
 
-export interface FoldStart {
+interface FoldStart {
   /** The pass number stamped on every entry (`ToolHistoryEntry.batch`). */
   readonly batch: number
   readonly preToolText: string

@@ -7,7 +7,7 @@ import type { ResponseSink } from "./ResponseSink"
  * shows nothing of the pass (`endPass` delivers "", which is the truth); what the model wrote is
  * kept in `withheld` so the loop still knows the pass had pre-tool text. Notices pass through.
  */
-export interface QuietSink {
+interface QuietSink {
   readonly sink: ResponseSink["Type"]
   readonly withheld: Effect.Effect<string>
 }

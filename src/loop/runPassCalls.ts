@@ -10,7 +10,7 @@ import { ToolRegistry } from "../tools/ToolRegistry"
 import type { AttemptInfo } from "./AttemptInfo"
 import { executeToolCall, type ExecuteToolCallServices } from "./executeToolCall"
 
-export interface PassCallsInput {
+interface PassCallsInput {
   /** Every call of the pass, in the model's order. */
   readonly calls: ReadonlyArray<FunctionCall>
   /** Everything the pass showed before its calls. */

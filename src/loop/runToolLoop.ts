@@ -25,7 +25,7 @@ import { streamOnce } from "./streamOnce"
 import { ThoughtLog } from "./ThoughtLog"
 import { TurnSignals } from "./TurnSignals"
 
-export type { ToolLoopInput, ToolLoopOutcome } from "./LoopState"
+export type { ToolLoopOutcome } from "./LoopState"
 export { continuationInstruction } from "./passRequest"
 
 export type ToolLoopServices = ExecuteToolCallServices | LanguageModel | StopResponses

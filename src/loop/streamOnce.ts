@@ -16,7 +16,7 @@ import { longestNap } from "./TurnAlarm"
 import { feedEcho, startEcho } from "./PrefillEcho"
 import { type TurnRequest, TurnSignals } from "./TurnSignals"
 
-export interface StreamOnceInput {
+interface StreamOnceInput {
   readonly request: GenerationRequest
   readonly attempt: AttemptInfo
   /**
@@ -351,7 +351,7 @@ export const streamOnce = Effect.fnUntraced(function*(
 })
 
 /** How many calls one pass collects at most: the cap run, and as many again three times over refused. */
-export const callsCollectedPerPass = (maxToolCallsPerPass: number): number => maxToolCallsPerPass * 4
+const callsCollectedPerPass = (maxToolCallsPerPass: number): number => maxToolCallsPerPass * 4
 
 const logCallsCut = (collected: number, attempt: AttemptInfo) =>
   Effect.logWarning(`the pass made ${collected} tool calls, the most one pass collects: reading stopped there`).pipe(

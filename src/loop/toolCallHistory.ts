@@ -6,7 +6,7 @@ import type { ToolResult } from "../domain/ToolResult"
 import type { AppliedTurnEffects } from "./turnEffects"
 
 /** Everything the history outcome of one call is built from. */
-export interface ToolCallHistoryInput {
+interface ToolCallHistoryInput {
   readonly name: string
   /** The call as it is replayed to the model (arguments cleared when they could not be used). */
   readonly replayedCall: FunctionCall

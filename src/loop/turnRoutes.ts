@@ -41,7 +41,7 @@ export interface TurnRoutes {
 }
 
 /** Why a personal turn gets no server route, if it does not. */
-export type ServerRouteWithheld = "impersonation" | "user_byok_mode" | "opted_out"
+type ServerRouteWithheld = "impersonation" | "user_byok_mode" | "opted_out"
 
 export const serverRouteWithheld = (
   isUserImpersonation: boolean,

@@ -4,7 +4,7 @@ import { Clock, Duration, Effect, HashMap, Option, Ref } from "effect"
  * Quarantine of servers that failed to connect: while `now < until` no dial is made, so an
  * unreachable server cannot re-pay its connect timeout on every turn.
  */
-export interface CircuitBreaker {
+interface CircuitBreaker {
   /** The quarantine end (epoch ms) if the key is held back now; an elapsed one is dropped. */
   readonly heldUntil: (key: string) => Effect.Effect<Option.Option<number>>
   readonly trip: (key: string) => Effect.Effect<number>

@@ -16,7 +16,7 @@ import { isLegacyHint, sseAttempt, stdioAttempt, streamableHttpAttempt } from ".
 import { abortableFetch } from "./requestSignal"
 
 /** A stdio server may be installed on first start (npx): global connects get a generous deadline. */
-export const GLOBAL_CONNECT_TIMEOUT = Duration.seconds(60)
+const GLOBAL_CONNECT_TIMEOUT = Duration.seconds(60)
 /** Pause before reconnecting a server whose connection dropped. */
 const RECONNECT_PAUSE = Duration.seconds(1)
 /** Failed connects are retried with backoff 2 s, 4 s, 8 s … capped at 5 minutes. */
@@ -27,7 +27,7 @@ const never = (_failure: McpAttemptFailure) => false
 /** Operator-configured servers talk through plain fetch (they may live on the private network). */
 const plainFetch = abortableFetch((url, init) => fetch(url, init))
 
-export const globalTransportPlan = (server: GlobalMcpServerConfig): ReadonlyArray<PlannedAttempt> => {
+const globalTransportPlan = (server: GlobalMcpServerConfig): ReadonlyArray<PlannedAttempt> => {
   if (server.transport === "stdio") {
     return [{ attempt: stdioAttempt(server.command ?? "", server.args), continueAfter: never }]
   }

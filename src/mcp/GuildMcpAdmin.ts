@@ -11,7 +11,7 @@ import {
 } from "./GuildMcpRegistry"
 
 /** Why an admin command was refused; `message` is written for the admin. */
-export class GuildMcpAdminError extends Data.TaggedError("GuildMcpAdminError")<{
+class GuildMcpAdminError extends Data.TaggedError("GuildMcpAdminError")<{
   readonly reason: "invalid_name" | "invalid_url" | "private_address" | "limit_reached" | "duplicate_name" | "not_found" | "storage"
   readonly detail: string
 }> {
@@ -48,13 +48,13 @@ export interface GuildMcpServerView {
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,32}$/
 
 /** The origin only: some services put the key in the path or the query, and /mcp list is shown in chat. */
-export const displayUrl = (raw: string): string => (URL.canParse(raw) ? new URL(raw).origin : "(not a URL)")
+const displayUrl = (raw: string): string => (URL.canParse(raw) ? new URL(raw).origin : "(not a URL)")
 
 /**
  * What the admin reads when `/mcp add` refuses a URL. A host name's resolved address is not
  * echoed (only its class), so the command cannot map the internal network.
  */
-export const describeRefusal = (error: UrlPolicyError): GuildMcpAdminError => {
+const describeRefusal = (error: UrlPolicyError): GuildMcpAdminError => {
   if (error.code !== "PRIVATE_NETWORK_BLOCKED") {
     return new GuildMcpAdminError({
       reason: "invalid_url",

@@ -8,7 +8,7 @@ import { GuildMcpAddressPolicy } from "./GuildMcpAddressPolicy"
 import { parseJsonOrUndefined } from "../domain/parseJson"
 
 /** The JSON-RPC method a POST carries (`undefined` for a GET, a batch or an unreadable body). */
-export const postedMethod = (init: RequestInit | undefined): string | undefined => {
+const postedMethod = (init: RequestInit | undefined): string | undefined => {
   if (init?.method !== "POST" || typeof init.body !== "string") return undefined
   const message = parseJsonOrUndefined(init.body)
   return Predicate.isRecord(message) && "method" in message && typeof message.method === "string" ? message.method : undefined

@@ -12,7 +12,7 @@ import { serverLabel } from "./serverLabel"
 export const sameServerName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
 
 /** Pool key: one connection per guild and server name (any case). */
-export const poolKey = (guildId: string, name: string): string => `${guildId}:${name.toLowerCase()}`
+const poolKey = (guildId: string, name: string): string => `${guildId}:${name.toLowerCase()}`
 
 /** A registration whose URL or headers changed needs a new connection. */
 const fingerprint = (config: GuildMcpServerConfig): string =>

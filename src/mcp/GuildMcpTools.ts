@@ -17,7 +17,7 @@ import { makeMcpTool } from "./mcpTool"
 import { urlArguments } from "./urlArguments"
 
 /** A guild's MCP tools for one turn, plus what the `{url_fetch_tool}` macro resolves to. */
-export interface GuildMcpToolSet extends GuildToolSet {
+interface GuildMcpToolSet extends GuildToolSet {
   readonly urlFetchTool: string
 }
 

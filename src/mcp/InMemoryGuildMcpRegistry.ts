@@ -9,7 +9,7 @@ const isNamed = (entry: GuildMcpServerConfig, guildId: string, name: string): bo
  * Guild MCP registrations kept in memory (tests, the terminal front, embedding). The store
  * module provides the database-backed one; both enforce the same cap and unique names.
  */
-export const makeInMemoryGuildMcpRegistry = (
+const makeInMemoryGuildMcpRegistry = (
   initial: ReadonlyArray<GuildMcpServerConfig> = [],
   options: { readonly maxPerGuild?: number } = {}
 ) =>

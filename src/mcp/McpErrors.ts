@@ -9,7 +9,7 @@ export type McpAttemptFailure =
   | { readonly transport: McpTransportKind; readonly reason: "http"; readonly status: number; readonly detail: string }
   | { readonly transport: McpTransportKind; readonly reason: "network" | "protocol"; readonly detail: string }
 
-export const describeAttempt = (attempt: McpAttemptFailure): string => `${attempt.transport}: ${attempt.detail}`
+const describeAttempt = (attempt: McpAttemptFailure): string => `${attempt.transport}: ${attempt.detail}`
 
 /**
  * Every transport attempt for a server failed. `message` lists each attempt's reason (for the
@@ -48,8 +48,6 @@ export class McpServerUnavailableError extends Data.TaggedError("McpServerUnavai
     return this.detail
   }
 }
-
-export type McpSessionError = McpConnectError | McpQuarantinedError | McpServerUnavailableError
 
 /**
  * A tool call failed below the tool level (tool errors are results, not this). The message

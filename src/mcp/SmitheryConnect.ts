@@ -27,7 +27,7 @@ const CreatedNamespace = Schema.Struct({ name: Schema.String })
 const MAX_DETAIL_CHARS = 200
 
 /** Smithery Connect: the key goes to Smithery's origin and nowhere else. */
-export interface SmitheryConnector {
+interface SmitheryConnector {
   readonly attempt: (upstream: URL, displayName: string, headers: Readonly<Record<string, string>>) => TransportAttempt
 }
 

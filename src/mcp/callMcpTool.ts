@@ -19,7 +19,7 @@ const isSessionGone = (cause: unknown): boolean =>
   (cause instanceof StreamableHTTPError && cause.code === 404) ||
   (cause instanceof Error && /\(HTTP 404\)/.test(cause.message))
 
-export const classifyCallFailure = (session: McpSession, tool: McpToolInfo, cause: unknown): McpCallError => {
+const classifyCallFailure = (session: McpSession, tool: McpToolInfo, cause: unknown): McpCallError => {
   const base = { server: session.server, tool: tool.mcpName }
   if (isSessionGone(cause)) return new McpCallError({ ...base, reason: "session_expired", detail: "the server no longer knows this session" })
   // Server text may echo the URL: its path and query never reach the model or the logs.

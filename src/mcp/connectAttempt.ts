@@ -9,7 +9,7 @@ import type { McpAttemptFailure, McpTransportKind } from "./McpErrors"
 import { type McpSession, type McpToolInfo, normalizeInputSchema, providerSafeName } from "./McpSession"
 import { redactUrl } from "./serverLabel"
 
-export const CLIENT_INFO = { name: "loopcord", version: "0.1.0" } as const
+const CLIENT_INFO = { name: "loopcord", version: "0.1.0" } as const
 
 /** One way of reaching a server. `open` runs under the attempt's deadline too (Smithery's upsert). */
 export interface TransportAttempt {
@@ -59,7 +59,7 @@ const shortText = (text: string): string =>
   text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text
 
 /** Maps what the SDK threw to a typed attempt failure (HTTP status kept: it decides the SSE fallback). */
-export const classifyAttemptFailure = (transport: McpTransportKind, cause: unknown): McpAttemptFailure => {
+const classifyAttemptFailure = (transport: McpTransportKind, cause: unknown): McpAttemptFailure => {
   if ((cause instanceof StreamableHTTPError || cause instanceof SseError) && cause.code !== undefined && cause.code > 0) {
     return { transport, reason: "http", status: cause.code, detail: shortText(`HTTP ${cause.code}: ${cause.message}`) }
   }
@@ -78,7 +78,7 @@ const isBrokenStream = (error: Error): boolean =>
   (/SSE stream disconnected/.test(error.message) && !/AbortError|aborted/i.test(error.message))
 
 /** Closes client and transport, swallowing errors: cleanup must never fail or block the caller's exit. */
-export const closeQuietly = (client: Client, transport: Transport): Effect.Effect<void> =>
+const closeQuietly = (client: Client, transport: Transport): Effect.Effect<void> =>
   Effect.promise(() =>
     Promise.allSettled([client.close(), transport.close()]).then(() => undefined)
   )
@@ -96,7 +96,7 @@ interface Discovered {
  * latter compiles and keeps a JSON-schema validator for every `outputSchema` of a page, which a
  * hostile page turns into unbounded memory and CPU.
  */
-export const discoverTools = (client: Client, transport: McpTransportKind, limits: DiscoveryLimits) =>
+const discoverTools = (client: Client, transport: McpTransportKind, limits: DiscoveryLimits) =>
   Effect.gen(function* () {
     const tools: Array<McpToolInfo> = []
     const warnings: Array<string> = []

@@ -14,7 +14,7 @@ const always = (_failure: McpAttemptFailure) => true
 const never = (_failure: McpAttemptFailure) => false
 
 /** What a guild server's `tools/list` may make us keep (docs/architecture.md, Bounds on untrusted tool servers). */
-export const guildDiscoveryLimits = (settings: McpSettings): DiscoveryLimits => ({
+const guildDiscoveryLimits = (settings: McpSettings): DiscoveryLimits => ({
   maxPages: settings.guildMaxToolPages,
   maxTools: settings.guildMaxTools,
   descriptionMaxChars: settings.guildDescriptionMaxChars,

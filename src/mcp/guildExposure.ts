@@ -8,7 +8,7 @@ import type { McpToolInfo } from "./McpSession"
  */
 
 /** Built-in names only their own family may take (and replace). */
-export const RESERVED_FAMILY_NAMES: ReadonlyMap<string, GuildMcpServerType> = new Map([
+const RESERVED_FAMILY_NAMES: ReadonlyMap<string, GuildMcpServerType> = new Map([
   ["fetch_url", "url_fetcher"],
   ["web_search", "web_search"]
 ])
@@ -24,7 +24,7 @@ export interface ConnectedServer {
   readonly tools: ReadonlyArray<McpToolInfo>
 }
 
-export interface ExposedTool {
+interface ExposedTool {
   readonly config: GuildMcpServerConfig
   readonly info: McpToolInfo
 }

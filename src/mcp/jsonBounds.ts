@@ -3,11 +3,11 @@
  * would overflow the stack of `JSON.stringify` (or of any recursive walk), so a value is
  * measured with an explicit stack and the walk stops at the first bound it crosses.
  */
-export type JsonMeasure =
+type JsonMeasure =
   | { readonly ok: true; readonly chars: number }
   | { readonly ok: false; readonly reason: "too_large" | "too_deep" }
 
-export interface JsonBounds {
+interface JsonBounds {
   /** Characters of the serialized value (`JSON.stringify(value).length`). */
   readonly maxChars: number
   /** Nesting of arrays and objects; a scalar has depth 0, `{}` depth 1. */

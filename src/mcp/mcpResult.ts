@@ -35,14 +35,14 @@ const blockText = (block: unknown): string | undefined => {
 }
 
 /** The joined text of a result's content blocks. */
-export const joinedText = (output: McpCallOutput): string =>
+const joinedText = (output: McpCallOutput): string =>
   (output.content ?? []).flatMap((block) => {
     const text = blockText(block)
     return text === undefined || text === "" ? [] : [text]
   }).join("\n")
 
 /** `MCP_RESULT_MAX_CHARS` default. */
-export const DEFAULT_RESULT_MAX_CHARS = 50_000
+const DEFAULT_RESULT_MAX_CHARS = 50_000
 
 /** Structured content nested deeper than this is not serialized (it would overflow the stack). */
 const STRUCTURED_MAX_DEPTH = 64

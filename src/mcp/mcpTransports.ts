@@ -7,7 +7,7 @@ import type { TransportAttempt } from "./connectAttempt"
 import type { McpAttemptFailure } from "./McpErrors"
 
 /** How an HTTP transport talks to its server. */
-export interface HttpTransportOptions {
+interface HttpTransportOptions {
   readonly url: URL
   /** Every request of the transport (POSTs, the SSE GET) goes through this fetch. */
   readonly fetch: FetchLike

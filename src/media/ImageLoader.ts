@@ -11,14 +11,14 @@ export interface LoadedImage {
   readonly format: ImageFormat
 }
 
-export type ImageLoadFailure = "unknown_media" | "not_an_image" | "too_large" | "blocked" | "http_status" | "unreachable"
+type ImageLoadFailure = "unknown_media" | "not_an_image" | "too_large" | "blocked" | "http_status" | "unreachable"
 
 /**
  * An image could not be had. The message (`detail`) is written for the model: the kind of
  * failure and at most the host the URL itself names, never a resolved address or a network
  * error; `operatorDetail` keeps those for the logs and the thought log.
  */
-export class ImageLoadError extends Data.TaggedError("ImageLoadError")<{
+class ImageLoadError extends Data.TaggedError("ImageLoadError")<{
   readonly reason: ImageLoadFailure
   readonly detail: string
   readonly operatorDetail?: string

@@ -1,7 +1,7 @@
 import { Data } from "effect"
 import { serviceFailureText } from "../domain/ToolFailureClass"
 
-export type MediaBackendFailure =
+type MediaBackendFailure =
   /** The backend answered 4xx/5xx. */
   | "http_status"
   /** The answer is not what the protocol promises (bad JSON, no image in it). */

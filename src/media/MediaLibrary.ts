@@ -6,7 +6,7 @@ import { OpaqueIds } from "../tools/OpaqueIds"
  * Where a piece of media comes from: a URL (a Discord attachment, an embed image) or bytes
  * loopcord holds itself (a generated image, a terminal attachment).
  */
-export type MediaSource =
+type MediaSource =
   | { readonly _tag: "Remote"; readonly url: string; readonly mimeType?: string | undefined }
   | {
     readonly _tag: "Stored"
@@ -17,9 +17,9 @@ export type MediaSource =
     readonly path?: string | undefined
   }
 
-export type MediaKind = "image" | "audio"
+type MediaKind = "image" | "audio"
 
-export interface MediaEntry {
+interface MediaEntry {
   /** The short opaque id the model sees (`img_…`, `aud_…`). */
   readonly id: string
   readonly kind: MediaKind
@@ -27,9 +27,9 @@ export interface MediaEntry {
 }
 
 /** Entries kept at most; the least recently used go first. */
-export const MEDIA_LIBRARY_MAX_ENTRIES = 1024
+const MEDIA_LIBRARY_MAX_ENTRIES = 1024
 /** Bytes of stored media kept at most (the oldest stored entries go first). */
-export const MEDIA_LIBRARY_MAX_STORED_BYTES = 256 * 1024 * 1024
+const MEDIA_LIBRARY_MAX_STORED_BYTES = 256 * 1024 * 1024
 
 const STORED_PREFIX = "media:"
 const ID_PATTERN = /^(img|aud)_[a-z2-7]{8,32}$/

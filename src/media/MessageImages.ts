@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { ImageRef } from "../domain/ChatMessage"
 
 /** The images of one message on the front, and the message it replies to (when it does). */
-export interface MessageImagesFound {
+interface MessageImagesFound {
   readonly images: ReadonlyArray<ImageRef>
   readonly replyTo: string | undefined
 }

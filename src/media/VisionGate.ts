@@ -17,7 +17,7 @@ const hasImages = (request: GenerationRequest): boolean =>
   request.functionHistory.some((entry) => (entry.imageMetadata?.imageUrls ?? []).length > 0)
 
 /** The line a model reads for an image it is not sent (it names the id, never the URL). */
-export const imagePlaceholder = (id: string, options: { readonly analyzable: boolean; readonly ownPost: boolean; readonly failure?: string }): string =>
+const imagePlaceholder = (id: string, options: { readonly analyzable: boolean; readonly ownPost: boolean; readonly failure?: string }): string =>
   options.ownPost
     ? `[you posted image media_id=${id}]`
     : options.failure !== undefined
@@ -27,7 +27,7 @@ export const imagePlaceholder = (id: string, options: { readonly analyzable: boo
     : `[image media_id=${id}: not visible to you]`
 
 /** The line beside an image a vision model is sent: the id lets it refer to the image in tool calls. */
-export const visibleImageLine = (id: string): string => `[image media_id=${id}]`
+const visibleImageLine = (id: string): string => `[image media_id=${id}]`
 
 const withLines = (content: string, lines: ReadonlyArray<string>): string =>
   lines.length === 0 ? content : [content, ...lines].filter((part) => part.length > 0).join("\n")
@@ -40,7 +40,7 @@ const withLines = (content: string, lines: ReadonlyArray<string>): string =>
  * one-line placeholder with its media_id. Tool-result images (`imageMetadata`) are resolved for
  * vision models and dropped for the others, so no provider adds a carrier message for them.
  */
-export const prepareRequest = (
+const prepareRequest = (
   request: GenerationRequest,
   settings: Pick<VisionSettings, "visionModels" | "maxImagesPerRequest" | "maxImageBytes">,
   library: MediaLibraryShape,

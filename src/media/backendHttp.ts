@@ -12,7 +12,7 @@ const redactedHeaderNames = ["authorization", "x-api-key", "cookie", "set-cookie
 /** Error bodies are read this far, for the message. */
 const ERROR_BODY_BYTES = 4096
 /** JSON answers (job ids, history) are read this far. */
-export const JSON_BODY_BYTES = 8 * 1024 * 1024
+const JSON_BODY_BYTES = 8 * 1024 * 1024
 
 const describe = (error: unknown): string => {
   if (typeof error === "object" && error !== null && "reason" in error && "message" in error) {

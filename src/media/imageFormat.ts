@@ -4,7 +4,7 @@
  * header states it. Anything else is not an image loopcord sends to a model.
  */
 
-export type ImageMimeType = "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+type ImageMimeType = "image/png" | "image/jpeg" | "image/gif" | "image/webp"
 
 export interface ImageFormat {
   readonly mimeType: ImageMimeType

@@ -13,7 +13,7 @@ const quoted = (text: string) => text.replace(/[\r\n"]/g, "_")
  * (undici's `request` does not take the platform's FormData): each part with its
  * Content-Disposition (and Content-Type for files), a random boundary.
  */
-export const multipartBody = (fields: ReadonlyArray<MultipartField>): { readonly body: Uint8Array; readonly contentType: string } => {
+const multipartBody = (fields: ReadonlyArray<MultipartField>): { readonly body: Uint8Array; readonly contentType: string } => {
   const boundary = `----loopcord${randomBytes(12).toString("hex")}`
   const pieces: Array<Buffer> = []
   for (const field of fields) {

@@ -7,7 +7,7 @@ import { deflateSync, inflateSync } from "node:zlib"
  * area to repaint; outpainting pads a canvas with a transparent border.
  */
 
-export interface RgbaImage {
+interface RgbaImage {
   readonly width: number
   readonly height: number
   /** width × height × 4 bytes, row by row. */
@@ -15,7 +15,7 @@ export interface RgbaImage {
 }
 
 /** Larger images are refused before inflating (40 megapixels ≈ 160 MB of RGBA). */
-export const MAX_PNG_PIXELS = 40_000_000
+const MAX_PNG_PIXELS = 40_000_000
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 

@@ -31,7 +31,7 @@ const listenFailure = (host: string, port: number) => (error: unknown) => {
 }
 
 /** The routes: `/healthz` alive, `/readyz` every expected part ready, `/metrics` Prometheus text. */
-export const healthRoutes = HttpRouter.empty.pipe(
+const healthRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/healthz", Effect.succeed(HttpServerResponse.text("ok\n"))),
   HttpRouter.get(
     "/readyz",

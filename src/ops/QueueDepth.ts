@@ -4,7 +4,7 @@ import { Instrumentation } from "./Instrumentation"
 import { queuedTurns } from "./metrics"
 
 /** How often the waiting turns are counted for the queue-depth gauge. */
-export const QUEUE_SAMPLE_INTERVAL = Duration.seconds(5)
+const QUEUE_SAMPLE_INTERVAL = Duration.seconds(5)
 
 /** Samples how many turns wait in the channel queues into `loopcord_channel_queue_depth` (metrics on only). */
 export const queueDepthLayer: Layer.Layer<never, never, ChannelQueue> = Layer.scopedDiscard(

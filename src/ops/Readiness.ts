@@ -3,16 +3,16 @@ import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
 /** A readiness check: succeeds when its part is ready, fails with why not (one short line). */
 export type ReadinessCheck = Effect.Effect<void, string>
 
-export interface ReadinessReport {
+interface ReadinessReport {
   readonly ready: boolean
   /** Each expected part: `ok`, or why it is not ready (`starting` before its check is registered). */
   readonly checks: Readonly<Record<string, string>>
 }
 
 /** A check that takes longer than this counts as not ready (a hung database must not hang /readyz). */
-export const CHECK_TIMEOUT = Duration.seconds(2)
+const CHECK_TIMEOUT = Duration.seconds(2)
 
-export interface ReadinessShape {
+interface ReadinessShape {
   /** Adds (or replaces) the check of an expected part; the part is `starting` until then. */
   readonly register: (name: string, check: ReadinessCheck) => Effect.Effect<void>
   /** Every expected part checked, concurrently, each within CHECK_TIMEOUT. */

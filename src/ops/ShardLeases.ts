@@ -5,12 +5,12 @@ import { DiscordClient } from "../discord/DiscordClient"
 import { type ShardLeaseConflict, ShardLeaseStore } from "../store/ShardLeaseStore"
 
 /** How often this process renews its shard leases. */
-export const LEASE_HEARTBEAT = Duration.seconds(10)
+const LEASE_HEARTBEAT = Duration.seconds(10)
 /** A lease not renewed for this long belongs to a process that is gone. */
-export const LEASE_LIVES_FOR = Duration.seconds(35)
+const LEASE_LIVES_FOR = Duration.seconds(35)
 
 /** This process, as the lease table names it: the host, the pid, and a nonce (pids repeat across restarts). */
-export const leaseHolder = (): string => `${hostname()}#${process.pid}-${randomBytes(3).toString("hex")}`
+const leaseHolder = (): string => `${hostname()}#${process.pid}-${randomBytes(3).toString("hex")}`
 
 const describeConflict = (conflict: ShardLeaseConflict, count: number) =>
   conflict.shardCount !== count

@@ -12,7 +12,7 @@ import { observedTurnsLayer } from "./observedTurns"
 const EXPORT_REQUEST_TIMEOUT = Duration.seconds(10)
 
 /** Header names whose values never reach a span attribute (the platform's list plus vendor key headers). */
-export const REDACTED_HEADER_NAMES: ReadonlyArray<string | RegExp> = [
+const REDACTED_HEADER_NAMES: ReadonlyArray<string | RegExp> = [
   "authorization",
   "proxy-authorization",
   "cookie",
@@ -24,7 +24,7 @@ export const REDACTED_HEADER_NAMES: ReadonlyArray<string | RegExp> = [
   /token|secret|key|auth/i
 ]
 
-export interface TelemetryOptions {
+interface TelemetryOptions {
   readonly serviceVersion?: string
   /** Export intervals (tests shorten them); the library's defaults otherwise. */
   readonly exportInterval?: Duration.DurationInput

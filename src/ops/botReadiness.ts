@@ -8,7 +8,7 @@ import { Readiness, type ReadinessCheck } from "./Readiness"
 export const BOT_READINESS_PARTS = ["discord", "database", "startup"] as const
 
 /** Every gateway shard of the client is connected and identified (not resuming, reconnecting or idle). */
-export const gatewayCheck = (client: DiscordClient["Type"]): ReadinessCheck =>
+const gatewayCheck = (client: DiscordClient["Type"]): ReadinessCheck =>
   Effect.suspend(() => {
     const shards = [...client.ws.shards.values()]
     if (shards.length === 0) return Effect.fail("no gateway shard")
@@ -19,7 +19,7 @@ export const gatewayCheck = (client: DiscordClient["Type"]): ReadinessCheck =>
   })
 
 /** The database answers a trivial query. */
-export const databaseCheck = (sql: SqlClient.SqlClient): ReadinessCheck =>
+const databaseCheck = (sql: SqlClient.SqlClient): ReadinessCheck =>
   sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError((error) => `database: ${error.message.slice(0, 200)}`))
 
 /** Registers the gateway and database checks once both exist. */

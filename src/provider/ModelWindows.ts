@@ -1,7 +1,7 @@
 import { Context, Effect } from "effect"
 
 /** Where a model's window came from, most trusted first. */
-export type WindowSource = "learned" | "setting" | "discovered" | "table" | "default"
+type WindowSource = "learned" | "setting" | "discovered" | "table" | "default"
 
 /** A model's context window: prompt and output together, in tokens. */
 export interface ModelWindow {

@@ -4,7 +4,7 @@
  * checked with effect's `Predicate.isRecord` (an object that is not an array).
  */
 
-export type ParsedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false }
+type ParsedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false }
 
 const notJson: ParsedJson = { ok: false }
 

@@ -15,7 +15,7 @@ import { parseJsonFrame } from "./jsonFrame"
 import { defaultJsonRepairMaxChars } from "../config/HttpProviderConfig"
 
 /** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS` (defined with the setting). */
-export { defaultJsonRepairMaxChars, minJsonRepairMaxChars } from "../config/HttpProviderConfig"
+export { defaultJsonRepairMaxChars } from "../config/HttpProviderConfig"
 
 const maxRepairPasses = 64
 

@@ -13,7 +13,7 @@ import { decodeBody } from "./http/DecodableBody"
 import { parseJsonFrame } from "./jsonFrame"
 
 /** What a 2xx answer to a streaming request turned out to be. */
-export type ProviderBody =
+type ProviderBody =
   | {
     readonly _tag: "Sse"
     /** The body decoded by a provider's frame decoder (text, SSE framing and it in one stage). */

@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { Agent } from "undici"
 import * as UndiciHttpClient from "./http/UndiciHttpClient"
 
-export interface ProviderHttpClientOptions {
+interface ProviderHttpClientOptions {
   /** Sockets per origin at most; requests beyond wait for a free one. */
   readonly connections?: number
   /** Idle keep-alive when the server gives no `Keep-Alive: timeout` hint, milliseconds. */
@@ -17,13 +17,13 @@ export interface ProviderHttpClientOptions {
  * origin can generate at once (more wait for a free socket): above the 200 channels the benches
  * and the soak keep busy. Without a cap undici's pool grew to thousands of clients under aborts.
  */
-export const defaultProviderConnections = 256
+const defaultProviderConnections = 256
 
 /**
  * The undici Agent behind the provider HttpClient: a connection cap per origin and bounded
  * keep-alive, destroyed (sockets closed) when the layer's scope closes.
  */
-export const providerDispatcher = (options: ProviderHttpClientOptions = {}): Layer.Layer<NodeHttpClient.Dispatcher> =>
+const providerDispatcher = (options: ProviderHttpClientOptions = {}): Layer.Layer<NodeHttpClient.Dispatcher> =>
   Layer.scoped(
     NodeHttpClient.Dispatcher,
     Effect.acquireRelease(

@@ -189,7 +189,7 @@ export const stripReasoningTags = () =>
 type Model = LanguageModel["Type"]
 
 /** A model whose reasoning written into the text is taken out of the answer as it streams. */
-export const withReasoningTags = (model: Model): Model =>
+const withReasoningTags = (model: Model): Model =>
   LanguageModel.of({
     name: model.name,
     stream: (request): Stream.Stream<ProviderEvent, ProviderError> => model.stream(request).pipe(stripReasoningTags())

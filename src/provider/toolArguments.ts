@@ -4,7 +4,7 @@ import { defaultJsonRepairMaxChars, tryRepairIncompleteJson } from "./jsonRepair
 import { parseJsonFrame } from "./jsonFrame"
 
 /** How an accumulated argument payload turned out (docs/architecture.md, "Truncated tool arguments"). */
-export type ArgumentsOutcome =
+type ArgumentsOutcome =
   | { readonly _tag: "Empty" }
   | { readonly _tag: "Parsed"; readonly args: ToolArgs }
   | { readonly _tag: "Repaired"; readonly args: ToolArgs }
@@ -19,12 +19,12 @@ export const classifyArguments = (raw: string, maxRepairChars: number = defaultJ
   return repaired === null ? { _tag: "Unparseable" } : { _tag: "Repaired", args: repaired }
 }
 
-export interface FinalizedArguments {
+interface FinalizedArguments {
   readonly args: ToolArgs
   readonly truncated: boolean
 }
 
-export interface ArgumentsContext {
+interface ArgumentsContext {
   /** Adapter name for the log line, e.g. `openai-compatible`. */
   readonly adapter: string
   readonly toolName: string

@@ -18,12 +18,12 @@ export interface KeyOwner {
 }
 
 /** A key the provider would be sent as is: printable ASCII without spaces, 8 to 512 characters. */
-export const API_KEY_MIN_LENGTH = 8
+const API_KEY_MIN_LENGTH = 8
 export const API_KEY_MAX_LENGTH = 512
 const API_KEY_PATTERN = /^[\x21-\x7e]+$/
 
 /** A key value that cannot be a provider key; the value itself is never part of the message. */
-export class InvalidApiKeyError extends Data.TaggedError("InvalidApiKeyError")<{ readonly detail: string }> {
+class InvalidApiKeyError extends Data.TaggedError("InvalidApiKeyError")<{ readonly detail: string }> {
   override get message(): string {
     return this.detail
   }
@@ -51,7 +51,7 @@ export type StoredKey = Data.TaggedEnum<{
 }>
 export const StoredKey = Data.taggedEnum<StoredKey>()
 
-export interface CredentialStoreShape {
+interface CredentialStoreShape {
   /** Seals and stores the owner's key (replacing one). Refused without LOOPCORD_SECRET_KEY or for a malformed value. */
   readonly setKey: (
     owner: KeyOwner,
@@ -69,7 +69,7 @@ export interface CredentialStoreShape {
 const STORE = "CredentialStore"
 
 /** The AAD of a sealed key: it opens only in its own row. */
-export const keyContext = (owner: KeyOwner): string => `credential_keys/${owner.kind}/${owner.id}`
+const keyContext = (owner: KeyOwner): string => `credential_keys/${owner.kind}/${owner.id}`
 
 const KeyRow = Schema.Struct({ sealed_key: Schema.String, set_by: Schema.String, updated_at: DbBigInt })
 const OptOutRow = Schema.Struct({ server_route_opt_out: DbFlag })

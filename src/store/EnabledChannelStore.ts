@@ -5,14 +5,14 @@ import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
 
 /** A guild channel where the bot answers every message, not only mentions (`/channel enable`). */
-export interface EnabledChannel {
+interface EnabledChannel {
   readonly guildId: string
   readonly channelId: string
   readonly enabledBy: string | undefined
   readonly enabledAt: number
 }
 
-export interface EnabledChannelStoreShape {
+interface EnabledChannelStoreShape {
   /** Idempotent: enabling an enabled channel keeps the first record. */
   readonly enable: (guildId: string, channelId: string, enabledBy?: string) => Effect.Effect<void, StoreError>
   /** True when the channel was enabled. */

@@ -5,7 +5,7 @@ import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
 
 /** A server's own default image tags (`/image-tags`), in place of IMAGE_DEFAULT_*_TAGS. */
-export interface GuildImageTags {
+interface GuildImageTags {
   readonly positive: string
   readonly negative: string
 }

@@ -51,7 +51,7 @@ const decodeHeaders = Schema.decodeUnknownEither(HeadersJson)
 const headersContext = (guildId: string, key: string): string => `guild_mcp_servers/${guildId}/${key}`
 
 /** A URL's readable part (the origin) and the part that may carry a secret (path, query, fragment). */
-export const splitUrl = (url: string): { readonly origin: string; readonly rest: string } => {
+const splitUrl = (url: string): { readonly origin: string; readonly rest: string } => {
   const parsed = new URL(url)
   const href = url.startsWith(parsed.origin) ? url : parsed.href
   return { origin: parsed.origin, rest: href.slice(parsed.origin.length) }
@@ -120,7 +120,7 @@ const storage = (operation: string) => (cause: unknown) =>
   })
 
 /** Why a registration is refused before it reaches the database, if it is. */
-export const validateRegistration = (config: GuildMcpServerConfig): GuildMcpRegistryError | undefined => {
+const validateRegistration = (config: GuildMcpServerConfig): GuildMcpRegistryError | undefined => {
   if (config.guildId.trim() === "") return invalid("A guild MCP server needs a guild.")
   if (!NAME_PATTERN.test(config.name)) {
     return invalid(

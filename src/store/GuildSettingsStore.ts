@@ -25,7 +25,7 @@ export const GUILD_CAPABILITIES = [
   "reasoning_as_file"
 ] as const
 
-export type GuildCapability = (typeof GUILD_CAPABILITIES)[number]
+type GuildCapability = (typeof GUILD_CAPABILITIES)[number]
 
 export const isGuildCapability = (name: string): name is GuildCapability =>
   (GUILD_CAPABILITIES as ReadonlyArray<string>).includes(name)
@@ -42,7 +42,7 @@ export const defaultGuildSettings: GuildSettings = {
   reasoning_as_file: false
 }
 
-export interface GuildSettingsStoreShape {
+interface GuildSettingsStoreShape {
   readonly get: (guildId: string) => Effect.Effect<GuildSettings, StoreError>
   readonly isEnabled: (guildId: string, capability: GuildCapability) => Effect.Effect<boolean, StoreError>
   readonly setCapability: (

@@ -6,7 +6,7 @@ import { SharedCooldownError, SharedKeyCooldowns, type SharedKeyCooldownsShape }
 import { DbBigInt } from "./columns"
 
 /** A key as the database knows it: its SHA-256, never the key. */
-export const keyFingerprint = (key: Redacted.Redacted<string>): string =>
+const keyFingerprint = (key: Redacted.Redacted<string>): string =>
   createHash("sha256").update(`loopcord-api-key:${Redacted.value(key)}`).digest("hex")
 
 const Row = Schema.Struct({ key_fingerprint: Schema.String, resting_until: DbBigInt })

@@ -8,7 +8,7 @@ import { boundedStore } from "./StoreTimeout"
  * `mute`: the persona ignores the user's messages as triggers (context unchanged).
  * `block`: also replaces the user's messages in context by a notice (docs/architecture.md, Persona blocks).
  */
-export type BlockMode = "mute" | "block"
+type BlockMode = "mute" | "block"
 
 /** Bounds of one block, in whole hours (1 hour to 30 days). */
 export const MIN_BLOCK_HOURS = 1
@@ -31,7 +31,7 @@ export interface PersonaUserBlock {
   readonly expiresAt: number
 }
 
-export interface BlockRequest {
+interface BlockRequest {
   readonly guildId: string
   readonly personaId: string | undefined
   readonly userId: string
@@ -43,7 +43,7 @@ export interface BlockRequest {
   readonly blockedBy?: string | undefined
 }
 
-export interface PersonaBlockStoreShape {
+interface PersonaBlockStoreShape {
   /** Creates or replaces the user's block for this persona; expiry = Clock now + hours. */
   readonly block: (request: BlockRequest) => Effect.Effect<PersonaUserBlock, StoreError>
   /** Removes the user's block; the removed one when it was still active. */

@@ -9,7 +9,7 @@ import { CredentialConfig } from "../config/CredentialConfig"
  * bound to where it is stored (the AAD `context`), so a sealed value copied into another row
  * does not open there.
  */
-export const SEALED_PREFIX = "lcs1."
+const SEALED_PREFIX = "lcs1."
 
 const IV_BYTES = 12
 const TAG_BYTES = 16
@@ -38,7 +38,7 @@ export class SecretUnreadableError extends Data.TaggedError("SecretUnreadableErr
   }
 }
 
-export interface OpenedSecret {
+interface OpenedSecret {
   readonly plain: Redacted.Redacted<string>
   /** The same secret sealed under the current key, when it was sealed under the previous one: store it back. */
   readonly resealed: Option.Option<string>

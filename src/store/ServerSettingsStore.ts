@@ -60,8 +60,8 @@ export interface ServerSettings {
   readonly access: ServerAccess
 }
 
-export const APPROVAL_RULE_KINDS = ["tool", "mcp_server"] as const
-export type ApprovalRuleKind = (typeof APPROVAL_RULE_KINDS)[number]
+const APPROVAL_RULE_KINDS = ["tool", "mcp_server"] as const
+type ApprovalRuleKind = (typeof APPROVAL_RULE_KINDS)[number]
 
 /** A tool (by name) or every tool of one MCP server that waits for Approve / Deny. */
 export interface ApprovalRule {
@@ -77,9 +77,9 @@ export const defaultServerSettings: ServerSettings = {
 }
 
 /** What adding to a bounded list did. */
-export type AddOutcome = "added" | "already_there" | "full"
+type AddOutcome = "added" | "already_there" | "full"
 
-export interface ServerSettingsStoreShape {
+interface ServerSettingsStoreShape {
   readonly get: (guildId: string) => Effect.Effect<ServerSettings, StoreError>
   /** The chain set for the first of `channelIds` that has one (a thread, then its channel). */
   readonly channelModels: (guildId: string, channelIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string> | undefined, StoreError>

@@ -17,7 +17,7 @@ import { boundedStore } from "./StoreTimeout"
  */
 
 /** DMs have no server: they share this scope (their quotas count all DMs together). */
-export const DM_SCOPE = "dm"
+const DM_SCOPE = "dm"
 
 export const DAY_MS = 86_400_000
 
@@ -34,7 +34,7 @@ export interface AdmissionLimits {
   readonly userDailyQuota: number
 }
 
-export const limitsOff = (limits: AdmissionLimits): boolean =>
+const limitsOff = (limits: AdmissionLimits): boolean =>
   limits.cooldownMs <= 0 && limits.serverDailyQuota <= 0 && limits.userDailyQuota <= 0
 
 export type AdmissionRow = Data.TaggedEnum<{
@@ -44,12 +44,12 @@ export type AdmissionRow = Data.TaggedEnum<{
 export const AdmissionRow = Data.taggedEnum<AdmissionRow>()
 
 /** Server-paid turns of today (UTC) that count: running or committed. */
-export interface AdmissionCounts {
+interface AdmissionCounts {
   readonly serverTurns: number
   readonly userTurns: number
 }
 
-export interface ServerTurnAdmissionStoreShape {
+interface ServerTurnAdmissionStoreShape {
   /** Checks the cooldown, then the server quota, then the user quota, and reserves a unit; atomic. */
   readonly admit: (request: AdmissionRequest, limits: AdmissionLimits) => Effect.Effect<AdmissionRow, StoreError>
   readonly commit: (admissionId: string) => Effect.Effect<void, StoreError>

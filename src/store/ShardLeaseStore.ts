@@ -13,7 +13,7 @@ export interface ShardLeaseConflict {
   readonly ageMs: number
 }
 
-export interface ShardLeaseStoreShape {
+interface ShardLeaseStoreShape {
   /**
    * Renews `holder`'s leases of `ids` (out of `count` shards) and returns the leases other holders
    * renewed within `liveForMs`: the same shards (overlapping shard lists), or any shard under a

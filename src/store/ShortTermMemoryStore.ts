@@ -38,7 +38,7 @@ export const memoryScopeOf = (place: MemoryPlace, serverWide: boolean): MemorySc
 /** Category name → text (e.g. `summary`, `scene_state`). */
 export type ShortTermMemory = Readonly<Record<string, string>>
 
-export interface ShortTermMemoryStoreShape {
+interface ShortTermMemoryStoreShape {
   /** The scope's map for the persona (`undefined` = the default persona); `{}` when never written. */
   readonly get: (scope: MemoryScope, personaId: string | undefined) => Effect.Effect<ShortTermMemory, StoreError>
   /** Replaces the whole map (categories left out are dropped); `{}` clears it. */
@@ -52,7 +52,7 @@ export interface ShortTermMemoryStoreShape {
 const STORE = "ShortTermMemoryStore"
 
 /** The `scope_key` column; `server:` is where migration 2 put the per-server memory of before. */
-export const scopeKey = (scope: MemoryScope): string => {
+const scopeKey = (scope: MemoryScope): string => {
   switch (scope.kind) {
     case "channel":
       return `channel:${scope.guildId}:${scope.channelId}`

@@ -28,10 +28,10 @@ export type CredentialProblem = Data.TaggedEnum<{
 export const CredentialProblem = Data.taggedEnum<CredentialProblem>()
 
 /** Tells a user about a problem with their key, privately; never fails, never holds up the turn. */
-export type TellOwner = (userId: string, problem: CredentialProblem) => Effect.Effect<void>
+type TellOwner = (userId: string, problem: CredentialProblem) => Effect.Effect<void>
 
 /** The same problem is told to the same owner at most once per this window. */
-export const TELL_OWNER_WINDOW_MS = 60 * 60 * 1000
+const TELL_OWNER_WINDOW_MS = 60 * 60 * 1000
 /** Bound of the remembered (owner, problem) pairs. */
 const MAX_REMEMBERED = 10_000
 

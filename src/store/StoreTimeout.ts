@@ -11,7 +11,7 @@ export class StoreTimeout extends Context.Reference<StoreTimeout>()("loopcord/st
 }) {}
 
 /** What a store call that hit the deadline fails with, in the store's own error type. */
-export type TimedOut<E> = (operation: string, detail: string) => E
+type TimedOut<E> = (operation: string, detail: string) => E
 
 /** The methods of a store service: every one returns an Effect failing with the store's error. */
 type StoreMethods<S, E> = { readonly [K in keyof S]: (...args: ReadonlyArray<never>) => Effect.Effect<unknown, E> }
@@ -53,7 +53,7 @@ export const withStoreTimeout = <S extends StoreMethods<S, E>, E>(
   })
 
 /** The timeout error of the stores that fail with `StoreError`. */
-export const storeTimedOut = (store: string): TimedOut<StoreError> => (operation, detail) =>
+const storeTimedOut = (store: string): TimedOut<StoreError> => (operation, detail) =>
   new StoreError({ store, operation, reason: "timeout", detail })
 
 /** A `StoreError` store's constructor with every method bounded: what each store layer builds. */

@@ -6,13 +6,13 @@ import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
 
 /** How often one tool succeeded in one guild (`tool_used`: successful, unblocked calls outside DMs). */
-export interface ToolUsageCount {
+interface ToolUsageCount {
   readonly toolName: string
   readonly uses: number
   readonly lastUsedAt: number
 }
 
-export interface ToolUsageStoreShape {
+interface ToolUsageStoreShape {
   /** Counts one successful call; DMs (no guild) are not counted. */
   readonly record: (toolName: string, guildId: string | undefined) => Effect.Effect<void, StoreError>
   /** Most used first (ties: most recently used first), at most `limit` (default 10). */

@@ -25,15 +25,15 @@ export interface UsageTotals {
 }
 
 /** Whose usage: one user's (everywhere) or one server's (every user). */
-export type UsageScope = { readonly userId: string } | { readonly guildId: string }
+type UsageScope = { readonly userId: string } | { readonly guildId: string }
 
 /** At most this many days are read back, and kept. */
 export const MAX_USAGE_DAYS = 90
 
 /** The oldest day still inside the window on `today`. */
-export const oldestKeptDay = (today: number): number => today - MAX_USAGE_DAYS + 1
+const oldestKeptDay = (today: number): number => today - MAX_USAGE_DAYS + 1
 
-export interface UsageLedgerStoreShape {
+interface UsageLedgerStoreShape {
   readonly record: (entry: TurnUsage) => Effect.Effect<void, StoreError>
   /** The last `days` UTC days (today included), newest first. */
   readonly totals: (scope: UsageScope, days: number) => Effect.Effect<ReadonlyArray<UsageTotals>, StoreError>

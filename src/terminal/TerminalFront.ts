@@ -19,7 +19,7 @@ import { TerminalApprovals } from "./TerminalApprovals"
 import { makeTerminalSink, TERMINAL_REPLY_CAPACITY } from "./TerminalSink"
 
 /** The terminal is one conversation: one channel. */
-export const TERMINAL_CHANNEL = "terminal"
+const TERMINAL_CHANNEL = "terminal"
 const TERMINAL_USER = "terminal-user"
 
 /** Images `/attach` may queue for one message. */

@@ -7,7 +7,7 @@ import { locatorOf, type MediaLibraryShape } from "../media/MediaLibrary"
 import { type MediaOutlet, MediaDeliveryError } from "../tools/MediaOutlet"
 
 /** An image file given with `--image` or `/attach` cannot be used. */
-export class AttachmentError extends Data.TaggedError("AttachmentError")<{ readonly path: string; readonly detail: string }> {
+class AttachmentError extends Data.TaggedError("AttachmentError")<{ readonly path: string; readonly detail: string }> {
   override get message(): string {
     return `cannot attach ${this.path}: ${this.detail}`
   }

@@ -18,7 +18,7 @@ export class TerminalOutput extends Context.Tag("loopcord/terminal/TerminalOutpu
 }
 
 /** How long an exit waits for stdout and stderr to take what was written (a reader that stopped reading). */
-export const STDIO_FLUSH_TIMEOUT_MS = 30_000
+const STDIO_FLUSH_TIMEOUT_MS = 30_000
 
 /**
  * Calls `done` once stdout and stderr have handed everything written to the OS, or after

@@ -2,7 +2,7 @@ import { type Context, Effect, Ref } from "effect"
 import type { ResponseSink } from "../loop/ResponseSink"
 import { dim, renderNotice, renderToolActivity } from "./render"
 
-export interface TerminalSinkOptions {
+interface TerminalSinkOptions {
   /** Reply text goes here as it streams. */
   readonly text: (chunk: string) => Effect.Effect<void>
   /** Notices and tool status lines go here. */
@@ -22,7 +22,7 @@ interface State {
   readonly cursor: "start" | "text" | "tool"
 }
 
-export interface TerminalSink {
+interface TerminalSink {
   readonly sink: Context.Tag.Service<ResponseSink>
   /** Ends the reply's last line (call once the turn is over). */
   readonly endLine: Effect.Effect<void>

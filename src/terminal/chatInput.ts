@@ -10,7 +10,7 @@ import { isatty } from "node:tty"
  *   service manager) or closed. The chat would read end of input at once and exit 0, and a
  *   restart policy would start it again forever.
  */
-export type ChatInput = "terminal" | "piped" | "none"
+type ChatInput = "terminal" | "piped" | "none"
 
 /** The rule, on what fstat(0) said (undefined: no stdin at all). */
 export const classifyChatInput = (stats: Pick<Stats, "isFIFO" | "isSocket" | "isFile"> | undefined, tty: boolean): ChatInput => {

@@ -35,7 +35,7 @@ const localServerCandidates = Config.option(Config.string("LOOPCORD_LOCAL_MODEL_
 )
 
 /** What a first start runs with: settings standing in for the missing ones, and the lines said first. */
-export interface FirstStart {
+interface FirstStart {
   readonly settings: ReadonlyMap<string, string>
   readonly banner: ReadonlyArray<string>
 }
@@ -46,7 +46,7 @@ export const DEMO_BANNER: ReadonlyArray<string> = [
   "or start a local model server and run npm start again. npm start -- --help lists every setting; add DISCORD_TOKEN for the Discord bot."
 ]
 
-export const foundBanner = (server: FoundServer): ReadonlyArray<string> => {
+const foundBanner = (server: FoundServer): ReadonlyArray<string> => {
   const [model] = server.models
   const others = server.models.length - 1
   return [
@@ -57,7 +57,7 @@ export const foundBanner = (server: FoundServer): ReadonlyArray<string> => {
 }
 
 /** The settings a found server stands in for: its OpenAI-compatible API, its loaded model, its others allowed. */
-export const foundSettings = (server: FoundServer): ReadonlyMap<string, string> =>
+const foundSettings = (server: FoundServer): ReadonlyMap<string, string> =>
   new Map([
     ["LLM_PROVIDER", "openai-compatible"],
     ["LLM_BASE_URL", `${server.origin}/v1`],

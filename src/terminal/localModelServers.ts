@@ -7,7 +7,7 @@ import { get as httpGet } from "node:http"
  * `/v1`; each is asked which models it has, the loaded one first.
  */
 
-export type LocalServerKind = "ollama" | "lmstudio" | "llamacpp"
+type LocalServerKind = "ollama" | "lmstudio" | "llamacpp"
 
 export interface LocalServerCandidate {
   readonly kind: LocalServerKind
@@ -24,7 +24,7 @@ export interface FoundServer {
   readonly models: ReadonlyArray<string>
 }
 
-export const LOCAL_SERVER_LABELS: Readonly<Record<LocalServerKind, string>> = {
+const LOCAL_SERVER_LABELS: Readonly<Record<LocalServerKind, string>> = {
   ollama: "Ollama",
   lmstudio: "LM Studio",
   llamacpp: "llama.cpp"
@@ -38,7 +38,7 @@ export const DEFAULT_LOCAL_SERVERS: ReadonlyArray<LocalServerCandidate> = [
 ]
 
 /** Every probe together, answers included, takes at most this long. */
-export const PROBE_BUDGET = Duration.millis(500)
+const PROBE_BUDGET = Duration.millis(500)
 /** A model list is small; a server that sends more is not one of these. */
 const MAX_BODY_BYTES = 256 * 1024
 /** Models offered at most (the rest of a huge local library is not listed). */

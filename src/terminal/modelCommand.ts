@@ -2,7 +2,7 @@ import { Either } from "effect"
 import { describeAllowed, type ModelChoices, parseModelChain } from "../config/ModelChoiceConfig"
 
 /** What `/model …` in the terminal chat did: the chain from now on (undefined: the default) and the line shown. */
-export interface TerminalModelChange {
+interface TerminalModelChange {
   readonly chain: ReadonlyArray<string> | undefined
   readonly line: string
 }

@@ -3,7 +3,7 @@ import type { TokenUsage } from "../domain/TokenUsage"
 import type { TurnResult } from "../domain/TurnResult"
 
 /** Usage with every key present (0 when the vendor reported no such detail), so consumers see one shape. */
-export const usageReport = (usage: TokenUsage) => ({
+const usageReport = (usage: TokenUsage) => ({
   inputTokens: usage.inputTokens,
   outputTokens: usage.outputTokens,
   totalTokens: usage.totalTokens,
@@ -13,7 +13,7 @@ export const usageReport = (usage: TokenUsage) => ({
 })
 
 /** What the context budget did: the window, the last pass's prompt tokens, what was elided or cut. */
-export const contextReport = (context: ContextReport) => ({
+const contextReport = (context: ContextReport) => ({
   window: context.window,
   windowSource: context.windowSource,
   promptTokens: context.promptTokens,

@@ -18,7 +18,7 @@ interface ChannelWindows {
 /** Channel → its windows; Map order is the order of the last extension (oldest first). */
 type Windows = ReadonlyMap<string, ChannelWindows>
 
-export interface AffordanceBounds {
+interface AffordanceBounds {
   readonly ttl?: Duration.DurationInput
   readonly maxChannels?: number
   readonly maxToolsPerChannel?: number

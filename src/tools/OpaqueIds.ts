@@ -12,12 +12,12 @@ export class OpaqueIds extends Context.Tag("loopcord/tools/OpaqueIds")<OpaqueIds
 }>() {}
 
 /** Argument keys that carry opaque ids. */
-export const OPAQUE_ID_KEYS = ["media_id"] as const
+const OPAQUE_ID_KEYS = ["media_id"] as const
 
-export const originalKey = (key: string): string => `__original_${key}`
+const originalKey = (key: string): string => `__original_${key}`
 
 /** Resolution failed: the reason fed back to the model. */
-export interface UnknownOpaqueId {
+interface UnknownOpaqueId {
   readonly key: string
   readonly id: string
 }

@@ -3,7 +3,7 @@ import type { TurnOrigin } from "../domain/TurnOrigin"
 import type { TurnState } from "./TurnState"
 
 /** A progress notice a tool shows the user while it works (e.g. "Fetching https://…"). */
-export type ProgressNotice = (text: string) => Effect.Effect<void>
+type ProgressNotice = (text: string) => Effect.Effect<void>
 
 /**
  * What a tool knows about the call it serves: the turn's TurnOrigin (ids only, never the Discord

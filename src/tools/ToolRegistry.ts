@@ -14,7 +14,7 @@ import { OpaqueIds, resolveOpaqueIds, unknownIdMessage } from "./OpaqueIds"
 import { invalidToolReason, TOOL_NAME_PATTERN } from "./toolValidation"
 
 /** A registration was refused: duplicate name, invalid definition, alias to nothing. */
-export class ToolRegistrationError extends Data.TaggedError("ToolRegistrationError")<{
+class ToolRegistrationError extends Data.TaggedError("ToolRegistrationError")<{
   readonly tool: string
   readonly reason: "duplicate" | "invalid" | "unknown_alias_target"
   readonly detail: string
@@ -25,7 +25,7 @@ export class ToolRegistrationError extends Data.TaggedError("ToolRegistrationErr
 }
 
 /** One dispatch, kept in a bounded history (max 1000, trimmed to the last 900). */
-export interface ToolExecutionRecord {
+interface ToolExecutionRecord {
   readonly name: string
   readonly args: ToolArgs
   readonly success: boolean

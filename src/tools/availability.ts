@@ -7,10 +7,10 @@ import type { AvailabilityContext, Tool } from "./Tool"
  */
 
 /** Engine names of the global search MCP servers: internal to web_search, never declared to the model. */
-export const HIDDEN_GLOBAL_MCP_NAMES: ReadonlySet<string> = new Set(["web-search", "iask-search", "monica-search"])
+const HIDDEN_GLOBAL_MCP_NAMES: ReadonlySet<string> = new Set(["web-search", "iask-search", "monica-search"])
 
 /** Why a tool may or may not be used right now. */
-export type Availability =
+type Availability =
   | { readonly _tag: "Available" }
   /** `isAvailableFor(provider)` is false: static provider support. */
   | { readonly _tag: "UnsupportedProvider" }
@@ -47,7 +47,7 @@ const isHiddenBuiltin = (tool: Tool, guild: GuildToolSet): boolean =>
   !isGlobalMcp(tool) && guild.hiddenBuiltins.includes(tool.name)
 
 /** The tools a turn may use before assembly, plus what was left out and why (for warnings). */
-export interface TurnToolSelection {
+interface TurnToolSelection {
   readonly tools: ReadonlyArray<Tool>
   /** Guild tools dropped because a built-in or global tool already has the name. */
   readonly collisions: ReadonlyArray<string>

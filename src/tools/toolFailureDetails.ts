@@ -6,7 +6,7 @@
 /** Longest details block a hidden notice carries. */
 export const FAILURE_DETAILS_MAX_CHARS = 1800
 
-export const REDACTED = "[redacted]"
+const REDACTED = "[redacted]"
 
 /** Name segments that mark a credential: `api_key`, `accessToken`, `client-secret`, `Authorization`… */
 const CREDENTIAL_SEGMENTS: ReadonlySet<string> = new Set([

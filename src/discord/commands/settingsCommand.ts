@@ -16,7 +16,7 @@ import { describeTriggers } from "./triggersCommand"
 /** Discord's limit on one embed field's value. */
 const FIELD_VALUE = 1024
 
-export interface EffectiveSettings {
+interface EffectiveSettings {
   readonly server: ServerSettings
   readonly channelModels: ReadonlyArray<string> | undefined
   readonly approvals: ReadonlyArray<ApprovalRule>
@@ -28,7 +28,7 @@ export interface EffectiveSettings {
 }
 
 /** The server's effective settings as one embed (pure). */
-export const settingsEmbed = (settings: EffectiveSettings): APIEmbed => ({
+const settingsEmbed = (settings: EffectiveSettings): APIEmbed => ({
   color: 0x5865f2,
   title: "This server's bot settings",
   fields: [

@@ -7,7 +7,7 @@ import { initialTurnFlags } from "../../tools/TurnState"
 import { clip } from "../discordLimits"
 
 /** The provider and primary model a turn in this channel would use. */
-export interface ModelRoute {
+interface ModelRoute {
   readonly provider: string
   readonly model: string
 }

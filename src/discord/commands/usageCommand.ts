@@ -7,7 +7,7 @@ import { UsageLedgerStore, type UsageTotals } from "../../store/UsageLedgerStore
 import { CommandError, requireGuild, requirePermission } from "./commandReply"
 
 /** Days `/usage` shows (today included). */
-export const USAGE_DAYS = 7
+const USAGE_DAYS = 7
 
 const sourceLabel: Readonly<Record<CredentialSource, string>> = {
   personal: "own key",

@@ -4,9 +4,8 @@ import type { ConversionReply, ConversionRequest, HtmlPage } from "./conversionM
 import { type Conversion, convertHtml, type ConvertOptions } from "./convertHtml"
 import { decodeBody } from "./decodeBody"
 
-export type { HtmlPage } from "./conversionMessages"
 
-export interface HtmlConverterOptions {
+interface HtmlConverterOptions {
   /**
    * Pages shorter than this (characters of text, or bytes of a body) convert on the calling thread: up to here a
    * conversion takes a few milliseconds (test/bench/fetchUrl.bench.ts), less than a round trip
@@ -23,7 +22,7 @@ export interface HtmlConverterOptions {
   readonly workerHeapMb: number
 }
 
-export const defaultHtmlConverterOptions: HtmlConverterOptions = {
+const defaultHtmlConverterOptions: HtmlConverterOptions = {
   inlineBelowChars: 64 * 1024,
   workers: 2,
   maxQueued: 16,
@@ -32,7 +31,7 @@ export const defaultHtmlConverterOptions: HtmlConverterOptions = {
 }
 
 /** A page could not be converted: the converter is saturated, too slow, or its worker died. */
-export class HtmlConversionError extends Data.TaggedError("HtmlConversionError")<{
+class HtmlConversionError extends Data.TaggedError("HtmlConversionError")<{
   readonly reason: "busy" | "timeout" | "worker_failed"
   readonly detail: string
 }> {

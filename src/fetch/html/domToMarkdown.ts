@@ -49,7 +49,7 @@ interface TableState {
   row: Array<string> | undefined
 }
 
-export interface MarkdownResult {
+interface MarkdownResult {
   readonly markdown: string
   readonly truncated: boolean
 }

@@ -1,7 +1,7 @@
 import { parseHTML } from "linkedom"
 import { type Conversion, convertHtml, type ConvertOptions } from "./convertHtml"
 
-export { type Conversion, CONVERTER_LIMITS, type ConversionMode } from "./convertHtml"
+export { CONVERTER_LIMITS } from "./convertHtml"
 
 /**
  * `convertHtml` with linkedom loaded: what the conversion worker thread runs. The main thread

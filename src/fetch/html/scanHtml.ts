@@ -19,7 +19,7 @@ const IMPLIED_END = new Set([
 /** Content is text up to the matching end tag. */
 export const RAW_TEXT = new Set(["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext"])
 
-export interface HtmlShape {
+interface HtmlShape {
   readonly elements: number
   /** Character references in text: DOM parsers make a text node around each. */
   readonly references: number

@@ -27,7 +27,7 @@ import { summarizeExchanges } from "./summarizeExchanges"
  * raw count is within 0.8–1.7× of real tokenizers), then the ratio of the prompt tokens it
  * reported to the raw count of the request it answered.
  */
-export interface ContextBudget {
+interface ContextBudget {
   /** The request cut to fit the model's window (the request itself when it fits or no window is known). */
   readonly fit: (request: GenerationRequest) => Effect.Effect<GenerationRequest>
   /** After a pass: `retry` when it was refused for its length and may be sent again, smaller. */
@@ -36,19 +36,19 @@ export interface ContextBudget {
 }
 
 /** A pass refused for its length is retried at most this often (then the attempt fails). */
-export const MAX_OVERFLOW_RETRIES = 2
+const MAX_OVERFLOW_RETRIES = 2
 /** The factor before any report: the raw estimate is at worst ~0.8× a real tokenizer's count (JSON with hashes). */
-export const UNCALIBRATED_FACTOR = 1.25
+const UNCALIBRATED_FACTOR = 1.25
 const MIN_FACTOR = 0.6
 const MAX_FACTOR = 4
 /** A refusal that says neither the window nor the prompt's size shrinks the budget by this much. */
 const BLIND_TIGHTENING = 0.75
-export const MAX_OUTPUT_RESERVE = 4_096
+const MAX_OUTPUT_RESERVE = 4_096
 
-export const outputReserve = (window: number, maxOutputTokens: number | undefined): number =>
+const outputReserve = (window: number, maxOutputTokens: number | undefined): number =>
   maxOutputTokens ?? Math.min(MAX_OUTPUT_RESERVE, Math.floor(window / 8))
 
-export const safetyMargin = (window: number): number => Math.max(256, Math.ceil(window * 0.05))
+const safetyMargin = (window: number): number => Math.max(256, Math.ceil(window * 0.05))
 
 interface BudgetState {
   readonly window: ModelWindow | undefined | "unknown"

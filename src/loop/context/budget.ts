@@ -50,7 +50,7 @@ export interface BudgetInput {
   readonly summary?: { readonly covers: number; readonly text: string } | undefined
 }
 
-export interface CutReport {
+interface CutReport {
   readonly keptChars: number
   readonly totalChars: number
 }
@@ -95,15 +95,15 @@ const MIN_QUESTION_CHARS = 200
 const thousands = (value: number) => value.toLocaleString("en-US")
 
 /** The marker inside an elided result. */
-export const elisionMarker = (tool: string, omitted: number, total: number): string =>
+const elisionMarker = (tool: string, omitted: number, total: number): string =>
   `\n\n[… ${thousands(omitted)} of ${thousands(total)} characters of this ${tool} result were left out to fit the model's context window. Call ${tool} again if you need them. …]\n\n`
 
 /** The marker at the end of a cut newest result. */
-export const cutResultMarker = (tool: string, cut: number, total: number): string =>
+const cutResultMarker = (tool: string, cut: number, total: number): string =>
   `\n\n[… the rest of this result (${thousands(cut)} of ${thousands(total)} characters) was cut to fit the model's context window. Call ${tool} again with narrower arguments to read more. …]`
 
 /** The marker inside a cut message (its start and end are kept). */
-export const cutMessageMarker = (cut: number, total: number): string =>
+const cutMessageMarker = (cut: number, total: number): string =>
   `\n\n[… ${thousands(cut)} of ${thousands(total)} characters of this message were left out: it is longer than the model's context window allows. …]\n\n`
 
 const withResult = (entry: ToolHistoryEntry, text: string): ToolHistoryEntry => {
@@ -148,7 +148,7 @@ const exchangeResultTokens = (exchange: Exchange) => exchange.entries.reduce((to
 const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`
 
 /** The note that tells the model what the request leaves out. */
-export const contextNote = (facts: {
+const contextNote = (facts: {
   readonly elided: number
   readonly droppedExchanges: ReadonlyArray<Exchange>
   readonly summarized: number
@@ -173,7 +173,7 @@ export const contextNote = (facts: {
 }
 
 /** The message that carries a summary of the turn's first exchanges. */
-export const summaryMessage = (covers: number, text: string): ChatMessage => ({
+const summaryMessage = (covers: number, text: string): ChatMessage => ({
   role: "system",
   content: `[Summary of the first ${plural(covers, "tool call", "tool calls")} of this turn (left out to fit the model's context window):]\n${text}`
 })

@@ -14,9 +14,9 @@ import { textTokens } from "./tokenEstimate"
  * budget then leaves those exchanges out, as `elide` does).
  */
 
-export const SUMMARY_DEADLINE = Duration.seconds(90)
+const SUMMARY_DEADLINE = Duration.seconds(90)
 /** Longest summary kept, in characters (the model is asked for far less). */
-export const MAX_SUMMARY_CHARS = 6_000
+const MAX_SUMMARY_CHARS = 6_000
 
 const SUMMARY_SYSTEM =
   "You condense tool results for your own later use. Write a compact summary of the tool calls below: " +

@@ -18,10 +18,10 @@ import { callArguments, preToolText, toolImages, toolResultText } from "../../pr
  */
 
 /** Tokens an image costs a vision model, about (OpenAI high detail ~765, Anthropic ~1600, Gemini 258). */
-export const IMAGE_TOKENS = 1_000
+const IMAGE_TOKENS = 1_000
 /** Framing of a message (role, separators) and of a tool exchange (ids, names, wrappers). */
 export const MESSAGE_OVERHEAD = 4
-export const EXCHANGE_OVERHEAD = 12
+const EXCHANGE_OVERHEAD = 12
 
 /** ASCII character classes: 1 upper-case letter, 2 lower-case letter, 3 digit, 4 white space, 5 punctuation. */
 const ASCII_CLASS = new Uint8Array(128)
@@ -123,8 +123,6 @@ export const callTokens = (entry: ToolHistoryEntry): number =>
   memoised(entry, () =>
     textTokens(entry.functionCall.name) + textTokens(JSON.stringify(callArguments(entry)) ?? "") +
     textTokens(preToolText(entry) ?? "") + EXCHANGE_OVERHEAD)
-
-export const entryTokens = (entry: ToolHistoryEntry): number => callTokens(entry) + resultTokens(entry)
 
 /** A tool declaration: name, description and JSON schema. */
 export const declarationTokens = (tool: ToolDeclaration): number =>

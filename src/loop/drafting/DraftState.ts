@@ -16,7 +16,7 @@ export const MAX_TOOL_CORRECTIONS = 2
 export const HELD_PROSE_MAX_CHARS = 20_000
 
 /** Remembered tool requests per turn (each kind); the oldest is forgotten beyond this. */
-export const REMEMBERED_REQUESTS_MAX = 200
+const REMEMBERED_REQUESTS_MAX = 200
 
 /** What the next author pass is told after a reviewer asked for a revision. */
 export interface RevisionNote {
@@ -25,7 +25,7 @@ export interface RevisionNote {
 }
 
 /** A request that ran successfully this turn: an identical one is answered with this, not re-run. */
-export interface RememberedSuccess {
+interface RememberedSuccess {
   readonly payload: unknown
   readonly endTurn: boolean
   readonly imageMetadata?: ImageMetadata
@@ -62,7 +62,7 @@ export interface DraftState {
   readonly toolBudgetNoticeSent: boolean
 }
 
-export const initialDraftState: DraftState = {
+const initialDraftState: DraftState = {
   parts: [],
   passText: "",
   heldChars: 0,

@@ -11,7 +11,7 @@ export const VERDICT_PROTOCOL =
   '"feedback" is required for "revise" (say precisely what must change) and optional otherwise.'
 
 /** Feedback longer than this is cut: it is replayed to the author, so it must stay bounded. */
-export const FEEDBACK_MAX_CHARS = 2_000
+const FEEDBACK_MAX_CHARS = 2_000
 
 export interface ReviewVerdict {
   readonly verdict: "approve" | "revise" | "cancel"

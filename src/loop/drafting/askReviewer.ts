@@ -8,20 +8,20 @@ import { TurnSignals } from "../TurnSignals"
 import { decodeVerdict, type ReviewVerdict } from "./ReviewVerdict"
 
 /** A verdict is a short JSON object; an answer longer than this is garbage, and is not read further. */
-export const REVIEW_ANSWER_MAX_CHARS = 8_000
+const REVIEW_ANSWER_MAX_CHARS = 8_000
 
 /** Why a review produced no verdict; the draft (or tool request) then goes ahead unreviewed. */
-export type Unreviewed = "first_token_timeout" | "inactivity_timeout" | "garbage" | "provider_error"
+type Unreviewed = "first_token_timeout" | "inactivity_timeout" | "garbage" | "provider_error"
 
 /** How asking the reviewer ended. */
-export type ReviewAnswer = Data.TaggedEnum<{
+type ReviewAnswer = Data.TaggedEnum<{
   Answered: { readonly verdict: ReviewVerdict; readonly usage: TokenUsage | undefined }
   Unanswered: { readonly why: Unreviewed; readonly detail: string; readonly usage: TokenUsage | undefined }
   /** /kill (or a registered stop) arrived before or during the review. */
   Killed: {}
 }>
 
-export const ReviewAnswer = Data.taggedEnum<ReviewAnswer>()
+const ReviewAnswer = Data.taggedEnum<ReviewAnswer>()
 
 interface Heard {
   readonly text: string

@@ -8,7 +8,7 @@ export const PENDING_NARRATION_NOTE =
   "and will be posted together with what you write now: continue from it, do not repeat it.]"
 
 /** Told to the author after a reviewer asked for a revision: the feedback and the previous draft. */
-export const revisionInstruction = (revision: RevisionNote): string =>
+const revisionInstruction = (revision: RevisionNote): string =>
   "[A reviewer read your draft reply before anyone saw it and asked for a revision; nothing of it was posted. " +
   "Write the complete reply again with the feedback applied. The tool results above are real and still valid: " +
   "do not call those tools again for what they already answered.]\n" +

@@ -12,16 +12,16 @@ import { discardPending } from "./holdingSink"
 import { responseReviewRequest } from "./reviewRequests"
 
 /** What completing a pending response decided. */
-export type Completion = Data.TaggedEnum<{
+type Completion = Data.TaggedEnum<{
   /** The reviewer asked for a revision: the pending reply is cleared, the loop goes on. */
   Revise: {}
   /** The turn ends with this status and text (`deliveryFailed`: the destination refused it). */
   Finished: { readonly status: TurnStatus; readonly text: string; readonly deliveryFailed: DeliveryError | undefined }
 }>
 
-export const Completion = Data.taggedEnum<Completion>()
+const Completion = Data.taggedEnum<Completion>()
 
-export interface CompleteResponseInput {
+interface CompleteResponseInput {
   readonly draft: DraftAttempt
   /** The status and text the turn ends with when nothing is pending (a tool-only turn). */
   readonly status: TurnStatus

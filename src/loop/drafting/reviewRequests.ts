@@ -10,12 +10,12 @@ import { VERDICT_PROTOCOL } from "./ReviewVerdict"
  * What the reviewer is shown. Everything in it came from outside (users, tools, the author
  * model), so every piece is bounded: the reviewer's request stays small whatever the turn grew.
  */
-export const REVIEW_CONVERSATION_MESSAGES = 12
-export const REVIEW_MESSAGE_MAX_CHARS = 1_500
-export const REVIEW_TOOL_RESULTS = 8
-export const REVIEW_TOOL_RESULT_MAX_CHARS = 1_500
-export const REVIEW_INSTRUCTIONS_MAX_CHARS = 4_000
-export const REVIEW_ARGS_MAX_CHARS = 4_000
+const REVIEW_CONVERSATION_MESSAGES = 12
+const REVIEW_MESSAGE_MAX_CHARS = 1_500
+const REVIEW_TOOL_RESULTS = 8
+const REVIEW_TOOL_RESULT_MAX_CHARS = 1_500
+const REVIEW_INSTRUCTIONS_MAX_CHARS = 4_000
+const REVIEW_ARGS_MAX_CHARS = 4_000
 
 const RESPONSE_REVIEWER_SYSTEM =
   "You review a draft reply before it is posted to a chat, on behalf of the people in it. You never write the reply yourself. " +
@@ -47,7 +47,7 @@ const toolResults = (history: ReadonlyArray<ToolHistoryEntry>): string =>
 const section = (tag: string, body: string, attributes = ""): string =>
   body.trim().length === 0 ? "" : `<${tag}${attributes}>\n${body}\n</${tag}>\n`
 
-export interface ReviewRoute {
+interface ReviewRoute {
   readonly model: string
   readonly apiKey: Redacted.Redacted<string> | undefined
 }

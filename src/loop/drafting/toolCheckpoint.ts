@@ -33,7 +33,7 @@ const stableJson = (value: unknown): string => {
  * arguments with blank-trimmed strings and sorted keys, so a request that only differs in
  * spelling is the same request.
  */
-export const requestKey = (canonicalName: string, args: ToolArgs): string => {
+const requestKey = (canonicalName: string, args: ToolArgs): string => {
   const trimmed = (value: unknown): unknown =>
     typeof value === "string"
       ? value.trim()

@@ -20,7 +20,7 @@ interface OutputImage {
 }
 
 /** The first image among a history entry's outputs (SaveImage writes `type: output`). */
-export const outputImage = (entry: unknown): OutputImage | undefined => {
+const outputImage = (entry: unknown): OutputImage | undefined => {
   const outputs = field(entry, "outputs")
   if (typeof outputs !== "object" || outputs === null) return undefined
   const images: Array<OutputImage> = []
@@ -64,7 +64,7 @@ export const jobState = (entry: unknown): { readonly _tag: "Running" } | { reado
  * result is read through `GET /view`. Interrupted (timeout, /kill), the job is taken off the
  * queue. `IMAGE_API_KEY`, when set, is sent as a bearer token (for servers behind a proxy).
  */
-export const make = (settings: ImageSettings, workflow: ComfyWorkflowJson) =>
+const make = (settings: ImageSettings, workflow: ComfyWorkflowJson) =>
   Effect.gen(function*() {
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
     const url = (path: string) => `${settings.baseUrl}${path}`

@@ -46,7 +46,7 @@ const linkFailure = (error: SafeHttpFailure): MediaBackendError => {
  * address policy and its metadata floor, pinned DNS, the byte cap), private addresses allowed
  * only on the configured backend's own host, and an error answer's body is never read.
  */
-export const make = (settings: ImageSettings) =>
+const make = (settings: ImageSettings) =>
   Effect.gen(function*() {
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
     const http = yield* SafeHttp

@@ -2,8 +2,8 @@ import type { ComfyWorkflowJson } from "../../config/ImageConfig"
 import type { ImageCapabilities } from "./ImageBackend"
 
 /** The placeholders a ComfyUI workflow marks its inputs with. */
-export const COMFY_PLACEHOLDERS = ["prompt", "negative_prompt", "seed", "width", "height", "denoise", "image", "mask"] as const
-export type ComfyPlaceholder = (typeof COMFY_PLACEHOLDERS)[number]
+const COMFY_PLACEHOLDERS = ["prompt", "negative_prompt", "seed", "width", "height", "denoise", "image", "mask"] as const
+type ComfyPlaceholder = (typeof COMFY_PLACEHOLDERS)[number]
 
 /** Placeholders whose whole-string use becomes a number (KSampler seed, latent size, denoise). */
 const NUMERIC: ReadonlySet<ComfyPlaceholder> = new Set(["seed", "width", "height", "denoise"])
@@ -50,7 +50,7 @@ export const comfyCapabilities = (workflow: ComfyWorkflowJson): ImageCapabilitie
   }
 }
 
-export type ComfyValues = Readonly<Record<ComfyPlaceholder, string | number>>
+type ComfyValues = Readonly<Record<ComfyPlaceholder, string | number>>
 
 /**
  * The workflow with its placeholders filled: a string that is exactly a numeric placeholder

@@ -14,7 +14,7 @@ const NAME = "speech endpoint"
  * `response_format: "opus"` (Ogg Opus, what Discord voice messages are), `instructions` only
  * when `SPEECH_SUPPORTS_INSTRUCTIONS=true`. Whatever comes back must be an Ogg Opus stream.
  */
-export const make = (settings: SpeechSettings, baseUrl: string) =>
+const make = (settings: SpeechSettings, baseUrl: string) =>
   Effect.gen(function*() {
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
     const auth: Record<string, string> = Option.match(settings.apiKey, {

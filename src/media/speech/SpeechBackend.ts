@@ -3,7 +3,7 @@ import type { MediaBackendError } from "../MediaBackendError"
 import type { OggOpusInfo } from "../oggOpus"
 
 /** Synthesized speech: Ogg Opus bytes and what a voice message needs to know about them. */
-export interface SpeechAudio {
+interface SpeechAudio {
   readonly bytes: Uint8Array
   readonly info: OggOpusInfo
 }

@@ -16,9 +16,9 @@ import { withCacheBreakpoints } from "./promptCache"
 
 /** Anthropic Messages API: `POST {baseUrl}/v1/messages` with `stream: true`, decoded from SSE. */
 
-export const providerName = "anthropic"
-export const defaultBaseUrl = "https://api.anthropic.com"
-export const defaultAnthropicVersion = "2023-06-01"
+const providerName = "anthropic"
+const defaultBaseUrl = "https://api.anthropic.com"
+const defaultAnthropicVersion = "2023-06-01"
 /** The `max_tokens` sent when the request sets none (`ANTHROPIC_MAX_OUTPUT_TOKENS`); the API requires one. */
 export const defaultMaxTokens = 8192
 
@@ -42,7 +42,7 @@ export interface AnthropicOptions {
 const messagesUrl = (baseUrl: string): string =>
   /\/v1\/?$/.test(baseUrl) ? joinUrl(baseUrl, "messages") : joinUrl(baseUrl, "v1/messages")
 
-export const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) {
+const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) {
   const client = vendorClient(yield* HttpClient.HttpClient)
   const url = messagesUrl(options.baseUrl ?? defaultBaseUrl)
   const decoderOptions = { provider: providerName, maxRepairChars: options.jsonRepairMaxChars ?? defaultJsonRepairMaxChars }

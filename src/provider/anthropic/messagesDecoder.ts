@@ -49,7 +49,7 @@ type MessagesEvent = typeof MessagesEvent.Type
 
 const decodeEvent = Schema.decodeUnknownEither(MessagesEvent)
 
-export const stopReasonOf = (raw: string): FinishReason => {
+const stopReasonOf = (raw: string): FinishReason => {
   switch (raw) {
     case "end_turn":
     case "stop_sequence":

@@ -11,7 +11,7 @@ interface Turn {
 }
 
 /** `data:` URLs go inline as base64; anything else by URL. */
-export const imageBlock = (image: ImageRef): Block => {
+const imageBlock = (image: ImageRef): Block => {
   const inline = /^data:([^;,]+);base64,(.*)$/s.exec(image.url)
   return inline === null
     ? { type: "image", source: { type: "url", url: image.url } }
@@ -43,7 +43,7 @@ const pushTurn = (turns: Array<Turn>, role: Turn["role"], content: ReadonlyArray
   else turns.push({ role, content: [...content] })
 }
 
-export interface MessagesBodyOptions {
+interface MessagesBodyOptions {
   /** Used when the request sets no `maxOutputTokens` (the API requires one). */
   readonly defaultMaxTokens: number
   readonly extraBody: Readonly<Record<string, unknown>> | undefined

@@ -15,7 +15,7 @@
 import { Predicate } from "effect"
 
 /** Anthropic's limit on `cache_control` blocks per request. */
-export const MAX_CACHE_BREAKPOINTS = 4
+const MAX_CACHE_BREAKPOINTS = 4
 
 const ephemeral = { type: "ephemeral" } as const
 

@@ -30,9 +30,9 @@ export interface ModelWindowsOptions {
  */
 export const DEFAULT_OUTPUT_TOKENS: Partial<Record<ProviderKind, number>> = { anthropic: 8_192 }
 
-export const DEFAULT_DISCOVERY_WAIT = Duration.seconds(2)
-export const DEFAULT_PROBE_TIMEOUT = Duration.seconds(5)
-export const DEFAULT_RETRY_AFTER = Duration.minutes(5)
+const DEFAULT_DISCOVERY_WAIT = Duration.seconds(2)
+const DEFAULT_PROBE_TIMEOUT = Duration.seconds(5)
+const DEFAULT_RETRY_AFTER = Duration.minutes(5)
 
 /** Models remembered at most (learned windows, discovery answers): names come from settings and servers' chains. */
 const MAX_REMEMBERED_MODELS = 512

@@ -21,7 +21,7 @@ import { joinUrl } from "../providerHttp"
  */
 
 /** Ollama's `num_ctx` when neither the Modelfile nor the request sets one. */
-export const OLLAMA_DEFAULT_NUM_CTX = 4_096
+const OLLAMA_DEFAULT_NUM_CTX = 4_096
 
 const MIN_WINDOW = 256
 const MAX_WINDOW = 100_000_000
@@ -69,13 +69,13 @@ const listedModel = (json: unknown, model: string): Record<string, unknown> | un
 }
 
 /** LM Studio `/api/v0/models`: the window the model is loaded with, else its largest. */
-export const lmStudioWindow = (json: unknown, model: string): number | undefined => {
+const lmStudioWindow = (json: unknown, model: string): number | undefined => {
   const entry = listedModel(json, model)
   return entry === undefined ? undefined : windowValue(entry.loaded_context_length) ?? windowValue(entry.max_context_length)
 }
 
 /** An OpenAI-style `/models` list with a window per model (OpenRouter, Together, Groq, vLLM). */
-export const modelListWindow = (json: unknown, model: string): number | undefined => {
+const modelListWindow = (json: unknown, model: string): number | undefined => {
   const entry = listedModel(json, model)
   if (entry === undefined) return undefined
   const top = Predicate.isRecord(entry.top_provider) ? entry.top_provider : {}
@@ -98,7 +98,7 @@ const hostOf = (url: string): string => {
 
 const onHost = (host: string, names: ReadonlyArray<string>) => names.some((name) => host === name || host.endsWith(`.${name}`))
 
-export interface DiscoveryTarget {
+interface DiscoveryTarget {
   /** The OpenAI-compatible base URL, up to the version segment (`http://127.0.0.1:8080/v1`). */
   readonly baseUrl: string
   /** Sent to the model list only (the same host every request of the model goes to). */
@@ -108,10 +108,10 @@ export interface DiscoveryTarget {
 }
 
 /** Whether asking `baseUrl` can tell anything at all. */
-export const mayDiscover = (baseUrl: string): boolean => !onHost(hostOf(baseUrl), SILENT_HOSTS)
+const mayDiscover = (baseUrl: string): boolean => !onHost(hostOf(baseUrl), SILENT_HOSTS)
 
 /** The server's root: the base URL without its `/v1` (where llama.cpp, Ollama and LM Studio answer). */
-export const serverRoot = (baseUrl: string): string => baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")
+const serverRoot = (baseUrl: string): string => baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")
 
 type ReadFailure = "status" | "too large" | "not json" | "timeout"
 

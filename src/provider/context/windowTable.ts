@@ -93,7 +93,7 @@ const TABLE: ReadonlyArray<readonly [prefix: string, tokens: number]> = [
 export const DEFAULT_CONTEXT_TOKENS = 8_192
 
 /** `openai/gpt-4o` ⇒ `gpt-4o`; `Meta-Llama-3.1-8B` ⇒ `llama-3.1-8b`. */
-export const normalizeModelName = (model: string): string => {
+const normalizeModelName = (model: string): string => {
   const lower = model.trim().toLowerCase()
   const base = lower.slice(lower.lastIndexOf("/") + 1)
   return base.startsWith("meta-") ? base.slice("meta-".length) : base

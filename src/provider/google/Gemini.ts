@@ -16,9 +16,9 @@ import { geminiBody } from "./geminiRequest"
  * with the key in `x-goog-api-key` (never in the URL, where logs would keep it).
  */
 
-export const providerName = "google"
-export const defaultBaseUrl = "https://generativelanguage.googleapis.com"
-export const defaultApiVersion = "v1beta"
+const providerName = "google"
+const defaultBaseUrl = "https://generativelanguage.googleapis.com"
+const defaultApiVersion = "v1beta"
 
 export interface GeminiOptions {
   /** `https://generativelanguage.googleapis.com` (a trailing `/v1beta` or `/v1` is accepted too). */
@@ -37,7 +37,7 @@ export const streamUrl = (baseUrl: string, apiVersion: string, model: string): s
   return `${joinUrl(root, `models/${encodeURIComponent(id)}`)}:streamGenerateContent?alt=sse`
 }
 
-export const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
+const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
   const client = vendorClient(yield* HttpClient.HttpClient)
   const baseUrl = options.baseUrl ?? defaultBaseUrl
   const apiVersion = options.apiVersion ?? defaultApiVersion

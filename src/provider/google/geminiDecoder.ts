@@ -44,7 +44,7 @@ type GeminiChunk = typeof GeminiChunk.Type
 
 const decodeChunk = Schema.decodeUnknownEither(GeminiChunk)
 
-export const geminiFinishReasonOf = (raw: string): FinishReason => {
+const geminiFinishReasonOf = (raw: string): FinishReason => {
   switch (raw) {
     case "STOP":
       return "stop"

@@ -17,7 +17,7 @@ interface Content {
 export const missingSignaturePlaceholder = "skip_thought_signature_validator"
 
 /** `data:` URLs go inline; other URLs as `fileData` (Gemini fetches the ones it is allowed to). */
-export const imagePart = (image: ImageRef): Part => {
+const imagePart = (image: ImageRef): Part => {
   const inline = /^data:([^;,]+);base64,(.*)$/s.exec(image.url)
   return inline === null
     ? { fileData: { mimeType: image.mimeType ?? "image/png", fileUri: image.url } }
@@ -42,7 +42,7 @@ const pushContent = (contents: Array<Content>, role: Content["role"], parts: Rea
   else contents.push({ role, parts: [...parts] })
 }
 
-export interface GeminiBodyOptions {
+interface GeminiBodyOptions {
   readonly extraBody: Readonly<Record<string, unknown>> | undefined
 }
 

@@ -36,14 +36,14 @@ import { makeTokenDecoder, type TokenEvent } from "./tokenStream"
  * token); NovelAI reports no input count, so input is estimated at 4 characters a token.
  */
 
-export const providerName = "novelai"
-export const defaultBaseUrl = "https://text.novelai.net"
+const providerName = "novelai"
+const defaultBaseUrl = "https://text.novelai.net"
 /** Output tokens one NovelAI request may ask for on most subscription tiers. */
-export const defaultFragmentTokens = 150
+const defaultFragmentTokens = 150
 /** The pass's total output budget when the request sets none. */
-export const defaultMaxOutputTokens = 600
+const defaultMaxOutputTokens = 600
 /** About 8k tokens of context at 3 characters a token, less the output. */
-export const defaultMaxPromptChars = 22_000
+const defaultMaxPromptChars = 22_000
 
 export interface NovelAiOptions {
   readonly baseUrl?: string | undefined
@@ -179,7 +179,7 @@ class Session {
   }
 }
 
-export const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
+const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
   const client = vendorClient(yield* HttpClient.HttpClient)
   const carry: FragmentCarry = yield* makeFragmentCarry()
   const url = joinUrl(options.baseUrl ?? defaultBaseUrl, "ai/generate-stream")

@@ -11,7 +11,7 @@ import type { GenerationRequest } from "../GenerationRequest"
  * what is left of the budget. Provider-owned state, so the tool loop carries none of it (the
  * loop names no provider). Bounded: at most `maxEntries`, each for `ttlMillis`.
  */
-export interface CarriedFragment {
+interface CarriedFragment {
   readonly fragment: string
   readonly tokensUsed: number
 }

@@ -7,9 +7,9 @@ import { ToolRegistry } from "../../tools/ToolRegistry"
 import { setFlag } from "../../tools/TurnState"
 
 /** Failures after pre-tool text in a row (this one included) after which the loop gives up. */
-export const NAI_TOOL_FAILURE_RETRY_THRESHOLD = 3
+const NAI_TOOL_FAILURE_RETRY_THRESHOLD = 3
 
-export const novelAiRetryExhausted = (failures: number): boolean => failures >= NAI_TOOL_FAILURE_RETRY_THRESHOLD
+const novelAiRetryExhausted = (failures: number): boolean => failures >= NAI_TOOL_FAILURE_RETRY_THRESHOLD
 
 const isBlank = (text: string) => text.trim().length === 0
 

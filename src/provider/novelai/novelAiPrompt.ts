@@ -10,14 +10,14 @@ import { exchangesOf, toolResultText } from "../toolReplay"
  * of the system prompt, so the end (what the model continues) is always kept.
  */
 
-export interface PromptOptions {
+interface PromptOptions {
   /** The bot's speaker label (`BOT_PERSONA_NAME`). */
   readonly botName: string
   readonly maxChars: number
 }
 
 /** Label of a user line without a name. */
-export const DEFAULT_USER_LABEL = "User"
+const DEFAULT_USER_LABEL = "User"
 
 const oneLine = (text: string) => text.replace(/\r\n?/g, "\n").trim()
 

@@ -20,7 +20,7 @@ const partialTagAtEnd = (text: string, tag: string): number => {
 
 const cleanBody = (body: string): string => body.replace(/<summary\b[^>]*>[\s\S]*?<\/summary>/gi, "").trim()
 
-export interface DetailsStep {
+interface DetailsStep {
   readonly visible: string
   readonly details: ReadonlyArray<string>
 }

@@ -6,7 +6,7 @@
  * until it is decided.
  */
 
-export interface GuardStep {
+interface GuardStep {
   readonly released: string
   /** A turn boundary was found: nothing after `released` belongs to the reply. */
   readonly stop: boolean

@@ -10,8 +10,8 @@ import { chatCompletionsBody } from "./chatCompletionsRequest"
  * LM Studio...): `POST {baseUrl}/chat/completions` with `stream: true`, decoded from SSE.
  */
 
-export const providerName = "openai-compatible"
-export const defaultBaseUrl = "https://api.openai.com/v1"
+const providerName = "openai-compatible"
+const defaultBaseUrl = "https://api.openai.com/v1"
 
 export interface OpenAiCompatibleOptions extends BearerJsonOptions {
   readonly maxTokensParameter?: "max_tokens" | "max_completion_tokens" | undefined
@@ -22,7 +22,7 @@ export interface OpenAiCompatibleOptions extends BearerJsonOptions {
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
 }
 
-export const make = (options: OpenAiCompatibleOptions = {}) => {
+const make = (options: OpenAiCompatibleOptions = {}) => {
   const bodyOptions = {
     maxTokensParameter: options.maxTokensParameter ?? "max_tokens",
     parallelToolCalls: options.parallelToolCalls,

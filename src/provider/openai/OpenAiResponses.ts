@@ -12,8 +12,8 @@ import { responsesBody } from "./responsesRequest"
  * items of earlier calls, so nothing is kept at OpenAI between passes.
  */
 
-export const providerName = "openai-responses"
-export const defaultBaseUrl = "https://api.openai.com/v1"
+const providerName = "openai-responses"
+const defaultBaseUrl = "https://api.openai.com/v1"
 
 export interface OpenAiResponsesOptions extends BearerJsonOptions {
   /** `store` of the request (default false: nothing kept at OpenAI, reasoning replayed encrypted). */
@@ -25,7 +25,7 @@ export interface OpenAiResponsesOptions extends BearerJsonOptions {
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
 }
 
-export const make = (options: OpenAiResponsesOptions = {}) => {
+const make = (options: OpenAiResponsesOptions = {}) => {
   const bodyOptions = {
     store: options.store ?? false,
     includeEncryptedReasoning: options.includeEncryptedReasoning ?? true,

@@ -25,13 +25,13 @@ export interface BearerJsonOptions {
   readonly verbatimMaxBufferChars?: number | undefined
 }
 
-export interface DecoderOptions {
+interface DecoderOptions {
   readonly provider: string
   readonly maxRepairChars: number
 }
 
 /** One OpenAI-style API: where it is posted, its body, and how its answer is decoded. */
-export interface BearerJsonApi {
+interface BearerJsonApi {
   readonly providerName: string
   readonly defaultBaseUrl: string
   /** Under the base URL, e.g. `chat/completions`. */

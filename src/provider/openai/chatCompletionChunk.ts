@@ -14,7 +14,7 @@ export interface ToolCallDelta {
 }
 
 /** A streamed `delta`, or a whole `message` from a server that ignored `stream: true`. */
-export interface Delta {
+interface Delta {
   readonly content?: string | null | undefined
   /** DeepSeek (and vLLM before 0.9) thinking text: replayed with the call. */
   readonly reasoning_content?: string | null | undefined
@@ -25,14 +25,14 @@ export interface Delta {
   readonly tool_calls?: ReadonlyArray<ToolCallDelta> | null | undefined
 }
 
-export interface Choice {
+interface Choice {
   readonly index?: number | null | undefined
   readonly delta?: Delta | null | undefined
   readonly message?: Delta | null | undefined
   readonly finish_reason?: string | null | undefined
 }
 
-export interface Usage {
+interface Usage {
   readonly prompt_tokens?: number | null | undefined
   readonly completion_tokens?: number | null | undefined
   readonly total_tokens?: number | null | undefined

@@ -10,9 +10,8 @@ import { allLogs, argumentsOverCap, callsPastCap, exceedsArgumentCap, finalizeAr
 import { type ChatCompletionChunk, readChatCompletionChunk, type ToolCallDelta } from "./chatCompletionChunk"
 import { parseJsonFrame } from "../jsonFrame"
 
-export type { ChatCompletionChunk } from "./chatCompletionChunk"
 
-export const finishReasonOf = (raw: string): FinishReason => {
+const finishReasonOf = (raw: string): FinishReason => {
   switch (raw) {
     case "stop":
     case "end_turn":
@@ -77,7 +76,7 @@ const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArr
   return visible
 }
 
-export interface ChatCompletionsDecoderOptions {
+interface ChatCompletionsDecoderOptions {
   readonly provider: string
   /**
    * `BOT_JSON_REPAIR_MAX_CHARS`: the longest argument payload one call may stream (past it the
@@ -86,7 +85,7 @@ export interface ChatCompletionsDecoderOptions {
   readonly maxRepairChars: number
 }
 
-export interface ChatCompletionsDecoder extends Decoder<SseFrame, ProviderEvent, ProviderError> {
+interface ChatCompletionsDecoder extends Decoder<SseFrame, ProviderEvent, ProviderError> {
   /** Applies an already decoded chunk (used for a whole, non-streamed completion). */
   readonly pushChunk: (chunk: ChatCompletionChunk) => DecodeStep<ProviderEvent, ProviderError>
 }

@@ -5,7 +5,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { callArguments, exchangesOf, toolImages, toolResultText } from "../toolReplay"
 
 /** Options of the request body that differ between OpenAI-compatible servers. */
-export interface ChatCompletionsBodyOptions {
+interface ChatCompletionsBodyOptions {
   /** `max_tokens` (most compatible servers) or `max_completion_tokens` (newer OpenAI models). */
   readonly maxTokensParameter: "max_tokens" | "max_completion_tokens"
   /** Sent only when set: some servers reject the field. */
@@ -20,7 +20,7 @@ type ContentPart =
   | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
 
 /** OpenAI allows `name` only as `^[a-zA-Z0-9_-]{1,64}$`; Discord display names are freer. */
-export const sanitizeName = (name: string | undefined): string | undefined => {
+const sanitizeName = (name: string | undefined): string | undefined => {
   if (name === undefined) return undefined
   const cleaned = name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64)
   return cleaned.length > 0 ? cleaned : undefined

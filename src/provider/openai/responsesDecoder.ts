@@ -37,7 +37,7 @@ const Usage = Schema.Struct({
 })
 
 /** The response object carried by `response.*` lifecycle events (and a whole non-streamed answer). */
-export const ResponseObject = Schema.Struct({
+const ResponseObject = Schema.Struct({
   id: OptionalString,
   status: OptionalString,
   output: Schema.optional(Schema.NullOr(Schema.Array(OutputItem))),
@@ -91,7 +91,7 @@ interface ReasoningItem {
   streamed: boolean
 }
 
-export interface ResponsesDecoderOptions {
+interface ResponsesDecoderOptions {
   readonly provider: string
   /**
    * `BOT_JSON_REPAIR_MAX_CHARS`: the longest argument payload one call may stream (past it the
@@ -100,7 +100,7 @@ export interface ResponsesDecoderOptions {
   readonly maxRepairChars: number
 }
 
-export interface ResponsesDecoder extends Decoder<SseFrame, ProviderEvent, ProviderError> {
+interface ResponsesDecoder extends Decoder<SseFrame, ProviderEvent, ProviderError> {
   /** Applies a whole response object (a server that ignored `stream: true`). */
   readonly pushResponse: (response: ResponseObject) => DecodeStep<ProviderEvent, ProviderError>
 }

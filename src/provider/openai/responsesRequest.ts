@@ -4,7 +4,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { callArguments, exchangesOf, type ReplayExchange, toolImages, toolResultText } from "../toolReplay"
 
 /** Options of the `POST /responses` body. */
-export interface ResponsesBodyOptions {
+interface ResponsesBodyOptions {
   /**
    * `store: false` (the default): OpenAI keeps nothing, so every pass sends the whole
    * conversation, reasoning included as encrypted items (`include: ["reasoning.encrypted_content"]`).
@@ -45,7 +45,7 @@ const messageItem = (message: ChatMessage): InputItem | undefined => {
  * With `store: false` an item id alone refers to nothing, and an item without content has
  * nothing to give back.
  */
-export const replayableReasoning = (details: ReadonlyArray<unknown> | undefined): ReadonlyArray<InputItem> =>
+const replayableReasoning = (details: ReadonlyArray<unknown> | undefined): ReadonlyArray<InputItem> =>
   (details ?? []).flatMap((detail) =>
     Predicate.isRecord(detail) && detail.type === "reasoning" && typeof detail.encrypted_content === "string" &&
       detail.encrypted_content.length > 0

@@ -42,7 +42,7 @@ const Pass = Schema.Union(Schema.String, Schema.Array(Step))
 type Pass = typeof Pass.Type
 
 const Then = Schema.Literal("fail", "echo", "repeat")
-export type Then = typeof Then.Type
+type Then = typeof Then.Type
 
 const ScriptDocument = Schema.Union(
   Schema.Array(Pass),

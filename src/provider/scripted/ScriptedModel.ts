@@ -9,7 +9,7 @@ import { type Script, type ScriptedPass, ScriptStep } from "./Script"
 import { echoScript, parseScript } from "./ScriptJson"
 import { type PassEnding, type ScriptedCallRecord, ScriptedProbe } from "./ScriptedProbe"
 
-export interface ScriptedOptions {
+interface ScriptedOptions {
   readonly script: Script
   /** Provider family name tools see (`LanguageModel.name`); `scripted` by default. */
   readonly name?: string
@@ -28,7 +28,7 @@ const pickPass = (script: Script, index: number, modelIndex: number, request: Ge
  * TestClock drives delays and hangs; every stream records its request and how it ended
  * (its finalizer runs on completion, abandonment and interruption alike).
  */
-export const make = (options: ScriptedOptions) =>
+const make = (options: ScriptedOptions) =>
   Effect.gen(function*() {
     const name = options.name ?? "scripted"
     const counter = yield* Ref.make(0)

@@ -5,7 +5,7 @@ import { defaultMaxEventChars, type SseFrame, SseParser } from "./SseParser"
 export type { SseFrame } from "./SseParser"
 
 /** The event stream broke the framing rules badly enough that we stop reading it. */
-export class SseError extends Data.TaggedError("SseError")<{
+class SseError extends Data.TaggedError("SseError")<{
   readonly reason: "EventTooLarge"
   readonly maxEventChars: number
 }> {

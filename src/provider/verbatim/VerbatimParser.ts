@@ -20,7 +20,7 @@ import { maxCallsPerPass } from "../toolArguments"
  */
 
 /** What the parser knows about one exposed tool. */
-export interface VerbatimTool {
+interface VerbatimTool {
   readonly name: string
   readonly noneRequired: boolean
   /** The parameter a bare string argument fills, when the tool has exactly one required string. */
@@ -60,7 +60,7 @@ type Mode =
  * Visible characters after a call beyond which the pass is taken to be over: room for a few
  * words between calls ("and", a list marker), none for a made-up result or a whole answer.
  */
-export const proseAfterCallsLimit = 200
+const proseAfterCallsLimit = 200
 
 const scanning: Mode = { _tag: "Scan" }
 const finished: Mode = { _tag: "Done" }

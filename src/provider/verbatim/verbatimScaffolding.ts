@@ -14,12 +14,12 @@ import { callArguments, exchangesOf, toolResultText } from "../toolReplay"
  */
 
 /** How many dialogue items from the end the nudge goes (`VERBATIM_TOOL_CALLING_CONTEXT_DEPTH`). */
-export const nudgeDepth = 3
+const nudgeDepth = 3
 
-export const formatCall = (name: string, args: Readonly<Record<string, unknown>>): string =>
+const formatCall = (name: string, args: Readonly<Record<string, unknown>>): string =>
   `\`${name}(${JSON.stringify(args)})\``
 
-export const schemaDump = (tools: ReadonlyArray<ToolDeclaration>): string =>
+const schemaDump = (tools: ReadonlyArray<ToolDeclaration>): string =>
   [
     "[System: Tools you can call]",
     "To call a tool, write the call in your reply as `tool_name({\"param\": \"value\"})`: the tool name, then",

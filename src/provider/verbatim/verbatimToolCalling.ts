@@ -9,7 +9,7 @@ import { defaultVerbatimMaxBufferChars } from "../providerConfig"
 import { withVerbatimScaffolding } from "./verbatimScaffolding"
 import { type VerbatimOutput, VerbatimParser, verbatimToolsFrom } from "./VerbatimParser"
 
-export interface VerbatimOptions {
+interface VerbatimOptions {
   /** `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS` (8192). */
   readonly maxBufferChars?: number | undefined
 }

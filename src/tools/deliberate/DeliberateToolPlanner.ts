@@ -7,7 +7,7 @@ import { ToolAffordances } from "../ToolAffordances"
 import { ToolRegistry } from "../ToolRegistry"
 import { planDeliberateToolMode } from "./planDeliberateToolMode"
 
-export interface DeliberatePlanRequest {
+interface DeliberatePlanRequest {
   readonly guildId: string | undefined
   readonly channelId: string
   readonly messageText: string

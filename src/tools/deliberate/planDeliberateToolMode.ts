@@ -1,10 +1,10 @@
 import { type DeliberateToolMode, deliberateModeOff } from "../../domain/DeliberateToolMode"
 
 /** Where a trigger phrase comes from (shown in the hidden trigger notice). */
-export type TriggerSource = "built-in" | "retained" | "replacement"
+type TriggerSource = "built-in" | "retained" | "replacement"
 
 /** A tool the planner may expose, with the phrases that ask for it. */
-export interface TriggerCandidate {
+interface TriggerCandidate {
   readonly name: string
   readonly triggerPatterns?: ReadonlyArray<RegExp> | undefined
 }

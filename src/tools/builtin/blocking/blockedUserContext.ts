@@ -6,7 +6,7 @@ const HOUR_MS = 3_600_000
 const isActive = (block: PersonaUserBlock, now: number): boolean => now < block.expiresAt
 
 /** Whole hours left, rounded up and never below 1 ("1 more hour" minutes before expiry). */
-export const hoursRemaining = (block: PersonaUserBlock, now: number): number =>
+const hoursRemaining = (block: PersonaUserBlock, now: number): number =>
   Math.max(1, Math.ceil((block.expiresAt - now) / HOUR_MS))
 
 /**
@@ -29,7 +29,7 @@ export const mayTrigger = (blocks: ReadonlyArray<PersonaUserBlock>, userId: stri
   !blocks.some((block) => block.userId === userId && isActive(block, now))
 
 /** Front id of the user who wrote a message (`undefined` for the persona's own and system items). */
-export type AuthorOf = (message: ChatMessage) => string | undefined
+type AuthorOf = (message: ChatMessage) => string | undefined
 
 const activeBlockOf = (blocks: ReadonlyArray<PersonaUserBlock>, now: number, authorOf: AuthorOf) => {
   const blocking = new Map(blocks.filter((block) => block.mode === "block" && isActive(block, now)).map((block) => [block.userId, block]))

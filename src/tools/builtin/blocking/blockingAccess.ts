@@ -15,7 +15,7 @@ import type { GuildMember } from "./BlockTargetResolver"
  *   Manage Server): they manage the persona, so the persona cannot shut them out. Anyone else,
  *   including the user who triggered the turn, may be blocked.
  */
-export const BLOCKING_CAPABILITY = "user_blocking_enabled"
+const BLOCKING_CAPABILITY = "user_blocking_enabled"
 
 type Settings = GuildSettingsStore["Type"]
 

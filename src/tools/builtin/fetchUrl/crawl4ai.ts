@@ -2,7 +2,7 @@ import { Data, Duration, Effect } from "effect"
 import { fetch as undiciFetch } from "undici"
 import { capReadableStream } from "../../../fetch/ResponseSizeError"
 
-export class Crawl4aiError extends Data.TaggedError("Crawl4aiError")<{ readonly reason: string }> {
+class Crawl4aiError extends Data.TaggedError("Crawl4aiError")<{ readonly reason: string }> {
   override get message(): string {
     return `Crawl4AI: ${this.reason}`
   }

@@ -1,7 +1,7 @@
 /** The engines fetch_url can dispatch to (docs/architecture.md, fetch_url and safe_http). */
-export type FetchEngineName = "crawl4ai" | "safe_http"
+type FetchEngineName = "crawl4ai" | "safe_http"
 
-export interface EngineOrder {
+interface EngineOrder {
   readonly order: ReadonlyArray<FetchEngineName>
   /** Names that were dropped, with why (logged once when the tool is built). */
   readonly dropped: ReadonlyArray<{ readonly name: string; readonly reason: string }>

@@ -11,7 +11,7 @@ export interface FetchedPage {
   readonly conversion: string
 }
 
-export interface SliceOptions {
+interface SliceOptions {
   readonly startIndex: number
   readonly maxLength: number
   readonly executionTimeMs: number
@@ -61,7 +61,7 @@ export const sliceResult = (page: FetchedPage, options: SliceOptions): ToolResul
 }
 
 /** What the model reads about a fetch that failed: the URL it asked for and the kind of failure. */
-export const FETCH_FAILED_MESSAGE = (url: string, failure: string): string =>
+const FETCH_FAILED_MESSAGE = (url: string, failure: string): string =>
   `Could not fetch ${url}: ${failure}. Tell the user the page could not be read; do not invent its content.`
 
 /**

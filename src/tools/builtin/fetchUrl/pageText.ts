@@ -3,9 +3,9 @@ import type { ConversionMode } from "../../../fetch/html/convertHtml"
 import { decodeBody, isHtml } from "../../../fetch/html/decodeBody"
 import type { HtmlConverter } from "../../../fetch/html/HtmlConverter"
 
-export { decodeBody, isHtml } from "../../../fetch/html/decodeBody"
+export { decodeBody } from "../../../fetch/html/decodeBody"
 
-export interface PageText {
+interface PageText {
   readonly text: string
   readonly mode: ConversionMode | "raw" | "text"
 }

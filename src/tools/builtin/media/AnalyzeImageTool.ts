@@ -15,7 +15,7 @@ import { ToolContext } from "../../ToolContext"
 export const ANALYZE_IMAGE = "analyze_image"
 
 /** Images looked at per call, at most (the first ones of the message). */
-export const MAX_IMAGES_PER_ANALYSIS = 4
+const MAX_IMAGES_PER_ANALYSIS = 4
 /** Characters of the vision model's answer kept. */
 const MAX_ANSWER_CHARS = 8000
 
@@ -33,7 +33,7 @@ const SYSTEM = "You describe images for another assistant that cannot see them. 
   "Never invent what is not visible."
 
 /** Which model answers and with which key: `VISION_MODEL`, else the primary chat model. */
-export interface VisionRoute {
+interface VisionRoute {
   readonly model: string
   readonly apiKey: Redacted.Redacted<string> | undefined
 }

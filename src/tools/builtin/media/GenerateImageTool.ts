@@ -51,7 +51,7 @@ const MODE_LABEL: Readonly<Record<ImageMode, string>> = {
  * The mode a call asks for, checked against what the backend runs (assembly hides what it cannot
  * do; a stale or hand-written call still gets a clear refusal here).
  */
-export const chooseMode = (args: GenerateImageArgs, capabilities: ImageCapabilities): Either.Either<ImageMode, string> => {
+const chooseMode = (args: GenerateImageArgs, capabilities: ImageCapabilities): Either.Either<ImageMode, string> => {
   const hasImage = !blank(args.media_id)
   const wantsOutpaint = !blank(args.outpaint)
   const wantsInpaint = !blank(args.mask_prompt) || !blank(args.inpaint_preset)
@@ -75,7 +75,7 @@ const isDirection = (value: string | undefined): value is OutpaintDirection => (
 const isRatio = (value: string | undefined): value is AspectRatio => (ASPECT_RATIOS as ReadonlyArray<string | undefined>).includes(value)
 
 /** The prompt a backend gets: the model's, with identity and painted-area guidance, then the tags. */
-export const composePrompt = (args: GenerateImageArgs, mode: ImageMode, positiveTags: string): string => {
+const composePrompt = (args: GenerateImageArgs, mode: ImageMode, positiveTags: string): string => {
   const parts = [args.prompt.trim().slice(0, MAX_PROMPT_CHARS)]
   if (mode === "img2img" && !blank(args.target_identity)) parts.push(`Keep ${args.target_identity?.trim() ?? ""} recognisable.`)
   if ((mode === "inpaint" || mode === "outpaint") && !blank(args.mask_prompt)) parts.push(`In the painted area: ${args.mask_prompt?.trim() ?? ""}.`)

@@ -11,14 +11,14 @@ export const PRESET_DENOISE: Readonly<Record<InpaintPreset, number>> = { subtle:
 export const IMG2IMG_DENOISE_DEFAULT = 0.6
 
 /** The default tags in force for this turn (the server's, else the environment's). */
-export interface ActiveImageTags {
+interface ActiveImageTags {
   readonly positive: string
   /** Only when the backend takes a negative prompt: else negative tags are never mentioned. */
   readonly negative: string
 }
 
 /** What the model is told about generate_image this turn. */
-export interface ImageToolSurface {
+interface ImageToolSurface {
   readonly description: string
   readonly parameters: JsonSchemaObject
 }

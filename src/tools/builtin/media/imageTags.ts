@@ -2,7 +2,7 @@ import { Effect, Option } from "effect"
 import type { ImageSettings } from "../../../config/ImageConfig"
 import type { GuildImageTagsStoreShape } from "../../../store/GuildImageTagsStore"
 
-export interface ImageTags {
+interface ImageTags {
   readonly positive: string
   readonly negative: string
   /** Where they come from: the server's `/image-tags`, or the environment. */

@@ -17,7 +17,7 @@ import { analyzeImageTool } from "./AnalyzeImageTool"
 import { generateImageTool } from "./GenerateImageTool"
 import { generateVoiceMessageTool } from "./GenerateVoiceMessageTool"
 
-export type MediaToolServices =
+type MediaToolServices =
   | ImageConfig
   | SpeechConfig
   | VisionConfig

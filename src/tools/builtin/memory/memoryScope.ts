@@ -4,7 +4,7 @@ import { type MemoryPlace, type MemoryScope, memoryScopeOf } from "../../../stor
 import type { StoreError } from "../../../store/StoreError"
 
 /** Picks the short-term memory of a place: its channel's, or the server's when the guild shares one. */
-export type MemoryScopeResolver = (place: MemoryPlace) => Effect.Effect<MemoryScope, StoreError>
+type MemoryScopeResolver = (place: MemoryPlace) => Effect.Effect<MemoryScope, StoreError>
 
 /**
  * The resolver the memory tool and the context enricher share, so a turn writes the memory it

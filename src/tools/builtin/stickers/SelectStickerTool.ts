@@ -9,7 +9,7 @@ import { ToolContext } from "../../ToolContext"
 export const SELECT_STICKER = "select_sticker_for_response"
 
 /** How many stickers the assembled description and enum list (a boosted guild has at most 60). */
-export const MAX_LISTED_STICKERS = 60
+const MAX_LISTED_STICKERS = 60
 
 const BASE_DESCRIPTION =
   "Select one of this server's stickers to send with your reply, when one fits the emotion or reaction of " +
@@ -21,7 +21,7 @@ const Parameters = Schema.Struct({
 })
 
 /** Case, surrounding `:colons:` and repeated spaces do not matter when matching a name. */
-export const normalizeStickerName = (name: string): string =>
+const normalizeStickerName = (name: string): string =>
   name.normalize("NFKC").trim().replace(/^:(.*):$/u, "$1").trim().replace(/\s+/gu, " ").toLowerCase()
 
 /** The sticker a name (or, as a fallback, an id) designates; the first one when names repeat. */

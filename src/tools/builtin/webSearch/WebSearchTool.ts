@@ -10,18 +10,18 @@ import { isSearchCategory, SEARCH_CATEGORIES, type SearchCategory, type SearchEn
 
 export const WEB_SEARCH = "web_search"
 
-export const DEFAULT_COUNT = 5
-export const MAX_COUNT = 20
+const DEFAULT_COUNT = 5
+const MAX_COUNT = 20
 
 /** The engines in dispatch order: Brave → SearXNG → DuckDuckGo. */
-export const searchEngines = (settings: SearchSettings): ReadonlyArray<SearchEngine> => [
+const searchEngines = (settings: SearchSettings): ReadonlyArray<SearchEngine> => [
   ...Option.match(settings.braveApiKey, { onNone: () => [], onSome: (key) => [braveEngine(settings, key)] }),
   ...Option.match(settings.searxngBaseUrl, { onNone: () => [], onSome: (url) => [searxngEngine(settings, url)] }),
   duckduckgoEngine(settings)
 ]
 
 /** Exactly the categories some configured engine serves, in the canonical order. */
-export const advertisedCategories = (engines: ReadonlyArray<SearchEngine>): ReadonlyArray<SearchCategory> =>
+const advertisedCategories = (engines: ReadonlyArray<SearchEngine>): ReadonlyArray<SearchCategory> =>
   SEARCH_CATEGORIES.filter((category) => engines.some((engine) => engine.categories.has(category)))
 
 const backendLabel = (settings: SearchSettings): string => {
@@ -41,7 +41,7 @@ const CATEGORY_HINTS: Readonly<Record<SearchCategory, string>> = {
   music: "music"
 }
 
-export const describeWebSearch = (settings: SearchSettings, categories: ReadonlyArray<SearchCategory>): string => {
+const describeWebSearch = (settings: SearchSettings, categories: ReadonlyArray<SearchCategory>): string => {
   const list = categories.map((category) => `'${category}' (${CATEGORY_HINTS[category]})`).join(", ")
   const which =
     categories.length === 1

@@ -19,7 +19,7 @@ interface ResultDocument {
 }
 
 /** DuckDuckGo wraps result links in `/l/?uddg=<target>`; unwrap to the real page. */
-export const unwrapDuckDuckGoLink = (href: string | null): string | undefined => {
+const unwrapDuckDuckGoLink = (href: string | null): string | undefined => {
   if (href === null) return undefined
   const absolute = href.startsWith("//") ? `https:${href}` : href
   if (!URL.canParse(absolute)) return undefined
@@ -29,7 +29,7 @@ export const unwrapDuckDuckGoLink = (href: string | null): string | undefined =>
 }
 
 /** Results of the HTML endpoint's page (`div.result` blocks, ads skipped). */
-export const parseDuckDuckGoHtml = (parseHTML: ParseHtml, html: string): ReadonlyArray<SearchHit | undefined> | "challenge" | "unreadable" => {
+const parseDuckDuckGoHtml = (parseHTML: ParseHtml, html: string): ReadonlyArray<SearchHit | undefined> | "challenge" | "unreadable" => {
   const shape = scanHtml(html)
   if (shape.maxDepth > CONVERTER_LIMITS.maxDepth || shape.elements + shape.references > CONVERTER_LIMITS.maxNodes) {
     return "unreadable"

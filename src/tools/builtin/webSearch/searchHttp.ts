@@ -4,14 +4,14 @@ import { httpStatusClass, toolFailureClassText } from "../../../domain/ToolFailu
 import { capReadableStream } from "../../../fetch/ResponseSizeError"
 import { SearchEngineError } from "./searchTypes"
 
-export interface SearchHttpResponse {
+interface SearchHttpResponse {
   readonly status: number
   readonly headers: ReadonlyMap<string, string>
   readonly text: string
 }
 
 /** Redirect hops one search request may take (each on the configured host). */
-export const SEARCH_MAX_REDIRECTS = 3
+const SEARCH_MAX_REDIRECTS = 3
 
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 

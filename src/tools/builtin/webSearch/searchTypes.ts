@@ -19,7 +19,7 @@ export interface SearchHit {
   readonly source?: string
 }
 
-export interface SearchRequest {
+interface SearchRequest {
   readonly query: string
   readonly category: SearchCategory
   readonly count: number
@@ -56,7 +56,7 @@ export interface SearchEngine {
 const SNIPPET_MAX = 300
 
 /** Tags stripped, entities decoded, whitespace collapsed, cut to a snippet's length. */
-export const cleanText = (text: unknown, max = SNIPPET_MAX): string | undefined => {
+const cleanText = (text: unknown, max = SNIPPET_MAX): string | undefined => {
   if (typeof text !== "string") return undefined
   const clean = decodeEntities(text.replace(/<[^<>]{0,200}>/g, "")).replace(/\s+/g, " ").trim()
   if (clean === "") return undefined

@@ -4,7 +4,7 @@ import { arrayField, field, parseJson, searchHttp, statusFailure } from "./searc
 import { compactHits, hit, type SearchCategory, type SearchEngine, SearchEngineError } from "./searchTypes"
 
 /** Our categories → SearXNG's category names (its default tabs). */
-export const SEARXNG_CATEGORY: Readonly<Record<SearchCategory, string>> = {
+const SEARXNG_CATEGORY: Readonly<Record<SearchCategory, string>> = {
   text: "general",
   image: "images",
   video: "videos",
