@@ -115,7 +115,8 @@ const toolLoop = Effect.gen(function*() {
     }
     const pass = yield* streamOnce({ request, attempt, continuing: "" })
     if (pass._tag !== "FunctionCall") return pass._tag === "Completed" ? "completed" : pass._tag
-    const outcome = yield* executeToolCall({ pass, iteration, attempt })
+    // The spike's passes make one call each: the per-call stage takes it with the pass's text.
+    const outcome = yield* executeToolCall({ call: pass.calls[0]!, preToolText: pass.accumulatedText, iteration, attempt })
     if (outcome._tag !== "History") return outcome._tag
     history.push(outcome.historyEntry)
   }
