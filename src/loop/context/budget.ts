@@ -78,6 +78,22 @@ export interface BudgetOutcome {
   readonly cutQuestion: CutReport | undefined
 }
 
+/** The request sent as it is: nothing elided, dropped or cut. */
+const unchangedOutcome = (request: GenerationRequest, tokens: number, counted: boolean): BudgetOutcome => ({
+  request,
+  originalTokens: tokens,
+  tokens,
+  fits: true,
+  counted,
+  elidedResults: [],
+  droppedImages: [],
+  droppedMessages: [],
+  droppedExchanges: [],
+  wantsSummary: undefined,
+  cutResult: undefined,
+  cutQuestion: undefined
+})
+
 /** What an elided result keeps: its first and last characters. */
 export const ELIDED_HEAD_CHARS = 700
 export const ELIDED_TAIL_CHARS = 300
@@ -204,20 +220,7 @@ export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
   const bound = input.summary === undefined ? upperBound(request) : Number.POSITIVE_INFINITY
   if (bound <= input.limit) {
     // Not counted: `tokens` is the bound, which the request is known to be under.
-    return {
-      request,
-      originalTokens: bound,
-      tokens: bound,
-      fits: true,
-      counted: false,
-      elidedResults: [],
-      droppedImages: [],
-      droppedMessages: [],
-      droppedExchanges: [],
-      wantsSummary: undefined,
-      cutResult: undefined,
-      cutQuestion: undefined
-    }
+    return unchangedOutcome(request, bound, false)
   }
   const covered = Math.min(input.summary?.covers ?? 0, input.exchanges.length)
   const summaryItem = input.summary === undefined || covered === 0 ? undefined : summaryMessage(covered, input.summary.text)
@@ -244,20 +247,7 @@ export const budgetRequest = (input: BudgetInput): BudgetOutcome => {
   const originalTokens = fixed + history + questionCost + exchangeCost + fullHistoryCost
 
   const total = () => fixed + history + questionCost + exchangeCost + summaryCost
-  const unchanged: BudgetOutcome = {
-    request,
-    originalTokens,
-    tokens: originalTokens,
-    fits: true,
-    counted: true,
-    elidedResults: [],
-    droppedImages: [],
-    droppedMessages: [],
-    droppedExchanges: [],
-    wantsSummary: undefined,
-    cutResult: undefined,
-    cutQuestion: undefined
-  }
+  const unchanged = unchangedOutcome(request, originalTokens, true)
   if (summaryItem === undefined && originalTokens <= input.limit) return unchanged
 
   const over = () => total() + NOTE_TOKENS - input.limit
