@@ -168,7 +168,7 @@ const builtinTools = Effect.all([
 
 /** The registry with every built-in; media tools over the provider's own model (analyze_image), media ids resolved. */
 const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
-  Layer.scoped(
+  Layer.effect(
     ToolRegistry,
     Effect.gen(function*() {
       const registry = yield* makeToolRegistry

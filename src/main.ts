@@ -7,7 +7,7 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Result, Exit, Layer, Option } from "effect"
 import { chatLayer, checkSettings, discordBotLayer, terminalFrontServices, terminalInteractiveServices } from "./appLayers"
 import { renderSettings, settingsCatalog } from "./config/catalog"
 import { discordTokenPresent } from "./config/DiscordConfig"
@@ -109,7 +109,7 @@ const main = program.pipe(
   Effect.provide(loggingLayer(interactive ? "warn" : "info")),
   // Every setting is read through this: the environment, then ./.env (the environment wins).
   Effect.provide(dotenvLayer()),
-  Effect.catchAllCause((cause) =>
+  Effect.catchCause((cause) =>
     Effect.flatMap(TerminalOutput, (out) => Effect.as(out.stderr(`loopcord: ${describeFailure(cause)}\n`), 1))
   ),
   Effect.provide(Layer.merge(TerminalOutput.live, NodeFileSystem.layer))

@@ -16,12 +16,12 @@ import { runShards } from "./discord/Sharding"
 const entry = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "./main.ts" : "./main.js", import.meta.url))
 
 const program = runShards({ entry }).pipe(
-  Effect.zipRight(Effect.never),
+  Effect.andThen(Effect.never),
   Effect.scoped,
   Effect.provide(Layer.merge(DiscordConfig.layer, loggingLayer("info"))),
   // ./.env as for `npm start` (the shard processes read it themselves).
   Effect.provide(dotenvLayer().pipe(Layer.provide(NodeFileSystem.layer))),
-  Effect.tapErrorCause((cause) => Effect.logError(`loopcord (sharded): ${describeFailure(cause)}`))
+  Effect.tapCause((cause) => Effect.logError(`loopcord (sharded): ${describeFailure(cause)}`))
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true })

@@ -11,7 +11,7 @@ const env = ConfigProvider.fromMap(new Map([
 ]))
 
 describe("the application layers", () => {
-  it.scoped("register every built-in tool and declare only what fits the turn", () =>
+  it.effect("register every built-in tool and declare only what fits the turn", () =>
     Effect.gen(function*() {
       const registry = yield* ToolRegistry
       const names = (yield* registry.all).map((tool) => tool.name).sort()
@@ -45,13 +45,13 @@ describe("the application layers: media tools (issue 13)", () => {
     ["LLM_VISION_MODELS", "scripted"]
   ]))
 
-  it.scoped("a media tool exists exactly when its backend is configured", () =>
+  it.effect("a media tool exists exactly when its backend is configured", () =>
     Effect.gen(function*() {
       const names = (yield* (yield* ToolRegistry).all).map((tool) => tool.name)
       for (const name of ["generate_image", "generate_voice_message", "analyze_image"]) assert.include(names, name)
     }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(mediaEnv))))))
 
-  it.scoped("without IMAGE_BACKEND, SPEECH_BASE_URL or a vision model there is none", () =>
+  it.effect("without IMAGE_BACKEND, SPEECH_BASE_URL or a vision model there is none", () =>
     Effect.gen(function*() {
       const names = (yield* (yield* ToolRegistry).all).map((tool) => tool.name)
       for (const name of ["generate_image", "generate_voice_message", "analyze_image"]) assert.notInclude(names, name)

@@ -57,7 +57,7 @@ describe("start-up loads only what the configuration uses (dist/main.js)", () =>
       assert.isFalse(run.packages.has("discord.js"))
     }), { timeout: 60_000 })
 
-  it.scopedLive("a PostgreSQL DATABASE_URL loads pg and never the SQLite driver", () =>
+  it.live("a PostgreSQL DATABASE_URL loads pg and never the SQLite driver", () =>
     Effect.gen(function*() {
       const target = yield* postgres.target
       const url = target._tag === "Postgres" ? Redacted.value(target.url) : ""

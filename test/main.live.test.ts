@@ -21,14 +21,14 @@ const startBot = (env: Record<string, string>) =>
   )
 
 const stop = (child: ChildProcess) =>
-  Effect.async<number | null>((resume) => {
+  Effect.callback<number | null>((resume) => {
     if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
     child.once("exit", (code) => resume(Effect.succeed(code)))
     child.kill("SIGTERM")
   })
 
 describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as shipped)", () => {
-  it.scopedLive("logs into Discord, registers the commands, answers a mention with the configured model and stops on SIGTERM", () =>
+  it.live("logs into Discord, registers the commands, answers a mention with the configured model and stops on SIGTERM", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const { child, output } = yield* startBot({
@@ -41,7 +41,7 @@ describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as sh
         LOG_LEVEL: "info"
       })
       yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000).pipe(
-        Effect.tapErrorCause(() => Effect.sync(() => console.error(output.join(""))))
+        Effect.tapCause(() => Effect.sync(() => console.error(output.join(""))))
       )
       fake.userSays(fake.channel, "hi bot", { mentionBot: true })
       yield* waitUntil(fake, "the reply", () =>
@@ -63,7 +63,7 @@ describe("npm start (dist/main.js) with DISCORD_TOKEN (the whole app wired as sh
       assert.notStrictEqual(code, 1, output.join(""))
     }), { timeout: 60_000 })
 
-  it.scopedLive("without LOOPCORD_SECRET_KEY: one start-up line says secrets will be refused, and /key personal is refused", () =>
+  it.live("without LOOPCORD_SECRET_KEY: one start-up line says secrets will be refused, and /key personal is refused", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const { output } = yield* startBot({

@@ -26,7 +26,7 @@ export interface CollectingSinkOptions {
 }
 
 export interface CollectingSink {
-  readonly sink: Context.Tag.Service<ResponseSink>
+  readonly sink: ResponseSink["Service"]
   readonly events: Effect.Effect<ReadonlyArray<SinkEvent>>
   readonly notices: Effect.Effect<ReadonlyArray<UserNotice>>
   readonly delivered: Effect.Effect<string>
@@ -73,7 +73,7 @@ export const makeCollectingSink = (options: CollectingSinkOptions = {}): Effect.
 
     const takeBuffer = Ref.modify(state, (s) => [s.buffer, { ...s, buffer: "" }])
 
-    const sink: Context.Tag.Service<ResponseSink> = {
+    const sink: ResponseSink["Service"] = {
       write: (delta) =>
         chunkSize === 0
           ? deliver(delta)

@@ -16,6 +16,6 @@ interface EnrichmentTarget {
  * memory block, for instance), whatever the front. Optional: without it the context is used as
  * the front loaded it. Never fails: a broken source leaves the context as it was.
  */
-export class ContextEnricher extends Context.Tag("loopcord/chat/ContextEnricher")<ContextEnricher, {
+export class ContextEnricher extends Context.Service<ContextEnricher, {
   readonly enrich: (target: EnrichmentTarget, messages: ReadonlyArray<ChatMessage>) => Effect.Effect<ReadonlyArray<ChatMessage>>
-}>() {}
+}>()("loopcord/chat/ContextEnricher") {}

@@ -9,7 +9,7 @@ import type { MediaOutlet } from "../tools/MediaOutlet"
 
 /** Where one turn's reply goes, opened when the turn starts and closed (its scope) when it ends. */
 export interface TurnSink {
-  readonly sink: Context.Tag.Service<ResponseSink>
+  readonly sink: ResponseSink["Service"]
   /** Where files made by tools go (an attachment, a saved file); absent: nowhere. */
   readonly mediaOutlet?: MediaOutlet
   /** Runs after the turn, before the scope closes (drain pending edits, mark a stopped reply…). */

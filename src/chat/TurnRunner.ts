@@ -42,7 +42,7 @@ const untilKilled = <A, E, R>(signals: TurnSignalsShape, stage: Effect.Effect<A,
   Effect.gen(function*() {
     // None: the kill came first.
     const first = makeFirstWins<Option.Option<Exit.Exit<A, E>>>()
-    const running = yield* Effect.forkDaemon(stage)
+    const running = yield* Effect.forkDetach(stage)
     running.addObserver((exit) => first.settle(Option.some(exit)))
     const stopListening = yield* signals.onKill(() => first.settle(Option.none()))
     const self = yield* Effect.fiberId
@@ -58,7 +58,7 @@ type PerTurn = ResponseSink | CurrentTurn | TurnSignals | StopResponses
 
 interface RunTurnOptions {
   readonly signals: TurnSignalsShape
-  readonly stopResponses: Context.Tag.Service<StopResponses>
+  readonly stopResponses: StopResponses["Service"]
   /** The turn waited behind another one in its channel. */
   readonly isFromQueue: boolean
   /** The turn answers a /kill (queued at the front): it only acknowledges. */

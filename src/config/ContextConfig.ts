@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Either, Layer } from "effect"
+import { Config, ConfigError, Context, Result, Layer } from "effect"
 
 /**
  * The context budget's settings:
@@ -34,7 +34,7 @@ const tokenCount = (text: string): number | undefined => {
 }
 
 /** Parses `LLM_CONTEXT_TOKENS` (pure, for tests). */
-export const parseContextWindows = (raw: string): Either.Either<ContextWindowSetting, ConfigError.ConfigError> => {
+export const parseContextWindows = (raw: string): Result.Result<ContextWindowSetting, ConfigError.ConfigError> => {
   const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
   let all: number | undefined
   const byModel = new Map<string, number>()
@@ -42,18 +42,18 @@ export const parseContextWindows = (raw: string): Either.Either<ContextWindowSet
     const at = entry.lastIndexOf("=")
     if (at < 0) {
       const tokens = tokenCount(entry)
-      if (tokens === undefined) return Either.left(invalid(raw, `"${entry}" is not a token count`))
-      if (all !== undefined) return Either.left(invalid(raw, "more than one window for every model"))
+      if (tokens === undefined) return Result.fail(invalid(raw, `"${entry}" is not a token count`))
+      if (all !== undefined) return Result.fail(invalid(raw, "more than one window for every model"))
       all = tokens
       continue
     }
     const model = entry.slice(0, at).trim().toLowerCase()
     const tokens = tokenCount(entry.slice(at + 1))
-    if (model.length === 0) return Either.left(invalid(raw, `"${entry}" names no model`))
-    if (tokens === undefined) return Either.left(invalid(raw, `"${entry}" has no token count after =`))
+    if (model.length === 0) return Result.fail(invalid(raw, `"${entry}" names no model`))
+    if (tokens === undefined) return Result.fail(invalid(raw, `"${entry}" has no token count after =`))
     byModel.set(model, tokens)
   }
-  return Either.right({ all, byModel })
+  return Result.succeed({ all, byModel })
 }
 
 const contextWindowSetting: Config.Config<ContextWindowSetting> = Config.string("LLM_CONTEXT_TOKENS").pipe(
@@ -67,7 +67,7 @@ const compactionSetting: Config.Config<CompactionMode> = Config.string("CONTEXT_
     const value = raw.trim().toLowerCase()
     return value === "elide" || value === "summarize"
       ? Either.right<CompactionMode>(value)
-      : Either.left(ConfigError.InvalidData(["CONTEXT_COMPACTION"], `must be elide or summarize (got "${raw}")`))
+      : Result.fail(ConfigError.InvalidData(["CONTEXT_COMPACTION"], `must be elide or summarize (got "${raw}")`))
   })
 )
 

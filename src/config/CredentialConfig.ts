@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Result, Layer, Option, Redacted } from "effect"
 import { intSetting } from "./settings"
 
 /**
@@ -29,25 +29,25 @@ const defaultCredentialSettings: CredentialSettings = {
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/
 
 /** A 32-byte key in base64 (standard or URL-safe alphabet, padding optional), or why not. */
-export const decodeSecretKey = (raw: string): Either.Either<Uint8Array, string> => {
+export const decodeSecretKey = (raw: string): Result.Result<Uint8Array, string> => {
   const text = raw.trim().replace(/-/g, "+").replace(/_/g, "/")
-  if (text.length === 0) return Either.left("is empty")
-  if (!BASE64.test(text)) return Either.left("is not base64")
+  if (text.length === 0) return Result.fail("is empty")
+  if (!BASE64.test(text)) return Result.fail("is not base64")
   const bytes = Buffer.from(text, "base64")
   return bytes.length === 32
-    ? Either.right(new Uint8Array(bytes))
-    : Either.left(`must be 32 bytes in base64 (got ${bytes.length} bytes); make one with: openssl rand -base64 32`)
+    ? Result.succeed(new Uint8Array(bytes))
+    : Result.fail(`must be 32 bytes in base64 (got ${bytes.length} bytes); make one with: openssl rand -base64 32`)
 }
 
 const secretKeySetting = (name: string): Config.Config<Option.Option<Redacted.Redacted<Uint8Array>>> =>
   Config.option(Config.redacted(name)).pipe(
     Config.mapOrFail((value) => {
-      if (Option.isNone(value)) return Either.right(Option.none())
+      if (Option.isNone(value)) return Result.succeed(Option.none())
       const raw = Redacted.value(value.value)
-      if (raw.trim().length === 0) return Either.right(Option.none())
+      if (raw.trim().length === 0) return Result.succeed(Option.none())
       return Either.match(decodeSecretKey(raw), {
-        onLeft: (problem) => Either.left(ConfigError.InvalidData([name], problem)),
-        onRight: (bytes) => Either.right(Option.some(Redacted.make(bytes)))
+        onLeft: (problem) => Result.fail(ConfigError.InvalidData([name], problem)),
+        onRight: (bytes) => Result.succeed(Option.some(Redacted.make(bytes)))
       })
     })
   )
@@ -61,15 +61,15 @@ const fromEnv: Config.Config<CredentialSettings> = Config.all({
 }).pipe(
   Config.mapOrFail((settings) =>
     Option.isSome(settings.previousSecretKey) && Option.isNone(settings.secretKey)
-      ? Either.left(ConfigError.InvalidData(
+      ? Result.fail(ConfigError.InvalidData(
         ["LOOPCORD_SECRET_KEY_PREVIOUS"],
         "is set but LOOPCORD_SECRET_KEY is not: set the new key too, so old secrets can be re-sealed"
       ))
-      : Either.right(settings)
+      : Result.succeed(settings)
   )
 )
 
-export class CredentialConfig extends Context.Tag("loopcord/config/CredentialConfig")<CredentialConfig, CredentialSettings>() {
+export class CredentialConfig extends Context.Service<CredentialConfig, CredentialSettings>()("loopcord/config/CredentialConfig") {
   static readonly layer = Layer.effect(CredentialConfig, fromEnv)
   /** Defaults with overrides, for tests and embedding. */
   static readonly make = (overrides: Partial<CredentialSettings> = {}) =>

@@ -1,4 +1,4 @@
-import { Data, Either, Redacted } from "effect"
+import { Data, Result, Redacted } from "effect"
 
 /** Where the data lives, parsed from `DATABASE_URL`. */
 export type DatabaseTarget = Data.TaggedEnum<{
@@ -17,22 +17,22 @@ export const DEFAULT_DATABASE_URL = "sqlite:./data/loopcord.db"
  * `sqlite:PATH`, `sqlite://PATH` (`sqlite:///abs/path` is absolute), `sqlite::memory:`,
  * `postgres://…` / `postgresql://…`. The error text never repeats the URL (it may carry a password).
  */
-export const parseDatabaseUrl = (raw: string): Either.Either<DatabaseTarget, string> => {
+export const parseDatabaseUrl = (raw: string): Result.Result<DatabaseTarget, string> => {
   const url = raw.trim()
   const lower = url.toLowerCase()
   if (lower.startsWith("postgres://") || lower.startsWith("postgresql://")) {
-    return Either.right(DatabaseTarget.Postgres({ url: Redacted.make(url) }))
+    return Result.succeed(DatabaseTarget.Postgres({ url: Redacted.make(url) }))
   }
   if (lower.startsWith("sqlite:")) {
     const rest = url.slice("sqlite:".length)
-    if (rest === ":memory:" || rest === "//:memory:") return Either.right(DatabaseTarget.SqliteMemory())
+    if (rest === ":memory:" || rest === "//:memory:") return Result.succeed(DatabaseTarget.SqliteMemory())
     const path = rest.startsWith("//") ? rest.slice(2) : rest
     return path.length === 0
-      ? Either.left("sqlite: needs a file path, e.g. sqlite:./data/loopcord.db or sqlite::memory:")
-      : Either.right(DatabaseTarget.SqliteFile({ path }))
+      ? Result.fail("sqlite: needs a file path, e.g. sqlite:./data/loopcord.db or sqlite::memory:")
+      : Result.succeed(DatabaseTarget.SqliteFile({ path }))
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]
-  return Either.left(
+  return Result.fail(
     `unsupported ${scheme === undefined ? "value" : `scheme "${scheme}:"`}; use sqlite:PATH, sqlite::memory: or postgres://…`
   )
 }

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Result, Layer, Option, Redacted } from "effect"
 import type { Persona } from "../domain/Persona"
 import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
 import { type ShardAssignment, shardAssignmentSetting } from "./ShardConfig"
@@ -66,8 +66,8 @@ export const discordTokenPresent: Config.Config<boolean> = Config.map(tokenSetti
 const fromEnv: Config.Config<DiscordSettings> = Config.all({
   token: tokenSetting.pipe(
     Config.mapOrFail(Option.match({
-      onNone: () => Either.left(ConfigError.MissingData(["DISCORD_TOKEN"], "DISCORD_TOKEN is required for the Discord bot: the token of its Bot page in the Developer Portal")),
-      onSome: (token) => Either.right(token)
+      onNone: () => Result.fail(ConfigError.MissingData(["DISCORD_TOKEN"], "DISCORD_TOKEN is required for the Discord bot: the token of its Bot page in the Developer Portal")),
+      onSome: (token) => Result.succeed(token)
     }))
   ),
   apiBaseUrl: apiBase,
@@ -83,7 +83,7 @@ const fromEnv: Config.Config<DiscordSettings> = Config.all({
   Config.map(({ avatarUrl, persona, ...rest }) => ({ ...rest, persona: { ...persona, avatarUrl } }))
 )
 
-export class DiscordConfig extends Context.Tag("loopcord/config/DiscordConfig")<DiscordConfig, DiscordSettings>() {
+export class DiscordConfig extends Context.Service<DiscordConfig, DiscordSettings>()("loopcord/config/DiscordConfig") {
   static readonly layer = Layer.effect(DiscordConfig, fromEnv)
   /** Explicit settings, for tests and embedding. */
   static readonly make = (settings: { readonly token: string } & Partial<Omit<DiscordSettings, "token">>) =>

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Either, Layer, Option } from "effect"
+import { Config, ConfigError, Context, Result, Layer, Option } from "effect"
 
 /** Response Drafting (docs/architecture.md, Response Drafting): off unless `RESPONSE_DRAFTING=on`. */
 export interface DraftingSettings {
@@ -17,9 +17,9 @@ const enabled: Config.Config<boolean> = Config.string("RESPONSE_DRAFTING").pipe(
   Config.withDefault("off"),
   Config.mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
-    if (ON.includes(value)) return Either.right(true)
-    if (OFF.includes(value)) return Either.right(false)
-    return Either.left(ConfigError.InvalidData(["RESPONSE_DRAFTING"], `must be on or off (got "${raw}")`))
+    if (ON.includes(value)) return Result.succeed(true)
+    if (OFF.includes(value)) return Result.succeed(false)
+    return Result.fail(ConfigError.InvalidData(["RESPONSE_DRAFTING"], `must be on or off (got "${raw}")`))
   })
 )
 

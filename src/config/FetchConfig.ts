@@ -66,7 +66,7 @@ const fromEnv: Config.Config<FetchSettings> = Config.all({
   }))
 )
 
-export class FetchConfig extends Context.Tag("loopcord/config/FetchConfig")<FetchConfig, FetchSettings>() {
+export class FetchConfig extends Context.Service<FetchConfig, FetchSettings>()("loopcord/config/FetchConfig") {
   static readonly layer = Layer.effect(FetchConfig, fromEnv)
   /** Explicit settings, for tests and embedding. */
   static readonly make = (

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Either } from "effect"
+import { Config, ConfigError, Result } from "effect"
 import { baseUrlSetting, toolCallingSetting } from "./ProviderConfig"
 import { intSetting } from "./settings"
 
@@ -42,9 +42,9 @@ export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.string
   Config.withDefault("on"),
   Config.mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
-    if (["on", "true", "yes", "1"].includes(value)) return Either.right(true)
-    if (["off", "false", "no", "0"].includes(value)) return Either.right(false)
-    return Either.left(ConfigError.InvalidData(["ANTHROPIC_PROMPT_CACHE"], `must be on or off (got "${raw}")`))
+    if (["on", "true", "yes", "1"].includes(value)) return Result.succeed(true)
+    if (["off", "false", "no", "0"].includes(value)) return Result.succeed(false)
+    return Result.fail(ConfigError.InvalidData(["ANTHROPIC_PROMPT_CACHE"], `must be on or off (got "${raw}")`))
   })
 )
 

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs"
-import { Config, ConfigError, Context, Duration, Either, Layer, Option, Predicate, Redacted } from "effect"
+import { Config, ConfigError, Context, Duration, Result, Layer, Option, Predicate, Redacted } from "effect"
 import { millisSetting } from "./settings"
 import { parseJsonOrUndefined } from "../domain/parseJson"
 
@@ -53,10 +53,10 @@ export const baseUrlSetting = (name: string): Config.Config<Option.Option<string
     Config.withDefault(""),
     Config.mapOrFail((raw) => {
       const url = raw.trim().replace(/\/+$/, "")
-      if (url === "") return Either.right(Option.none())
+      if (url === "") return Result.succeed(Option.none())
       return /^https?:\/\/[^\s/]+/.test(url) && URL.canParse(url)
-        ? Either.right(Option.some(url))
-        : Either.left(invalid(name, `must be an http(s) URL (got "${raw}")`))
+        ? Result.succeed(Option.some(url))
+        : Result.fail(invalid(name, `must be an http(s) URL (got "${raw}")`))
     })
   )
 
@@ -68,31 +68,31 @@ const backendSetting: Config.Config<Option.Option<ImageBackendKind>> = Config.st
   Config.withDefault(""),
   Config.mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
-    if (value === "") return Either.right(Option.none())
+    if (value === "") return Result.succeed(Option.none())
     const kind = IMAGE_BACKENDS.find((candidate) => candidate === value)
     return kind === undefined
-      ? Either.left(invalid("IMAGE_BACKEND", `must be openai or comfyui, or unset (got "${raw}")`))
-      : Either.right(Option.some(kind))
+      ? Result.fail(invalid("IMAGE_BACKEND", `must be openai or comfyui, or unset (got "${raw}")`))
+      : Result.succeed(Option.some(kind))
   })
 )
 
 /** Inline JSON (starts with `{`) or a path to a file holding it; must be a JSON object. */
-export const parseWorkflowSetting = (raw: string, readFile: (path: string) => string): Either.Either<Option.Option<ComfyWorkflowJson>, string> => {
+export const parseWorkflowSetting = (raw: string, readFile: (path: string) => string): Result.Result<Option.Option<ComfyWorkflowJson>, string> => {
   const value = raw.trim()
-  if (value === "") return Either.right(Option.none())
+  if (value === "") return Result.succeed(Option.none())
   let text = value
   if (!value.startsWith("{")) {
     try {
       text = readFile(value)
     } catch (error) {
-      return Either.left(`cannot read the workflow file "${value}": ${error instanceof Error ? error.message : String(error)}`)
+      return Result.fail(`cannot read the workflow file "${value}": ${error instanceof Error ? error.message : String(error)}`)
     }
   }
   const parsed = parseJsonOrUndefined(text)
-  if (parsed === undefined) return Either.left("is not valid JSON (export the workflow with \"Save (API Format)\")")
+  if (parsed === undefined) return Result.fail("is not valid JSON (export the workflow with \"Save (API Format)\")")
   return Predicate.isRecord(parsed)
-    ? Either.right(Option.some(parsed as ComfyWorkflowJson))
-    : Either.left("must be a JSON object (an API-format workflow: node id → { class_type, inputs })")
+    ? Result.succeed(Option.some(parsed as ComfyWorkflowJson))
+    : Result.fail("must be a JSON object (an API-format workflow: node id → { class_type, inputs })")
 }
 
 const workflowSetting: Config.Config<Option.Option<ComfyWorkflowJson>> = Config.string("COMFYUI_WORKFLOW").pipe(
@@ -115,12 +115,12 @@ const fromEnv: Config.Config<ImageSettings> = Config.all({
   Config.mapOrFail(({ baseUrl, model, ...rest }) => {
     const backend = Option.getOrUndefined(rest.backend)
     if (backend === "comfyui" && Option.isNone(baseUrl)) {
-      return Either.left(ConfigError.MissingData(["IMAGE_BASE_URL"], "required for IMAGE_BACKEND=comfyui: the ComfyUI server, e.g. http://127.0.0.1:8188"))
+      return Result.fail(ConfigError.MissingData(["IMAGE_BASE_URL"], "required for IMAGE_BACKEND=comfyui: the ComfyUI server, e.g. http://127.0.0.1:8188"))
     }
     if (backend === "comfyui" && Option.isNone(rest.comfyWorkflow)) {
-      return Either.left(ConfigError.MissingData(["COMFYUI_WORKFLOW"], "required for IMAGE_BACKEND=comfyui: an API-format workflow (JSON or a file path)"))
+      return Result.fail(ConfigError.MissingData(["COMFYUI_WORKFLOW"], "required for IMAGE_BACKEND=comfyui: an API-format workflow (JSON or a file path)"))
     }
-    return Either.right({
+    return Result.succeed({
       ...defaultImageSettings,
       ...rest,
       baseUrl: Option.getOrElse(baseUrl, () => OPENAI_API_BASE_URL),
@@ -129,7 +129,7 @@ const fromEnv: Config.Config<ImageSettings> = Config.all({
   })
 )
 
-export class ImageConfig extends Context.Tag("loopcord/config/ImageConfig")<ImageConfig, ImageSettings>() {
+export class ImageConfig extends Context.Service<ImageConfig, ImageSettings>()("loopcord/config/ImageConfig") {
   static readonly layer = Layer.effect(ImageConfig, fromEnv)
   static readonly make = (overrides: Partial<ImageSettings> = {}) =>
     Layer.succeed(ImageConfig, { ...defaultImageSettings, ...overrides })

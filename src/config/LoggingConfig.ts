@@ -4,7 +4,7 @@ import {
   ConfigError,
   Context,
   Effect,
-  Either,
+  Result,
   FiberId,
   FiberRef,
   FiberRefs,
@@ -49,8 +49,8 @@ const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Config<Loggi
       Config.mapOrFail((raw) => {
         const level = LEVELS[raw.trim().toLowerCase()]
         return level === undefined
-          ? Either.left(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of trace, debug, info, warn, error, fatal, none (got "${raw}")`))
-          : Either.right(level)
+          ? Result.fail(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of trace, debug, info, warn, error, fatal, none (got "${raw}")`))
+          : Result.succeed(level)
       })
     ),
     format: Config.all({ runEnv: runEnvSetting, raw: Config.option(Config.string("LOG_FORMAT")) }).pipe(
@@ -59,7 +59,7 @@ const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Config<Loggi
         const value = raw.value.trim().toLowerCase()
         return value === "pretty" || value === "json"
           ? Either.right<LogFormat>(value)
-          : Either.left(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw.value}")`))
+          : Result.fail(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw.value}")`))
       })
     )
   })

@@ -64,7 +64,7 @@ const fromEnv: Config.Config<LoopSettings> = Config.all({
   }))
 )
 
-export class LoopConfig extends Context.Tag("loopcord/config/LoopConfig")<LoopConfig, LoopSettings>() {
+export class LoopConfig extends Context.Service<LoopConfig, LoopSettings>()("loopcord/config/LoopConfig") {
   static readonly layer = Layer.effect(LoopConfig, fromEnv)
   /** Defaults with overrides, for tests and embedding. */
   static readonly make = (overrides: Partial<LoopSettings> = {}) =>

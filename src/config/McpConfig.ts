@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Duration, Either, Layer, Option, ParseResult, type Redacted, Schema } from "effect"
+import { Config, ConfigError, Context, Duration, Result, Layer, Option, ParseResult, type Redacted, Schema } from "effect"
 import { flagSetting, intSetting, millisSetting } from "./settings"
 
 /** How a global MCP server is reached. */
@@ -50,8 +50,8 @@ const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry))
 )
 
 /** Decodes the `MCP_SERVERS` value; the error text names the variable. */
-const parseMcpServers = (raw: string): Either.Either<ReadonlyArray<GlobalMcpServerConfig>, string> => {
-  if (raw.trim() === "") return Either.right([])
+const parseMcpServers = (raw: string): Result.Result<ReadonlyArray<GlobalMcpServerConfig>, string> => {
+  if (raw.trim() === "") return Result.succeed([])
   return Schema.decodeUnknownEither(GlobalMcpServerList)(raw).pipe(
     Either.mapLeft((error) => {
       const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
@@ -158,8 +158,8 @@ const smitheryConfig: Config.Config<Option.Option<SmitherySettings>> = Config.al
 }).pipe(
   Config.mapOrFail(({ apiKey, baseUrl, namespace }) =>
     URL.canParse(baseUrl)
-      ? Either.right(Option.map(apiKey, (key) => ({ apiKey: key, baseUrl: baseUrl.replace(/\/+$/, ""), namespace })))
-      : Either.left(ConfigError.InvalidData(["SMITHERY_API_BASE_URL"], `SMITHERY_API_BASE_URL is not a URL: ${baseUrl}`))
+      ? Result.succeed(Option.map(apiKey, (key) => ({ apiKey: key, baseUrl: baseUrl.replace(/\/+$/, ""), namespace })))
+      : Result.fail(ConfigError.InvalidData(["SMITHERY_API_BASE_URL"], `SMITHERY_API_BASE_URL is not a URL: ${baseUrl}`))
   )
 )
 
@@ -189,7 +189,7 @@ const fromEnv: Config.Config<McpSettings> = Config.all({
 )
 
 /** MCP settings: global servers, guild pool limits, Smithery Connect. */
-export class McpConfig extends Context.Tag("loopcord/config/McpConfig")<McpConfig, McpSettings>() {
+export class McpConfig extends Context.Service<McpConfig, McpSettings>()("loopcord/config/McpConfig") {
   static readonly layer = Layer.effect(McpConfig, fromEnv)
   /** Defaults with overrides, for tests and embedding. */
   static readonly make = (overrides: Partial<McpSettings> = {}) => Layer.succeed(McpConfig, { ...defaultMcpSettings, ...overrides })

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Either, Layer, Option } from "effect"
+import { Config, ConfigError, Context, Result, Layer, Option } from "effect"
 import { providerSettings } from "./ProviderConfig"
 
 /** A server's model chain: at most this many models (the primary, then fallbacks). */
@@ -31,16 +31,16 @@ const isAllowedModel = (choices: ModelChoices, name: string): boolean =>
  * A server's chain from what an admin typed (`a, b`): trimmed, duplicates dropped, at most
  * MAX_MODEL_CHAIN, every model allowed. Left: one line saying what is wrong.
  */
-export const parseModelChain = (choices: ModelChoices, raw: string): Either.Either<ReadonlyArray<string>, string> => {
+export const parseModelChain = (choices: ModelChoices, raw: string): Result.Result<ReadonlyArray<string>, string> => {
   const names = [...new Set(trimmedList(raw))]
-  if (names.length === 0) return Either.left("Name at least one model.")
-  if (names.length > MAX_MODEL_CHAIN) return Either.left(`At most ${MAX_MODEL_CHAIN} models: the primary, then fallbacks.`)
+  if (names.length === 0) return Result.fail("Name at least one model.")
+  if (names.length > MAX_MODEL_CHAIN) return Result.fail(`At most ${MAX_MODEL_CHAIN} models: the primary, then fallbacks.`)
   const refused = names.filter((name) => !isAllowedModel(choices, name))
   if (refused.length > 0) {
     const shown = refused.map((name) => `\`${name.slice(0, 60)}\``).join(", ")
-    return Either.left(`Not an allowed model: ${shown}. Allowed: ${describeAllowed(choices)}.`)
+    return Result.fail(`Not an allowed model: ${shown}. Allowed: ${describeAllowed(choices)}.`)
   }
-  return Either.right(names)
+  return Result.succeed(names)
 }
 
 /** The allowed models as one line (the first few when there are many). */
@@ -70,15 +70,15 @@ export const modelChoicesSetting: Config.Config<ModelChoices> = Config.all({
 }).pipe(
   Config.mapOrFail(({ provider, raw }) => {
     const listed = Option.match(raw, { onNone: () => [], onSome: trimmedList })
-    if (listed.length === 1 && listed[0] === "*") return Either.right(makeModelChoices(provider.models, "*"))
+    if (listed.length === 1 && listed[0] === "*") return Result.succeed(makeModelChoices(provider.models, "*"))
     const bad = listed.find((name) => !plausibleName(name))
     return bad === undefined
-      ? Either.right(makeModelChoices(provider.models, listed))
-      : Either.left(ConfigError.InvalidData(["LLM_MODELS_ALLOWED"], `must be a comma-separated list of model names, or * (got "${bad.slice(0, 60)}")`))
+      ? Result.succeed(makeModelChoices(provider.models, listed))
+      : Result.fail(ConfigError.InvalidData(["LLM_MODELS_ALLOWED"], `must be a comma-separated list of model names, or * (got "${bad.slice(0, 60)}")`))
   })
 )
 
-export class ModelChoiceConfig extends Context.Tag("loopcord/config/ModelChoiceConfig")<ModelChoiceConfig, ModelChoices>() {
+export class ModelChoiceConfig extends Context.Service<ModelChoiceConfig, ModelChoices>()("loopcord/config/ModelChoiceConfig") {
   static readonly layer = Layer.effect(ModelChoiceConfig, modelChoicesSetting)
   /** Plain values (tests, embedding). */
   static readonly make = (defaults: ReadonlyArray<string>, allowed: ReadonlyArray<string> | "*" = []) =>

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Duration, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Duration, Result, Layer, Option, Redacted } from "effect"
 import { millisSetting } from "./settings"
 
 /** Where traces, metrics and logs go over OTLP/HTTP, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
@@ -32,36 +32,36 @@ const optionalText = (name: string): Config.Config<Option.Option<string>> =>
 
 const endpoint = optionalText("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(
   Config.mapOrFail((value) => {
-    if (Option.isNone(value)) return Either.right(Option.none<string>())
+    if (Option.isNone(value)) return Result.succeed(Option.none<string>())
     const url = URL.canParse(value.value) ? new URL(value.value) : undefined
     return url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
-      ? Either.right(Option.some(value.value.replace(/\/+$/, "")))
-      : Either.left(ConfigError.InvalidData(["OTEL_EXPORTER_OTLP_ENDPOINT"], `must be the collector's http(s) base URL such as http://otel-collector:4318 (got "${value.value}")`))
+      ? Result.succeed(Option.some(value.value.replace(/\/+$/, "")))
+      : Result.fail(ConfigError.InvalidData(["OTEL_EXPORTER_OTLP_ENDPOINT"], `must be the collector's http(s) base URL such as http://otel-collector:4318 (got "${value.value}")`))
   })
 )
 
 /** The OpenTelemetry convention: `key=value` pairs, comma-separated, values percent-encoded. */
-export const parseOtlpHeaders = (raw: string): Either.Either<Readonly<Record<string, string>>, string> => {
+export const parseOtlpHeaders = (raw: string): Result.Result<Readonly<Record<string, string>>, string> => {
   const headers: Record<string, string> = {}
   for (const [index, pair] of raw.split(",").entries()) {
     if (pair.trim() === "") continue
     const separator = pair.indexOf("=")
     const key = separator < 0 ? "" : pair.slice(0, separator).trim()
-    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(key)) return Either.left(`entry ${index + 1} is not key=value`)
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(key)) return Result.fail(`entry ${index + 1} is not key=value`)
     const value = pair.slice(separator + 1).trim()
     try {
       headers[key.toLowerCase()] = decodeURIComponent(value)
     } catch {
-      return Either.left(`entry ${index + 1} (${key}) is not valid percent-encoding`)
+      return Result.fail(`entry ${index + 1} (${key}) is not valid percent-encoding`)
     }
   }
-  return Either.right(headers)
+  return Result.succeed(headers)
 }
 
 const headers = Config.option(Config.redacted("OTEL_EXPORTER_OTLP_HEADERS")).pipe(
   Config.mapOrFail((value) =>
     Option.match(value, {
-      onNone: () => Either.right(Redacted.make<Readonly<Record<string, string>>>({})),
+      onNone: () => Result.succeed(Redacted.make<Readonly<Record<string, string>>>({})),
       onSome: (secret) =>
         Either.mapBoth(parseOtlpHeaders(Redacted.value(secret)), {
           // The message never repeats the value: it may be a credential.
@@ -75,8 +75,8 @@ const headers = Config.option(Config.redacted("OTEL_EXPORTER_OTLP_HEADERS")).pip
 const healthPort = Config.option(Config.integer("HEALTH_PORT")).pipe(
   Config.mapOrFail((port) =>
     Option.isSome(port) && (port.value < 0 || port.value > 65_535)
-      ? Either.left(ConfigError.InvalidData(["HEALTH_PORT"], `must be a TCP port, 0 to 65535 (got ${port.value})`))
-      : Either.right(port)
+      ? Result.fail(ConfigError.InvalidData(["HEALTH_PORT"], `must be a TCP port, 0 to 65535 (got ${port.value})`))
+      : Result.succeed(port)
   )
 )
 
@@ -97,7 +97,7 @@ export const opsSettings: Config.Config<OpsSettings> = Config.all({
   }))
 )
 
-export class OpsConfig extends Context.Tag("loopcord/config/OpsConfig")<OpsConfig, OpsSettings>() {
+export class OpsConfig extends Context.Service<OpsConfig, OpsSettings>()("loopcord/config/OpsConfig") {
   static readonly layer = Layer.effect(OpsConfig, opsSettings)
   /** Defaults with overrides, for tests and embedding. */
   static readonly make = (overrides: Partial<OpsSettings> = {}) => Layer.succeed(OpsConfig, { ...defaultOpsSettings, ...overrides })

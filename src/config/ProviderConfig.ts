@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Result, Layer, Option, Redacted } from "effect"
 
 /** The model providers loopcord ships (`LLM_PROVIDER`). */
 export const PROVIDER_KINDS = ["openai-compatible", "openai-responses", "anthropic", "google", "novelai", "scripted"] as const
@@ -27,8 +27,8 @@ const provider: Config.Config<ProviderKind> = Config.string("LLM_PROVIDER").pipe
     const value = raw.trim().toLowerCase()
     const kind = PROVIDER_KINDS.find((candidate) => candidate === value)
     return kind === undefined
-      ? Either.left(ConfigError.InvalidData(["LLM_PROVIDER"], `must be one of ${PROVIDER_KINDS.join(", ")} (got "${raw}")`))
-      : Either.right(kind)
+      ? Result.fail(ConfigError.InvalidData(["LLM_PROVIDER"], `must be one of ${PROVIDER_KINDS.join(", ")} (got "${raw}")`))
+      : Result.succeed(kind)
   })
 )
 
@@ -55,10 +55,10 @@ const optionalText = (name: string): Config.Config<Option.Option<string>> =>
 const vendorValues = (pick: "apiKey" | "baseUrl"): Config.Config<Readonly<Record<string, Option.Option<string>>>> =>
   Config.all(Object.fromEntries(fallbackNames(pick).map((name) => [name, optionalText(name)])))
 
-const httpUrl = (name: string, url: string): Either.Either<string, ConfigError.ConfigError> =>
+const httpUrl = (name: string, url: string): Result.Result<string, ConfigError.ConfigError> =>
   /^https?:\/\/[^\s/]+/.test(url)
-    ? Either.right(url)
-    : Either.left(ConfigError.InvalidData([name], `must be an http(s) URL such as http://127.0.0.1:11434/v1 (got "${url}")`))
+    ? Result.succeed(url)
+    : Result.fail(ConfigError.InvalidData([name], `must be an http(s) URL such as http://127.0.0.1:11434/v1 (got "${url}")`))
 
 /**
  * `LLM_BASE_URL`, else the provider's vendor variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`);
@@ -73,7 +73,7 @@ export const baseUrlSetting: Config.Config<string | undefined> = Config.all({
     if (Option.isSome(configured)) return httpUrl("LLM_BASE_URL", configured.value)
     const name = VENDOR_FALLBACKS[provider]?.baseUrl
     const fallback = name === undefined ? Option.none() : vendor[name] ?? Option.none()
-    return name !== undefined && Option.isSome(fallback) ? httpUrl(name, fallback.value) : Either.right(undefined)
+    return name !== undefined && Option.isSome(fallback) ? httpUrl(name, fallback.value) : Result.succeed(undefined)
   })
 )
 
@@ -99,7 +99,7 @@ export const toolCallingSetting: Config.Config<"native" | "verbatim"> = Config.s
     const value = raw.trim().toLowerCase()
     return value === "native" || value === "verbatim"
       ? Either.right<"native" | "verbatim">(value)
-      : Either.left(ConfigError.InvalidData(["LLM_TOOL_CALLING"], `must be native or verbatim (got "${raw}")`))
+      : Result.fail(ConfigError.InvalidData(["LLM_TOOL_CALLING"], `must be native or verbatim (got "${raw}")`))
   })
 )
 
@@ -113,9 +113,9 @@ export const providerSettings: Config.Config<ProviderSettings> = Config.all({
 }).pipe(
   Config.mapOrFail(({ rawModels, ...rest }) => {
     const listed = trimmedList(rawModels)
-    if (listed.length > 0) return Either.right({ ...rest, models: listed })
-    if (rest.provider === "scripted") return Either.right({ ...rest, models: [SCRIPTED_DEFAULT_MODEL] })
-    return Either.left(ConfigError.MissingData(
+    if (listed.length > 0) return Result.succeed({ ...rest, models: listed })
+    if (rest.provider === "scripted") return Result.succeed({ ...rest, models: [SCRIPTED_DEFAULT_MODEL] })
+    return Result.fail(ConfigError.MissingData(
       ["LLM_MODELS"],
       `required for LLM_PROVIDER=${rest.provider}: the primary model, then fallbacks, comma-separated`
     ))
@@ -128,6 +128,6 @@ export const providerSettings: Config.Config<ProviderSettings> = Config.all({
  */
 export const scriptSourceSetting: Config.Config<Option.Option<string>> = optionalText("LLM_SCRIPT")
 
-export class ProviderConfig extends Context.Tag("loopcord/config/ProviderConfig")<ProviderConfig, ProviderSettings>() {
+export class ProviderConfig extends Context.Service<ProviderConfig, ProviderSettings>()("loopcord/config/ProviderConfig") {
   static readonly layer = Layer.effect(ProviderConfig, providerSettings)
 }

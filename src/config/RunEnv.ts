@@ -1,4 +1,4 @@
-import { Config, ConfigError, Either } from "effect"
+import { Config, ConfigError, Result } from "effect"
 
 type RunEnv = "development" | "production"
 
@@ -13,7 +13,7 @@ export const runEnvSetting: Config.Config<RunEnv> = Config.string("RUN_ENV").pip
     const value = raw.trim().toLowerCase()
     return value === "development" || value === "production"
       ? Either.right<RunEnv>(value)
-      : Either.left(ConfigError.InvalidData(["RUN_ENV"], `must be development or production (got "${raw}")`))
+      : Result.fail(ConfigError.InvalidData(["RUN_ENV"], `must be development or production (got "${raw}")`))
   })
 )
 

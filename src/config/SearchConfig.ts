@@ -38,7 +38,7 @@ const fromEnv: Config.Config<SearchSettings> = Config.all({
   )
 }).pipe(Config.map((settings) => ({ ...defaultSearchSettings, ...settings })))
 
-export class SearchConfig extends Context.Tag("loopcord/config/SearchConfig")<SearchConfig, SearchSettings>() {
+export class SearchConfig extends Context.Service<SearchConfig, SearchSettings>()("loopcord/config/SearchConfig") {
   static readonly layer = Layer.effect(SearchConfig, fromEnv)
   static readonly make = (overrides: Partial<SearchSettings> = {}) =>
     Layer.succeed(SearchConfig, { ...defaultSearchSettings, ...overrides })

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Either, Option } from "effect"
+import { Config, ConfigError, Result, Option } from "effect"
 
 /** The shards this process runs out of how many the bot has (several hosts split one bot). */
 export interface ShardAssignment {
@@ -14,18 +14,18 @@ const MAX_SHARD_COUNT = 16_384
  * `DISCORD_SHARD_IDS` as written: ids and ranges, comma-separated (`0-3`, `0,2`, `0-1,4`).
  * Every id must be below `count`.
  */
-export const parseShardIds = (raw: string, count: number): Either.Either<ReadonlyArray<number>, string> => {
+export const parseShardIds = (raw: string, count: number): Result.Result<ReadonlyArray<number>, string> => {
   const ids = new Set<number>()
   for (const part of raw.split(",").map((entry) => entry.trim())) {
     const range = /^(\d+)\s*(?:-\s*(\d+))?$/.exec(part)
-    if (range === null) return Either.left(`"${part}" is not a shard id or a range such as 0-3`)
+    if (range === null) return Result.fail(`"${part}" is not a shard id or a range such as 0-3`)
     const first = Number(range[1])
     const last = range[2] === undefined ? first : Number(range[2])
-    if (last < first) return Either.left(`the range ${part} runs backwards`)
-    if (last >= count) return Either.left(`shard ${last} does not exist: DISCORD_SHARD_COUNT is ${count} (ids 0-${count - 1})`)
+    if (last < first) return Result.fail(`the range ${part} runs backwards`)
+    if (last >= count) return Result.fail(`shard ${last} does not exist: DISCORD_SHARD_COUNT is ${count} (ids 0-${count - 1})`)
     for (let id = first; id <= last; id++) ids.add(id)
   }
-  return Either.right([...ids].sort((a, b) => a - b))
+  return Result.succeed([...ids].sort((a, b) => a - b))
 }
 
 /**
@@ -40,13 +40,13 @@ export const shardAssignmentSetting: Config.Config<Option.Option<ShardAssignment
   Config.mapOrFail(({ count, ids }) => {
     if (Option.isNone(count)) {
       return Option.isNone(ids)
-        ? Either.right(Option.none())
-        : Either.left(ConfigError.MissingData(["DISCORD_SHARD_COUNT"], "DISCORD_SHARD_COUNT is required with DISCORD_SHARD_IDS: the bot's total number of shards"))
+        ? Result.succeed(Option.none())
+        : Result.fail(ConfigError.MissingData(["DISCORD_SHARD_COUNT"], "DISCORD_SHARD_COUNT is required with DISCORD_SHARD_IDS: the bot's total number of shards"))
     }
     if (count.value < 1 || count.value > MAX_SHARD_COUNT) {
-      return Either.left(ConfigError.InvalidData(["DISCORD_SHARD_COUNT"], `must be between 1 and ${MAX_SHARD_COUNT} (got ${count.value})`))
+      return Result.fail(ConfigError.InvalidData(["DISCORD_SHARD_COUNT"], `must be between 1 and ${MAX_SHARD_COUNT} (got ${count.value})`))
     }
-    if (Option.isNone(ids)) return Either.right(Option.some({ ids: Array.from({ length: count.value }, (_, id) => id), count: count.value }))
+    if (Option.isNone(ids)) return Result.succeed(Option.some({ ids: Array.from({ length: count.value }, (_, id) => id), count: count.value }))
     return Either.mapBoth(parseShardIds(ids.value, count.value), {
       onLeft: (detail) => ConfigError.InvalidData(["DISCORD_SHARD_IDS"], detail),
       onRight: (parsed) => Option.some({ ids: parsed, count: count.value })

@@ -39,7 +39,7 @@ const fromEnv: Config.Config<SpeechSettings> = Config.all({
   timeout: millisSetting("SPEECH_TIMEOUT_MS", { default: 60_000, min: 1_000 })
 }).pipe(Config.map((settings) => ({ ...defaultSpeechSettings, ...settings })))
 
-export class SpeechConfig extends Context.Tag("loopcord/config/SpeechConfig")<SpeechConfig, SpeechSettings>() {
+export class SpeechConfig extends Context.Service<SpeechConfig, SpeechSettings>()("loopcord/config/SpeechConfig") {
   static readonly layer = Layer.effect(SpeechConfig, fromEnv)
   static readonly make = (overrides: Partial<SpeechSettings> = {}) =>
     Layer.succeed(SpeechConfig, { ...defaultSpeechSettings, ...overrides })

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Duration, Either, Layer } from "effect"
+import { Config, ConfigError, Context, Duration, Result, Layer } from "effect"
 import { DEFAULT_DATABASE_URL, type DatabaseTarget, parseDatabaseUrl } from "./DatabaseUrl"
 import { millisSetting } from "./settings"
 
@@ -25,7 +25,7 @@ interface StoreSettings {
   readonly timeout: Duration.Duration
 }
 
-export class StoreConfig extends Context.Tag("loopcord/config/StoreConfig")<StoreConfig, StoreSettings>() {
+export class StoreConfig extends Context.Service<StoreConfig, StoreSettings>()("loopcord/config/StoreConfig") {
   static readonly layer = Layer.effect(StoreConfig, Config.all({ database: databaseTargetConfig, timeout: storeTimeoutConfig }))
   static readonly make = (settings: { readonly database: DatabaseTarget; readonly timeout?: Duration.Duration }) =>
     Layer.succeed(StoreConfig, { timeout: DEFAULT_STORE_TIMEOUT, ...settings })

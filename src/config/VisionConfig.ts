@@ -41,7 +41,7 @@ const fromEnv: Config.Config<VisionSettings> = Config.all({
 export const seesImages = (settings: Pick<VisionSettings, "visionModels">, model: string): boolean =>
   settings.visionModels.includes("*") || settings.visionModels.includes(model)
 
-export class VisionConfig extends Context.Tag("loopcord/config/VisionConfig")<VisionConfig, VisionSettings>() {
+export class VisionConfig extends Context.Service<VisionConfig, VisionSettings>()("loopcord/config/VisionConfig") {
   static readonly layer = Layer.effect(VisionConfig, fromEnv)
   static readonly make = (overrides: Partial<VisionSettings> = {}) =>
     Layer.succeed(VisionConfig, { ...defaultVisionSettings, ...overrides })

@@ -238,9 +238,9 @@ const recordingProvider = (seen: Set<string>): ConfigProvider.ConfigProvider =>
 /** The variables the definitions read, in the order they are read. */
 export const definedVariables: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {
   const seen = new Set<string>()
-  return Effect.forEach(settingDefinitions, (definition) => Effect.either(definition), { discard: true }).pipe(
+  return Effect.forEach(settingDefinitions, (definition) => Effect.result(definition), { discard: true }).pipe(
     Effect.withConfigProvider(recordingProvider(seen)),
-    Effect.zipRight(Effect.sync(() => [...seen]))
+    Effect.andThen(Effect.sync(() => [...seen]))
   )
 })
 

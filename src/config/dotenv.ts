@@ -1,5 +1,5 @@
-import * as FileSystem from "@effect/platform/FileSystem"
-import { ConfigProvider, Data, Effect, Either, Layer } from "effect"
+import * as FileSystem from "effect/FileSystem"
+import { ConfigProvider, Data, Effect, Result, Layer } from "effect"
 import { join } from "node:path"
 
 /** A `.env` file that cannot be used; the message is the one start-up line (file and line, never a value). */
@@ -36,7 +36,7 @@ const unescapeDouble = (text: string) =>
  * (as written) or `"double"` (`\n`, `\t`, `\"`, `\\` escapes); quoted values may span lines. No
  * `${VAR}` expansion. A later line wins over an earlier one with the same key.
  */
-export const parseDotenv = (text: string): Either.Either<ReadonlyMap<string, string>, DotenvProblem> => {
+export const parseDotenv = (text: string): Result.Result<ReadonlyMap<string, string>, DotenvProblem> => {
   const values = new Map<string, string>()
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/)
   for (let index = 0; index < lines.length; index++) {
@@ -45,9 +45,9 @@ export const parseDotenv = (text: string): Either.Either<ReadonlyMap<string, str
     if (line === "" || line.startsWith("#")) continue
     const body = line.startsWith("export ") ? line.slice("export ".length).trimStart() : line
     const equals = body.indexOf("=")
-    if (equals < 0) return Either.left({ line: lineNumber, reason: "expected KEY=VALUE" })
+    if (equals < 0) return Result.fail({ line: lineNumber, reason: "expected KEY=VALUE" })
     const key = body.slice(0, equals).trim()
-    if (!NAME.test(key)) return Either.left({ line: lineNumber, reason: `"${key.slice(0, 40)}" is not a variable name (letters, digits and _)` })
+    if (!NAME.test(key)) return Result.fail({ line: lineNumber, reason: `"${key.slice(0, 40)}" is not a variable name (letters, digits and _)` })
     const raw = body.slice(equals + 1).trimStart()
     const quote = raw[0]
     if (quote !== '"' && quote !== "'") {
@@ -64,15 +64,15 @@ export const parseDotenv = (text: string): Either.Either<ReadonlyMap<string, str
       collected += `\n${lines[endLine] ?? ""}`
       closing = findClosing(collected, quote)
     }
-    if (closing < 0) return Either.left({ line: lineNumber, reason: `the ${quote === '"' ? "double" : "single"}-quoted value of ${key} is never closed` })
+    if (closing < 0) return Result.fail({ line: lineNumber, reason: `the ${quote === '"' ? "double" : "single"}-quoted value of ${key} is never closed` })
     if (!onlyComment(collected.slice(closing + 1))) {
-      return Either.left({ line: endLine + 1, reason: `unexpected text after the closing quote of ${key}` })
+      return Result.fail({ line: endLine + 1, reason: `unexpected text after the closing quote of ${key}` })
     }
     const inner = collected.slice(0, closing)
     values.set(key, quote === '"' ? unescapeDouble(inner) : inner)
     index = endLine
   }
-  return Either.right(values)
+  return Result.succeed(values)
 }
 
 const findClosing = (text: string, quote: string): number => {

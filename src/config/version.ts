@@ -1,4 +1,4 @@
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { Data, Effect, Option, Schema } from "effect"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"

@@ -42,7 +42,7 @@ export const DiscordBlockTargetResolver = Layer.effect(
         }
         const searched = yield* Effect.tryPromise(() => guild.members.search({ query: foldName(query), limit: SEARCH_LIMIT })).pipe(
           Effect.map((found) => [...found.values()]),
-          Effect.catchAll((error) => Effect.as(Effect.logWarning(`member search failed; using cached members: ${error.message}`), []))
+          Effect.catch((error) => Effect.as(Effect.logWarning(`member search failed; using cached members: ${error.message}`), []))
         )
         const byId = new Map<string, DiscordMember>([...guild.members.cache.values(), ...searched].map((member) => [member.id, member]))
         return matchMember([...byId.values()].map(toGuildMember), query)

@@ -115,12 +115,12 @@ const make = (options: DiscordFrontOptions) =>
         if (yield* enabledChannels.isEnabled(message.guildId, message.channelId)) return true
         const parentId = message.channel.isThread() ? message.channel.parentId : null
         return parentId === null ? false : yield* enabledChannels.isEnabled(message.guildId, parentId)
-      }).pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning(`enabled-channel lookup failed: ${error.message}`), false)))
+      }).pipe(Effect.catch((error) => Effect.as(Effect.logWarning(`enabled-channel lookup failed: ${error.message}`), false)))
 
     const isMuted = (message: Message<true>) =>
       blocks.activeBlock(message.guildId, persona.id, message.author.id).pipe(
         Effect.map(Option.isSome),
-        Effect.catchAll((error) => Effect.as(Effect.logWarning(`block lookup failed: ${error.message}`), false))
+        Effect.catch((error) => Effect.as(Effect.logWarning(`block lookup failed: ${error.message}`), false))
       )
 
     const repliesToBot = (message: Message) =>
@@ -234,10 +234,10 @@ const make = (options: DiscordFrontOptions) =>
     // Handlers run in fibers of this scope: interrupted when the bot stops, never run with runPromise.
     const run = yield* FiberSet.makeRuntime<never>()
     const messageListener = (message: Message) => {
-      run(onMessage(message).pipe(Effect.catchAllCause(logFailure("handling a message"))))
+      run(onMessage(message).pipe(Effect.catchCause(logFailure("handling a message"))))
     }
     const interactionListener = (interaction: Interaction) => {
-      run(onInteraction(interaction).pipe(Effect.catchAllCause(logFailure("handling an interaction"))))
+      run(onInteraction(interaction).pipe(Effect.catchCause(logFailure("handling an interaction"))))
     }
     client.on(Events.MessageCreate, messageListener)
     client.on(Events.InteractionCreate, interactionListener)
@@ -255,7 +255,7 @@ const make = (options: DiscordFrontOptions) =>
       guildId === undefined ? client.application.commands.set([...commandDefinitions]) : client.application.commands.set([...commandDefinitions], guildId)
     ).pipe(
       Effect.tap((registered) => Effect.logInfo(`Discord: registered ${registered.size} slash commands${config.commandGuildId === undefined ? " (global)" : ` in guild ${config.commandGuildId}`}`)),
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         Effect.logWarning(`Discord: could not register slash commands (was the bot invited with the applications.commands scope?): ${error.message}`)
       )
     )
@@ -283,7 +283,7 @@ export const DiscordServices = discordServicesWith(DiscordClient.layer)
 
 export const DiscordBot = {
   /** The Discord front with default timings (what `main` launches when DISCORD_TOKEN is set). */
-  layer: Layer.scopedDiscard(make({})).pipe(Layer.provide(UserRateLimiter.Default)),
+  layer: Layer.effectDiscard(make({})).pipe(Layer.provide(UserRateLimiter.Default)),
   /** The front with other timings (tests). */
-  layerWith: (options: DiscordFrontOptions) => Layer.scopedDiscard(make(options)).pipe(Layer.provide(UserRateLimiter.Default))
+  layerWith: (options: DiscordFrontOptions) => Layer.effectDiscard(make(options)).pipe(Layer.provide(UserRateLimiter.Default))
 } as const

@@ -66,9 +66,9 @@ export const NO_MENTIONS = { parse: [], repliedUser: false } as const
  * Every REST request it makes takes a slot of the RequestBudget; its caches are bounded
  * (clientCaches) and tell the HistoryCoverage what they hold.
  */
-export class DiscordClient extends Context.Tag("loopcord/discord/DiscordClient")<DiscordClient, Client<true>>() {
+export class DiscordClient extends Context.Service<DiscordClient, Client<true>>()("loopcord/discord/DiscordClient") {
   /** The client over a given budget and coverage (benchmarks compare budgets). */
-  static readonly layerOver = Layer.scoped(
+  static readonly layerOver = Layer.effect(
     DiscordClient,
     Effect.gen(function*() {
       const config = yield* DiscordConfig

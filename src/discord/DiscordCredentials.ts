@@ -26,7 +26,7 @@ export const credentialProblemText: (problem: CredentialProblem) => string = Cre
  * Discord refuses (DMs closed) is logged.
  */
 export const DiscordCredentialRoutes: Layer.Layer<CredentialRoutes, never, DiscordClient | CredentialStore | GuildSettingsStore> =
-  Layer.scoped(
+  Layer.effect(
     CredentialRoutes,
     Effect.gen(function*() {
       const client = yield* DiscordClient
@@ -36,7 +36,7 @@ export const DiscordCredentialRoutes: Layer.Layer<CredentialRoutes, never, Disco
           client.users.send(userId, { content: clip(credentialProblemText(problem), DiscordLimit.content), allowedMentions: NO_MENTIONS })
         ).pipe(
           Effect.tap(() => Effect.logInfo(`told a key owner privately: ${problem._tag}`).pipe(Effect.annotateLogs({ userId }))),
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.logWarning(`could not DM a key owner about ${problem._tag}: ${error.message}`).pipe(Effect.annotateLogs({ userId }))
           )
         )

@@ -23,7 +23,7 @@ export const DiscordMessageImages = Layer.effect(
         return Option.some({ images, replyTo: message.reference?.messageId ?? undefined })
       }).pipe(
         Effect.timeout(LOOKUP_TIMEOUT),
-        Effect.catchAll((error) => Effect.as(Effect.logDebug(`message ${messageId} could not be looked up: ${String(error)}`), Option.none()))
+        Effect.catch((error) => Effect.as(Effect.logDebug(`message ${messageId} could not be looked up: ${String(error)}`), Option.none()))
       )
   }))
 )

@@ -71,7 +71,7 @@ interface DiscordReplySinkOptions {
 }
 
 export interface DiscordReplySink {
-  readonly sink: Context.Tag.Service<ResponseSink>
+  readonly sink: ResponseSink["Service"]
   /** Waits until every message shows its latest text (edits not held back meanwhile). */
   readonly drain: Effect.Effect<void, DeliveryError>
   /** Marks the reply as stopped by /kill (the partial text stays). */
@@ -211,7 +211,7 @@ export const makeDiscordReplySink = (
         const content = slot.desired._tag === "Text" ? slot.desired.content : undefined
         const shownBody = slot.source?.body.length ?? 0
         const messageId = slot.messageId
-        const result = yield* Effect.either(
+        const result = yield* Effect.result(
           messageId === undefined || content === undefined
             ? target.send(slot.desired, { nonce: `${noncePrefix}.${slot.serial}`, ticket })
             : Effect.as(target.edit(messageId, content, { ticket }), messageId)
@@ -287,8 +287,8 @@ export const makeDiscordReplySink = (
       )
 
     /** The partial reply stays; its last message gets the stopped marker (once). */
-    const markStopped = Effect.zipRight(
-      Effect.zipRight(commit(true), state.update((s) => ({ ...s, layout: appendToLastText(s.layout, STOPPED_MARKER) }))),
+    const markStopped = Effect.andThen(
+      Effect.andThen(commit(true), state.update((s) => ({ ...s, layout: appendToLastText(s.layout, STOPPED_MARKER) }))),
       poke
     )
 
@@ -300,9 +300,9 @@ export const makeDiscordReplySink = (
             ? [false, { ...s, layout: addEmbed(s.layout, embed) }]
             : [s.droppedNotices === 0, { ...s, droppedNotices: s.droppedNotices + 1 }]),
         (firstDropped) => (firstDropped ? log(`Discord reply has ${maxMessages} notices already; later ones are only logged`) : Effect.void)
-      ).pipe(Effect.zipRight(poke))
+      ).pipe(Effect.andThen(poke))
 
-    const sink: Context.Tag.Service<ResponseSink> = {
+    const sink: ResponseSink["Service"] = {
       write: (delta) =>
         Effect.gen(function*() {
           yield* failIfFailed
@@ -335,7 +335,7 @@ export const makeDiscordReplySink = (
     return {
       sink,
       drain,
-      markStopped: Effect.zipRight(markStopped, drain),
+      markStopped: Effect.andThen(markStopped, drain),
       lastWriteAt: Effect.map(state.get, (s) => s.lastWriteAt),
       messageIds: Effect.map(state.get, (s) =>
         s.layout.slots.flatMap((slot) => (slot.messageId === undefined ? [] : [slot.messageId])))

@@ -23,7 +23,7 @@ const hiddenNoticeEmbed = (notice: HiddenNotice): APIEmbed => ({
  * Hidden notices as embeds in `THOUGHT_LOG_CHANNEL_ID` when it is set, else in the log.
  * Posting never holds up the turn (it runs beside it); a failed post falls back to the log.
  */
-export const DiscordThoughtLog = Layer.scoped(
+export const DiscordThoughtLog = Layer.effect(
   ThoughtLog,
   Effect.gen(function*() {
     const config = yield* DiscordConfig
@@ -38,8 +38,8 @@ export const DiscordThoughtLog = Layer.scoped(
         if (channel === null || !channel.isSendable()) throw new Error(`THOUGHT_LOG_CHANNEL_ID ${channelId} is not a channel the bot can post in`)
         await channel.send({ embeds: [hiddenNoticeEmbed(notice)], allowedMentions: NO_MENTIONS })
       }).pipe(
-        Effect.catchAll((error) =>
-          Effect.zipRight(Effect.logWarning(`thought log post failed: ${error.message}`), logged.post(notice))
+        Effect.catch((error) =>
+          Effect.andThen(Effect.logWarning(`thought log post failed: ${error.message}`), logged.post(notice))
         )
       )
     return {

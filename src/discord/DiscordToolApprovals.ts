@@ -64,7 +64,7 @@ const outcomeText = (request: ApprovalRequest, outcome: ApprovalOutcome, by: str
  * for, or a member with Manage Server (checked at the press), can answer. Other presses get a
  * private refusal. Settings that cannot be read make the call wait (it is never run unasked).
  */
-export const DiscordToolApprovals = Layer.scoped(
+export const DiscordToolApprovals = Layer.effect(
   ToolApprovals,
   Effect.gen(function*() {
     const client = yield* DiscordClient
@@ -84,7 +84,7 @@ export const DiscordToolApprovals = Layer.scoped(
           ? "Only the member this reply is for, or a member with Manage Server, can answer this."
           : "This approval request is no longer waiting."
         yield* Effect.tryPromise(() => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: NO_MENTIONS }))
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("answering an approval button failed", cause)))
+      }).pipe(Effect.catchCause((cause) => Effect.logWarning("answering an approval button failed", cause)))
 
     const listener = (interaction: Interaction) => {
       if (interaction.isButton() && interaction.customId.startsWith(PREFIX)) run(onPress(interaction))
@@ -97,7 +97,7 @@ export const DiscordToolApprovals = Layer.scoped(
         ? Effect.succeed(false)
         : store.approvalRules(request.guildId).pipe(
           Effect.map((rules) => matchesApprovalRules(rules, request)),
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.as(Effect.logWarning(`approval rules unreadable; '${request.toolName}' waits for approval: ${error.message}`), true)
           )
         )
@@ -120,7 +120,7 @@ export const DiscordToolApprovals = Layer.scoped(
             allowedMentions: { parse: [], users: [request.userId], repliedUser: false },
             ...(request.messageId === undefined ? {} : { reply: { messageReference: request.messageId, failIfNotExists: false } })
           })
-        }).pipe(Effect.either)
+        }).pipe(Effect.result)
         if (posted._tag === "Left") {
           yield* desk.close(id)
           yield* Effect.logWarning(`the approval question for '${request.toolName}' could not be posted: ${posted.left.message}`)
@@ -130,10 +130,10 @@ export const DiscordToolApprovals = Layer.scoped(
         const prompt: ApprovalPrompt = {
           answer,
           close: (outcome, by) =>
-            Effect.zipRight(
+            Effect.andThen(
               desk.close(id),
               Effect.tryPromise(() => message.edit({ content: outcomeText(request, outcome, by, timeout), components: [], allowedMentions: NO_MENTIONS })).pipe(
-                Effect.catchAll((error) => Effect.logWarning(`the approval question could not be updated: ${error.message}`))
+                Effect.catch((error) => Effect.logWarning(`the approval question could not be updated: ${error.message}`))
               )
             )
         }

@@ -73,7 +73,7 @@ const recentHistory = (
         .filter((message) => BigInt(message.id) < BigInt(trigger.id) || isFromSelf(message, self))
         .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
     ),
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.as(
         Effect.logWarning(`Could not read channel history (is Read Message History granted?): ${error.message}`),
         []
@@ -98,7 +98,7 @@ export const finishReply = (reply: DiscordReplySink, channel: SendableChannels, 
     }
   }).pipe(
     Effect.catchTag("DeliveryError", (error) => Effect.logWarning(`Discord reply not fully delivered (${error.reason}): ${error.detail}`)),
-    Effect.catchAllCause((cause) => Effect.logWarning("finishing the Discord reply failed", cause))
+    Effect.catchCause((cause) => Effect.logWarning("finishing the Discord reply failed", cause))
   )
 
 /** The sink of one turn: persona webhook or bot replies, streamed, with typing while it runs. */
@@ -117,7 +117,7 @@ const openDiscordSink = (deps: DiscordTurnDeps, channel: SendableChannels, reply
     const sink: TurnSink = {
       sink: reply.sink,
       finish: (result) =>
-        deps.afterReply === undefined ? finishReply(reply, channel, result) : Effect.zipRight(finishReply(reply, channel, result), deps.afterReply(channel, result)),
+        deps.afterReply === undefined ? finishReply(reply, channel, result) : Effect.andThen(finishReply(reply, channel, result), deps.afterReply(channel, result)),
       mediaOutlet: discordMediaOutlet(channel, replyTo)
     }
     return sink
@@ -156,7 +156,7 @@ export const discordTurnInput = (deps: DiscordTurnDeps, trigger: Message, channe
  * them in its reply annotation. A failed block lookup leaves the context unblocked (and is logged).
  */
 export const contextWithBlocks = (
-  store: Context.Tag.Service<PersonaBlockStore>,
+  store: PersonaBlockStore["Service"],
   persona: Persona,
   guildId: string | undefined,
   entries: ReadonlyArray<HistoryEntry>
@@ -165,7 +165,7 @@ export const contextWithBlocks = (
     const blocks = guildId === undefined
       ? []
       : yield* store.activeBlocks(guildId, persona.id).pipe(
-        Effect.catchAll((error) => Effect.as(Effect.logWarning(`block lookup failed; context left unblocked: ${error.message}`), []))
+        Effect.catch((error) => Effect.as(Effect.logWarning(`block lookup failed; context left unblocked: ${error.message}`), []))
       )
     if (blocks.length === 0) return entries.map((entry) => toChatMessage(entry))
     const now = yield* Clock.currentTimeMillis

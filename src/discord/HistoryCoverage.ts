@@ -80,6 +80,6 @@ export class HistoryCoverageState {
   }
 }
 
-export class HistoryCoverage extends Context.Tag("loopcord/discord/HistoryCoverage")<HistoryCoverage, HistoryCoverageState>() {
+export class HistoryCoverage extends Context.Service<HistoryCoverage, HistoryCoverageState>()("loopcord/discord/HistoryCoverage") {
   static readonly layer = Layer.sync(HistoryCoverage, () => new HistoryCoverageState())
 }

@@ -101,7 +101,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
           catch: (error) => error
         }).pipe(
           Effect.map(Option.some),
-          Effect.catchAll((error) => {
+          Effect.catch((error) => {
             const failure = classifyWriteError(error, "send")
             // A gone channel, lost access or a Discord outage is the reply's problem; anything
             // else (no Manage Webhooks, 15 webhooks already) only costs the persona its name
@@ -111,7 +111,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             }
             return Effect.logWarning(`Cannot use a webhook for persona messages; sending as the bot: ${failure.detail}`).pipe(
               Effect.annotateLogs({ channelId: host.id }),
-              Effect.zipRight(Ref.update(deniedUntil, (entries) => cacheSet(entries, host.id, true, now, deniedBounds))),
+              Effect.andThen(Ref.update(deniedUntil, (entries) => cacheSet(entries, host.id, true, now, deniedBounds))),
               Effect.as(Option.none<ChannelWebhook>())
             )
           })
@@ -142,7 +142,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
         const unanswered = yield* Ref.make(new Map<string, UnansweredPost>())
 
         const execute = (webhook: ChannelWebhook, message: OutgoingMessage, ticket: RequestTicket | undefined) =>
-          Effect.zipRight(Ref.set(lastWebhook, webhook), Effect.tryPromise({
+          Effect.andThen(Ref.set(lastWebhook, webhook), Effect.tryPromise({
             try: (): Promise<{ readonly id: string }> =>
               underTicket(ticket, () =>
                 webhook.send({
@@ -162,14 +162,14 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
           Effect.gen(function*() {
             const webhook = yield* findOrCreate(host, ticket)
             if (Option.isNone(webhook)) return Option.none()
-            const first = yield* Effect.either(execute(webhook.value, message, ticket))
+            const first = yield* Effect.result(execute(webhook.value, message, ticket))
             if (first._tag === "Right") return Option.some(first.right.id)
             if (discordErrorCode(first.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(first.left, "send"))
             yield* Effect.logWarning("Persona webhook was deleted (10015); recreating it").pipe(Effect.annotateLogs({ channelId: host.id }))
             yield* forget(host.id)
             const fresh = yield* findOrCreate(host, ticket)
             if (Option.isNone(fresh)) return Option.none()
-            const second = yield* Effect.either(execute(fresh.value, message, ticket))
+            const second = yield* Effect.result(execute(fresh.value, message, ticket))
             if (second._tag === "Right") return Option.some(second.right.id)
             if (discordErrorCode(second.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(second.left, "send"))
             yield* forget(host.id)
@@ -205,7 +205,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
               return copy.value
             }
             const since = yield* Clock.currentTimeMillis
-            const result = yield* Effect.either(postOnce(message, options))
+            const result = yield* Effect.result(postOnce(message, options))
             const webhook = yield* Ref.get(lastWebhook)
             yield* Ref.update(unanswered, (map) =>
               result._tag === "Left" && result.left.kind === "transient" && webhook !== undefined
@@ -230,7 +230,7 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             }).pipe(
               Effect.tapError((error) =>
                 discordErrorCode(error) === DiscordErrorCode.UnknownWebhook
-                  ? Effect.zipRight(
+                  ? Effect.andThen(
                     Effect.logWarning("Persona webhook was deleted (10015); its messages stay as they are, the reply continues in a new one").pipe(
                       Effect.annotateLogs({ channelId: host.id })
                     ),

@@ -67,8 +67,8 @@ export const localSlotSource = (limit: number, windowMs = 1000): Effect.Effect<S
     const slot: Effect.Effect<BudgetSlot> = Effect.map(Ref.make(false), (settled) => {
       const once = (effect: Effect.Effect<void>) => Effect.flatMap(Ref.getAndSet(settled, true), (done) => (done ? Effect.void : effect))
       return {
-        commit: once(Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(window, (w) => commit(w, now))), wake)),
-        release: once(Effect.zipRight(Ref.update(window, release), wake))
+        commit: once(Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(window, (w) => commit(w, now))), wake)),
+        release: once(Effect.andThen(Ref.update(window, release), wake))
       }
     })
 
@@ -170,8 +170,8 @@ export const makeRequestBudget = (source: SlotSource, perSecond: number): Effect
         const promote = options?.promoteWhen === undefined
           ? Effect.never
           : options.promoteWhen.pipe(
-            Effect.zipRight(Ref.update(waiters, (list) => list.map((other) => (isWaiter(waiter)(other) ? { ...other, lane: "final" as const } : other)))),
-            Effect.zipRight(Effect.never)
+            Effect.andThen(Ref.update(waiters, (list) => list.map((other) => (isWaiter(waiter)(other) ? { ...other, lane: "final" as const } : other)))),
+            Effect.andThen(Effect.never)
           )
         return yield* Effect.raceFirst(Deferred.await(granted), promote).pipe(
           Effect.onInterrupt(() =>
@@ -204,13 +204,13 @@ export const makeRequestBudget = (source: SlotSource, perSecond: number): Effect
 const freeSlot: BudgetSlot = { commit: Effect.void, release: Effect.void }
 
 /** The budget of the Discord front: every REST request of the process takes a slot of it. */
-export class RequestBudget extends Context.Tag("loopcord/discord/RequestBudget")<RequestBudget, RequestBudgetService>() {
+export class RequestBudget extends Context.Service<RequestBudget, RequestBudgetService>()("loopcord/discord/RequestBudget") {
   /**
    * The budget `DISCORD_GLOBAL_REQUESTS_PER_SECOND` sets: a shard process started by
    * `npm run start:sharded` takes its slots from the manager (one budget per host); any other
    * process paces itself on its host's share of the shards.
    */
-  static readonly layer = Layer.scoped(
+  static readonly layer = Layer.effect(
     RequestBudget,
     Effect.gen(function*() {
       const config = yield* DiscordConfig
@@ -235,7 +235,7 @@ export class RequestBudget extends Context.Tag("loopcord/discord/RequestBudget")
     reserve: () => Effect.succeed(freeSlot),
     replyBacklog: Effect.succeed(0),
     globalRateLimited: (retryAfterMs, route) =>
-      Effect.zipRight(
+      Effect.andThen(
         Metric.increment(Metric.tagged(discordRateLimitedTotal, "scope", "global")),
         Effect.logWarning(`Discord: global rate limit hit; discord.js waits ${Math.round(retryAfterMs)} ms`).pipe(Effect.annotateLogs({ route }))
       )

@@ -48,13 +48,13 @@ export const makeServerGate = (options: { readonly persona: Persona; readonly pe
 
     const settingsOf = (guildId: string) =>
       store.get(guildId).pipe(
-        Effect.catchAll((error) => Effect.as(Effect.logWarning(`server settings unreadable; the defaults apply: ${error.message}`), defaultServerSettings))
+        Effect.catch((error) => Effect.as(Effect.logWarning(`server settings unreadable; the defaults apply: ${error.message}`), defaultServerSettings))
       )
 
     const channelModels = (guildId: string, message: Message) => {
       const ids = message.channel.isThread() && message.channel.parentId !== null ? [message.channelId, message.channel.parentId] : [message.channelId]
       return store.channelModels(guildId, ids).pipe(
-        Effect.catchAll((error) => Effect.as(Effect.logWarning(`channel model unreadable; the server's applies: ${error.message}`), undefined))
+        Effect.catch((error) => Effect.as(Effect.logWarning(`channel model unreadable; the server's applies: ${error.message}`), undefined))
       )
     }
 
@@ -71,10 +71,10 @@ export const makeServerGate = (options: { readonly persona: Persona; readonly pe
           })
         )
         run(Effect.sleep(options.rateNoticeLifetime ?? RATE_NOTICE_LIFETIME).pipe(
-          Effect.zipRight(Effect.tryPromise(() => notice.delete())),
-          Effect.catchAll((error) => Effect.logDebug(`rate notice not deleted: ${error.message}`))
+          Effect.andThen(Effect.tryPromise(() => notice.delete())),
+          Effect.catch((error) => Effect.logDebug(`rate notice not deleted: ${error.message}`))
         ))
-      }).pipe(Effect.catchAll((error) => Effect.logWarning(`rate notice not sent: ${error.message}`)))
+      }).pipe(Effect.catch((error) => Effect.logWarning(`rate notice not sent: ${error.message}`)))
 
     /** None: the server's settings keep the message from being answered. */
     const admit = (message: Message, reason: TriggerReason): Effect.Effect<Option.Option<ServerTurn>> =>

@@ -89,7 +89,7 @@ export const runShards = (options: ShardingOptions) =>
           const pause = Math.min(maxBackoff, initialBackoff * 2 ** attempt)
           yield* Effect.sleep(Duration.millis(pause))
           if (yield* Ref.get(stopping)) return
-          const started = yield* Effect.either(Effect.tryPromise({
+          const started = yield* Effect.result(Effect.tryPromise({
             // A process that hangs before ready is still there: respawn kills it first.
             try: () => (shard.process === null ? shard.spawn(readyTimeout) : shard.respawn({ delay: 0, timeout: readyTimeout })),
             catch: describe
@@ -112,7 +112,7 @@ export const runShards = (options: ShardingOptions) =>
         const healthy = yield* Ref.make<unknown>(undefined)
         shard.on("ready", () => run(Ref.set(healthy, shard.process)))
         // A dead process's slots and waits are given back to the host's budget.
-        shard.on("death", (child: unknown) => run(Effect.zipRight(budget.forget(shard.id), Queue.offer(deaths, child))))
+        shard.on("death", (child: unknown) => run(Effect.andThen(budget.forget(shard.id), Queue.offer(deaths, child))))
         shard.on("message", (raw: unknown) => {
           const message = decodeBudgetMessage(raw)
           if (message !== undefined) {
@@ -154,7 +154,7 @@ export const runShards = (options: ShardingOptions) =>
         catch: (error) => new DiscordStartupError({ reason: "connection", detail: `a shard failed to start: ${describe(error)}` })
       }),
       () =>
-        Effect.zipRight(
+        Effect.andThen(
           Ref.set(stopping, true),
           Effect.sync(() => {
             for (const shard of manager.shards.values()) if (shard.process !== null) shard.kill()

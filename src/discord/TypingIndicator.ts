@@ -22,7 +22,7 @@ export const keepTyping = (
 ): Effect.Effect<void> => {
   const interval = Duration.decode(every)
   const send = sendTyping.pipe(
-    Effect.catchAllCause((cause) => Effect.logDebug("typing indicator request failed", cause))
+    Effect.catchCause((cause) => Effect.logDebug("typing indicator request failed", cause))
   )
   return Effect.gen(function*() {
     while (yield* nothingVisible) {

@@ -144,7 +144,7 @@ export const hostBudgetServer = (budget: RequestBudgetService, pauseUntil: (unti
               Effect.uninterruptibleMask((restore) =>
                 restore(budget.reserve(message.lane)).pipe(
                   Effect.tap((slot) =>
-                    Effect.zipRight(
+                    Effect.andThen(
                       Ref.update(granted, (map) => new Map(map).set(k, slot)),
                       Effect.sync(() => reply({ loopcordBudget: "grant", id: message.id }))
                     )

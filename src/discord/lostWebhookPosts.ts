@@ -58,7 +58,7 @@ export const recoverLostWebhookPost = (
     )
     return Option.some(kept.id)
   }).pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.as(
         Effect.logWarning(`Could not look for a lost persona post before posting again: ${error.error instanceof Error ? error.error.message : String(error.error)}`).pipe(
           Effect.annotateLogs({ channelId: channel.id })

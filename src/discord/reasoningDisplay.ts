@@ -60,7 +60,7 @@ const showReasoning = (
           allowedMentions: NO_MENTIONS
         })
     )
-  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("showing the reasoning failed", cause)))
+  }).pipe(Effect.catchCause((cause) => Effect.logWarning("showing the reasoning failed", cause)))
 
 /** The display a server's capabilities choose; unreadable settings show nothing. */
 const serverDisplay = (store: GuildSettingsStore["Type"], guildId: string): Effect.Effect<ReasoningDisplay> =>

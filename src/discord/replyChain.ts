@@ -41,7 +41,7 @@ export const replyChain = (
     })
     yield* walk.pipe(
       Effect.timeout(options.budget ?? DEFAULT_REPLY_CHAIN_BUDGET),
-      Effect.catchAll((error) => Effect.logDebug(`reply chain cut short: ${error.message}`).pipe(Effect.annotateLogs({ messageId: trigger.id })))
+      Effect.catch((error) => Effect.logDebug(`reply chain cut short: ${error.message}`).pipe(Effect.annotateLogs({ messageId: trigger.id })))
     )
     const messages = yield* Ref.get(collected)
     return [...messages].reverse().map((message) => historyEntry(message, self)).filter(hasContent)

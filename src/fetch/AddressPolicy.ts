@@ -163,7 +163,7 @@ export const makeAddressPolicy = (options: AddressPolicyOptions) =>
   })
 
 /** fetch_url's outbound URL policy; guild MCP has its own (GuildMcpAddressPolicy: docs/architecture.md, Guild MCP servers). */
-export class AddressPolicy extends Context.Tag("loopcord/fetch/AddressPolicy")<AddressPolicy, AddressPolicyShape>() {
+export class AddressPolicy extends Context.Service<AddressPolicy, AddressPolicyShape>()("loopcord/fetch/AddressPolicy") {
   /** From `RUN_ENV` and `FETCH_URL_ALLOW_PRIVATE_NETWORK`; needs a DnsResolver. */
   static readonly layer: Layer.Layer<AddressPolicy, ConfigError.ConfigError, DnsResolver> = Layer.effect(
     AddressPolicy,

@@ -91,7 +91,7 @@ export const makeSystemResolver = (options: SystemResolverOptions = {}) =>
             (answers) => ({ ok: true as const, answers }),
             (cause: unknown) => ({ ok: false as const, reason: errorCode(cause) })
           )
-          yield* Effect.forkDaemon(Effect.ensuring(Effect.promise(() => settled), slots.release(1)))
+          yield* Effect.forkDetach(Effect.ensuring(Effect.promise(() => settled), slots.release(1)))
           const outcome = yield* restore(Effect.promise(() => settled))
           return outcome.ok ? outcome.answers : yield* new DnsLookupError({ host, reason: outcome.reason })
         })
@@ -116,7 +116,7 @@ export const makeSystemResolver = (options: SystemResolverOptions = {}) =>
  * Name resolution for the address policy. Swappable so tests simulate answers (private, mixed,
  * rebinding, none) without touching the real resolver.
  */
-export class DnsResolver extends Context.Tag("loopcord/fetch/DnsResolver")<DnsResolver, DnsResolverShape>() {
+export class DnsResolver extends Context.Service<DnsResolver, DnsResolverShape>()("loopcord/fetch/DnsResolver") {
   /** localhost, /etc/hosts, then DNS over c-ares (never the libuv thread pool), bounded concurrency. */
   static readonly system: Layer.Layer<DnsResolver> = Layer.effect(DnsResolver, makeSystemResolver())
 

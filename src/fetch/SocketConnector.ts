@@ -11,7 +11,7 @@ export interface SocketConnectorShape {
   readonly connect: buildConnector.connector
 }
 
-export class SocketConnector extends Context.Tag("loopcord/fetch/SocketConnector")<SocketConnector, SocketConnectorShape>() {
+export class SocketConnector extends Context.Service<SocketConnector, SocketConnectorShape>()("loopcord/fetch/SocketConnector") {
   /** undici's own connector (10 s connect timeout, TLS session cache). */
   static readonly system: Layer.Layer<SocketConnector> = Layer.sync(SocketConnector, () => ({
     connect: buildConnector({ timeout: 10_000 })

@@ -46,11 +46,11 @@ interface CheckpointInput {
  * A look at each call before it runs, provided by a loop hook around the calls of a pass
  * (docs/architecture.md, "Loop core and its hooks"). Absent: every call is dispatched.
  */
-export class CallCheckpoint extends Context.Tag("loopcord/loop/CallCheckpoint")<CallCheckpoint, {
+export class CallCheckpoint extends Context.Service<CallCheckpoint, {
   readonly before: (input: CheckpointInput) => Effect.Effect<Checkpoint, never, CurrentTurn | ThoughtLog | TurnSignals | LoopConfig>
   /** After a dispatch the checkpoint let through (with its key). */
   readonly after: (key: string | undefined, result: ToolResult, payload: unknown) => Effect.Effect<void>
-}>() {}
+}>()("loopcord/loop/CallCheckpoint") {}
 
 const dispatchAll = Checkpoint.Dispatch({ key: undefined })
 

@@ -21,4 +21,4 @@ export interface TurnContextShape extends TurnOrigin {
   readonly state: TurnState
 }
 
-export class CurrentTurn extends Context.Tag("loopcord/loop/CurrentTurn")<CurrentTurn, TurnContextShape>() {}
+export class CurrentTurn extends Context.Service<CurrentTurn, TurnContextShape>()("loopcord/loop/CurrentTurn") {}

@@ -25,7 +25,7 @@ export const makeFirstWins = <A>(): FirstWins<A> => {
       waiting = undefined
       resume?.(Effect.succeed(value))
     },
-    await: Effect.async<A>((resume) => {
+    await: Effect.callback<A>((resume) => {
       if (settled !== undefined) return resume(Effect.succeed(settled.value))
       waiting = resume
       return Effect.sync(() => {

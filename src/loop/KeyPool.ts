@@ -53,7 +53,7 @@ export class KeyPool extends Effect.Service<KeyPool>()("loopcord/loop/KeyPool", 
         Effect.tap(() =>
           Effect.flatMap(Ref.getAndSet(sharingFailed, false), (was) => (was ? Effect.logInfo("Shared key cooldowns work again") : Effect.void))),
         Effect.asSome,
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.flatMap(Ref.getAndSet(sharingFailed, true), (was) =>
             Effect.as(
               was
@@ -89,7 +89,7 @@ export class KeyPool extends Effect.Service<KeyPool>()("loopcord/loop/KeyPool", 
       if (ready !== undefined) return Option.some(ready)
       if (tried.size > 0) return Option.none()
       const soonest = indices(keyCount).sort((a, b) => (rest.get(a) ?? 0) - (rest.get(b) ?? 0))[0]
-      return Option.fromNullable(soonest)
+      return Option.fromNullishOr(soonest)
     })
 
     /** Whether another ready key remains after `tried` (the attempt may stay quiet on failure). */

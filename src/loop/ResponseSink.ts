@@ -11,7 +11,7 @@ export { DeliveryError } from "../domain/DeliveryError"
  * interrupt). `endPass` returns exactly the text delivered during the pass: that is the pass's
  * `accumulatedText`.
  */
-export class ResponseSink extends Context.Tag("loopcord/loop/ResponseSink")<ResponseSink, {
+export class ResponseSink extends Context.Service<ResponseSink, {
   readonly write: (delta: string) => Effect.Effect<void, DeliveryError>
   readonly endPass: (mode: "flush" | "discard") => Effect.Effect<string, DeliveryError>
   /** All text delivered so far in this turn, across passes and attempts. */
@@ -25,4 +25,4 @@ export class ResponseSink extends Context.Tag("loopcord/loop/ResponseSink")<Resp
   readonly capacity?: number
   /** Optional: tool calls as they start and end (the terminal shows them as status lines). */
   readonly toolActivity?: (activity: ToolActivity) => Effect.Effect<void>
-}>() {}
+}>()("loopcord/loop/ResponseSink") {}

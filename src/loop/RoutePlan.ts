@@ -15,7 +15,7 @@ interface RoutePlanShape {
 export const withModels = (plan: RoutePlanShape, models: ReadonlyArray<string> | undefined): RoutePlanShape =>
   models === undefined || models.length === 0 ? plan : { ...plan, models }
 
-export class RoutePlan extends Context.Tag("loopcord/loop/RoutePlan")<RoutePlan, RoutePlanShape>() {
+export class RoutePlan extends Context.Service<RoutePlan, RoutePlanShape>()("loopcord/loop/RoutePlan") {
   /** A plan from plain values (tests, embedding). */
   static readonly make = (models: ReadonlyArray<string>, keys: ReadonlyArray<string> = []) =>
     Layer.succeed(RoutePlan, { models, keys: keys.map((key) => Redacted.make(key)) })

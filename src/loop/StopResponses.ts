@@ -6,9 +6,9 @@ import type { StopContext } from "./TurnSignals"
  * turn queued at the **front** of the channel's queue. The ChannelQueue provides the real one
  * per turn; without a queue the request is only logged.
  */
-export class StopResponses extends Context.Tag("loopcord/loop/StopResponses")<StopResponses, {
+export class StopResponses extends Context.Service<StopResponses, {
   readonly queue: (stop: StopContext) => Effect.Effect<void>
-}>() {
+}>()("loopcord/loop/StopResponses") {
   static readonly none = Layer.succeed(StopResponses, {
     queue: (stop) => Effect.logInfo(`stop response requested by ${stop.requesterId}, but no channel queue is running`)
   })

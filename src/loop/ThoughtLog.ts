@@ -25,9 +25,9 @@ export interface HiddenNotice {
 }
 
 /** Where hidden notices go: the Discord thought-log channel when configured, else the log. */
-export class ThoughtLog extends Context.Tag("loopcord/loop/ThoughtLog")<ThoughtLog, {
+export class ThoughtLog extends Context.Service<ThoughtLog, {
   readonly post: (notice: HiddenNotice) => Effect.Effect<void>
-}>() {
+}>()("loopcord/loop/ThoughtLog") {
   /** Logs each notice (the default when no thought-log channel is configured). */
   static readonly logged = Layer.succeed(ThoughtLog, {
     post: (notice) =>

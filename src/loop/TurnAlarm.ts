@@ -73,7 +73,7 @@ export const makeTurnAlarm = (): TurnAlarm => {
         armed.delete(entry)
       }
       if (watching !== undefined) return Effect.succeed(disarm)
-      return Effect.map(Effect.fork(watch), (fiber) => {
+      return Effect.map(Effect.forkChild(watch), (fiber) => {
         watching = fiber
         // However it ends (nothing armed, or its parent ended), the next arm starts another.
         fiber.addObserver(() => {
@@ -83,7 +83,7 @@ export const makeTurnAlarm = (): TurnAlarm => {
       })
     })
 
-  const stop = Effect.withFiberRuntime<void>((self) => {
+  const stop = Effect.withFiber<void>((self) => {
     armed.clear()
     watching?.unsafeInterruptAsFork(self.id())
     watching = undefined

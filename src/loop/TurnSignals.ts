@@ -53,7 +53,7 @@ export interface TurnSignalsShape {
   readonly alarm: TurnAlarm
 }
 
-export class TurnSignals extends Context.Tag("loopcord/loop/TurnSignals")<TurnSignals, TurnSignalsShape>() {}
+export class TurnSignals extends Context.Service<TurnSignals, TurnSignalsShape>()("loopcord/loop/TurnSignals") {}
 
 const isFresh = (request: TurnRequest, now: number) => now - request.at < Duration.toMillis(STALE_REQUEST_AFTER)
 
@@ -122,7 +122,7 @@ export const makeTurnSignals = (channelId: string): Effect.Effect<TurnSignalsSha
       })
 
     const kill: TurnSignalsShape["kill"] = (options) =>
-      Effect.zipRight(
+      Effect.andThen(
         requestStop(options),
         Effect.sync(() => {
           if (killed) return

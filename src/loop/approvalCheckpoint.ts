@@ -30,7 +30,7 @@ const sourceOf = (name: string, canonicalName: string) =>
     const turn = yield* CurrentTurn
     const guild = turn.state.guildTools === undefined ? Option.none() : yield* Ref.get(turn.state.guildTools)
     return Option.flatMap(guild, ({ set }) =>
-      Option.fromNullable(set.tools.find((tool) => tool.name === name || tool.name === canonicalName)).pipe(Option.map((tool) => tool.source)))
+      Option.fromNullishOr(set.tools.find((tool) => tool.name === name || tool.name === canonicalName)).pipe(Option.map((tool) => tool.source)))
   }).pipe(Effect.map(Option.getOrUndefined<ToolSource>))
 
 /**

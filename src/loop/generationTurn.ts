@@ -153,7 +153,7 @@ const runAttempts = Effect.fn("runGenerationTurn.attempts")(function*(routes: Tu
       }).pipe(
         Effect.annotateLogs({ model, keyIndex }),
         Effect.map((outcome) => ({ _tag: "Ran" as const, outcome })),
-        Effect.catchAllDefect((defect) => Effect.succeed({ _tag: "Defect" as const, defect }))
+        Effect.catchDefect((defect) => Effect.succeed({ _tag: "Defect" as const, defect }))
       )
       if (run._tag === "Defect") {
         // A bug inside an attempt: status `error`, and no further fallback.

@@ -48,7 +48,7 @@ export const raceTool = (name: string, args: ToolArgs, iteration: number, attemp
     // and /kill heard by a signal listener, so neither needs a fiber of its own. The onExit below
     // reaches the tool, the alarm and the listener on every path.
     const first = makeFirstWins<ToolResult>()
-    const tool = yield* Effect.forkDaemon(
+    const tool = yield* Effect.forkDetach(
       Effect.map(registry.execute(name, args).pipe(Effect.provideService(ToolContext, context)), first.settle)
     )
     const disarm = yield* signals.alarm.arm(() => startedAt + timeoutMs, longestNap(config), () => first.settle(timedOut))

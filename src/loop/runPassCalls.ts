@@ -62,7 +62,7 @@ export const runPassCalls = Effect.fnUntraced(function*(
   // Combinators rather than a generator: this runs once per call, on the hot path.
   const runOne = (call: FunctionCall): Effect.Effect<PassCallOutcome, never, ExecuteToolCallServices> => {
     const name = call.name.trim()
-    return Effect.zipRight(notify(ToolActivity.Started({ name, args: call.args })), executeToolCall({ call, preToolText, iteration, attempt })).pipe(
+    return Effect.andThen(notify(ToolActivity.Started({ name, args: call.args })), executeToolCall({ call, preToolText, iteration, attempt })).pipe(
       Effect.tap((outcome) => notify(activityOf(name, outcome))),
       Effect.map((outcome): PassCallOutcome => ({ call, outcome, overCap: false }))
     )
@@ -95,7 +95,7 @@ export const runPassCalls = Effect.fnUntraced(function*(
     const done = yield* Deferred.make<void>()
     previousSequential = done
     const waitTurn = before === undefined ? Effect.void : Deferred.await(before)
-    runs.push(Effect.ensuring(Effect.zipRight(waitTurn, slots.withPermits(1)(run)), Deferred.succeed(done, undefined)))
+    runs.push(Effect.ensuring(Effect.andThen(waitTurn, slots.withPermits(1)(run)), Deferred.succeed(done, undefined)))
   }
 
   const ran = yield* Effect.all(runs, { concurrency: "unbounded" })

@@ -1,4 +1,4 @@
-import { Cause, Channel, Clock, Duration, Effect, Either, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
+import { Cause, Channel, Clock, Duration, Effect, Result, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
 import { DeliveryError, ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -178,9 +178,9 @@ export const streamOnce = Effect.fnUntraced(function*(
    */
   const deliver = (text: string): Effect.Effect<boolean, DeliveryError> =>
     Effect.flatMap(beginDelivery, (open) =>
-      !open ? Effect.succeed(false) : Effect.zipRight(
-        Effect.zipRight(setDeadline(PAUSED), sink.write(text)),
-        Effect.zipLeft(endDelivery, rearm)
+      !open ? Effect.succeed(false) : Effect.andThen(
+        Effect.andThen(setDeadline(PAUSED), sink.write(text)),
+        Effect.tap(endDelivery, rearm)
       ))
 
   // One fiber pulls the provider stream chunk by chunk and delivers each event, to the end of the
@@ -198,7 +198,7 @@ export const streamOnce = Effect.fnUntraced(function*(
     const pull = yield* Channel.toPullIn(Stream.toChannel(model.stream(input.request)), streamScope)
     while (true) {
       const next = yield* pull
-      if (Either.isLeft(next)) return
+      if (Result.isFailure(next)) return
       const chunk = next.right
       if ((yield* Ref.get(consumerPhase)) === "stop") return
       let content = false
@@ -230,8 +230,8 @@ export const streamOnce = Effect.fnUntraced(function*(
   // stop or follow-up. Only the consumer is a fiber of this pass: the deadline is watched by the
   // turn's alarm and a request is heard by a listener, both disarmed once it is decided.
   const first = makeFirstWins<Ending>()
-  const consumer = yield* Effect.fork(
-    Effect.onExit(consume, (exit) => Effect.zipRight(closeStream(exit), Effect.sync(() => first.settle({ _tag: "Ended", exit }))))
+  const consumer = yield* Effect.forkChild(
+    Effect.onExit(consume, (exit) => Effect.andThen(closeStream(exit), Effect.sync(() => first.settle({ _tag: "Ended", exit }))))
   )
   const disarm = yield* signals.alarm.arm(() => deadline.at, longestNap(config), () => first.settle({ _tag: "TimedOut", phase: deadline.phase }))
   const stopListening = yield* signals.onRequest((request) => first.settle({ _tag: "Requested", request }))
@@ -250,8 +250,8 @@ export const streamOnce = Effect.fnUntraced(function*(
    */
   const endPass = (mode: "flush" | "discard") =>
     sink.endPass(mode).pipe(
-      Effect.catchAll((error) =>
-        Effect.zipRight(Effect.logWarning(`response sink failed while ending the pass: ${error.detail}`), deliveredThisPass)
+      Effect.catch((error) =>
+        Effect.andThen(Effect.logWarning(`response sink failed while ending the pass: ${error.detail}`), deliveredThisPass)
       )
     )
 
@@ -273,7 +273,7 @@ export const streamOnce = Effect.fnUntraced(function*(
 
   /** Ends a pass whose outcome is decided by what it produced: a sink failure now fails the pass. */
   const settle = (mode: "flush" | "discard", done: (accumulatedText: string) => Effect.Effect<PassResult>): Effect.Effect<PassResult> =>
-    Effect.flatMap(Effect.either(sink.endPass(mode)), (ended) => ended._tag === "Left" ? deliveryFailed(ended.left) : done(ended.right))
+    Effect.flatMap(Effect.result(sink.endPass(mode)), (ended) => ended._tag === "Left" ? deliveryFailed(ended.left) : done(ended.right))
 
   const stopped = Effect.gen(function*() {
     yield* Fiber.interrupt(consumer)

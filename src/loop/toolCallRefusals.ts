@@ -56,7 +56,7 @@ export const refuseTruncatedCall = (functionCall: FunctionCall, name: string, ac
 
 /** A stop response declared no tools: a call it emits anyway is refused, never dispatched. */
 export const refuseInStopResponse = (functionCall: FunctionCall, name: string, accumulatedText: string) =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logWarning(`Refused tool call '${name}' in a stop response: it only acknowledges the /kill`),
     refusedOutcome(
       functionCall,

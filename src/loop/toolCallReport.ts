@@ -38,8 +38,8 @@ export const reportToolCall = (input: {
       // interrupt a child before the write lands. The store bounds the daemon's life itself
       // (ToolUsageStats contract; STORE_TIMEOUT_MS): a timeout here would fork two more fibers
       // per call for a bound the store already keeps.
-      yield* Effect.forkDaemon(
-        Effect.catchAllCause(stats.record(canonicalName, turn.guildId), (cause) => Effect.logWarning("Recording tool usage failed", cause))
+      yield* Effect.forkDetach(
+        Effect.catchCause(stats.record(canonicalName, turn.guildId), (cause) => Effect.logWarning("Recording tool usage failed", cause))
       )
     }
     const trigger = turn.deliberate.triggerMatchByToolName.get(name) ?? turn.deliberate.triggerMatchByToolName.get(canonicalName)

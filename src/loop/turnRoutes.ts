@@ -117,7 +117,7 @@ export const withTurnRoutes = <E, R>(attempts: (routes: TurnRoutes) => Effect.Ef
 
     const extend = Effect.gen(function*() {
       if ((yield* Ref.getAndSet(extension, "decided")) !== "pending") return []
-      const prepared = yield* Effect.either(credentials.serverCredential)
+      const prepared = yield* Effect.result(credentials.serverCredential)
       if (prepared._tag === "Left") {
         yield* Effect.logWarning(`the server route could not be prepared; the personal attempts' failure stands: ${prepared.left.message}`)
         return []
@@ -151,7 +151,7 @@ export const withTurnRoutes = <E, R>(attempts: (routes: TurnRoutes) => Effect.Ef
         return Option.none()
       }
       const credential = yield* credentials.serverCredential.pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(
             Effect.logWarning(`the server's key could not be read; the operator's pool answers: ${error.message}`),
             ServerCredential.OperatorPool()

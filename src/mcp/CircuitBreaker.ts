@@ -45,7 +45,7 @@ export const makeCircuitBreaker = (
         return until
       })
 
-    const clear = (key: string) => Effect.zipRight(Ref.update(quarantine, HashMap.remove(key)), publish)
+    const clear = (key: string) => Effect.andThen(Ref.update(quarantine, HashMap.remove(key)), publish)
 
     const prune = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis

@@ -47,7 +47,7 @@ const executeGlobal = (session: McpSession, info: McpToolInfo, resultMaxChars: n
       Effect.catchTag("McpCallError", (error) =>
         error.reason === "session_expired"
           ? // Closing makes the server's loop reconnect; the call already sent is not replayed.
-            Effect.zipRight(
+            Effect.andThen(
               session.close,
               new ToolError({
                 tool: info.declaredName,
@@ -76,8 +76,8 @@ const registerTools = (
       registry
         .register(makeMcpTool({ info, scope: "global", server: session.server, execute: executeGlobal(session, info, resultMaxChars) }))
         .pipe(
-          Effect.zipRight(Ref.update(registered, (names) => [...names, info.declaredName])),
-          Effect.catchAll((error) =>
+          Effect.andThen(Ref.update(registered, (names) => [...names, info.declaredName])),
+          Effect.catch((error) =>
             Effect.logWarning(`Global MCP tool '${info.declaredName}' of '${session.server}' skipped: ${error.message}`)
           )
         ),
@@ -150,7 +150,7 @@ const serveForever = (server: GlobalMcpServerConfig, resultMaxChars: number, sig
               Ref.get(registered).pipe(Effect.flatMap((names) => Effect.forEach(names, (name) => registry.unregister(name), { discard: true })))
             )
         })),
-        Effect.zipRight(session.close)
+        Effect.andThen(session.close)
       )
 
     // The connect stays interruptible; once a session exists, its cleanup always runs.
@@ -161,7 +161,7 @@ const serveForever = (server: GlobalMcpServerConfig, resultMaxChars: number, sig
         yield* restore(holdSession(session, registered)).pipe(Effect.ensuring(release(session, registered)))
         yield* Effect.logWarning(`Global MCP server ${label} disconnected; reconnecting`)
       })
-    ).pipe(Effect.zipRight(Effect.sleep(RECONNECT_PAUSE)))
+    ).pipe(Effect.andThen(Effect.sleep(RECONNECT_PAUSE)))
     return yield* Effect.forever(serveOnce)
   }).pipe(Effect.annotateLogs({ mcpServer: server.name }))
 
@@ -173,11 +173,11 @@ const serveForever = (server: GlobalMcpServerConfig, resultMaxChars: number, sig
  * `GlobalMcpServersLive` then hands the tools to the ToolRegistry. Clients close when the layer's
  * scope closes.
  */
-export class GlobalMcpConnections extends Context.Tag("loopcord/mcp/GlobalMcpConnections")<GlobalMcpConnections, {
+export class GlobalMcpConnections extends Context.Service<GlobalMcpConnections, {
   /** Registers every connected server's tools (and later ones as they connect); returns once the in-time ones are in. */
   readonly attach: (registry: ToolRegistryShape) => Effect.Effect<void>
-}>() {
-  static readonly layer: Layer.Layer<GlobalMcpConnections, never, McpConfig> = Layer.scoped(
+}>()("loopcord/mcp/GlobalMcpConnections") {
+  static readonly layer: Layer.Layer<GlobalMcpConnections, never, McpConfig> = Layer.effect(
     GlobalMcpConnections,
     Effect.gen(function* () {
       const settings = yield* McpConfig

@@ -11,10 +11,10 @@ export const GUILD_MCP_PRIVATE_NETWORK_OPT_IN = "GUILD_MCP_ALLOW_PRIVATE_NETWORK
  * are refused in every environment unless `GUILD_MCP_ALLOW_PRIVATE_NETWORK=true` (the metadata
  * floor is never lifted). `RUN_ENV` and `FETCH_URL_ALLOW_PRIVATE_NETWORK` do not affect it.
  */
-export class GuildMcpAddressPolicy extends Context.Tag("loopcord/mcp/GuildMcpAddressPolicy")<
+export class GuildMcpAddressPolicy extends Context.Service<
   GuildMcpAddressPolicy,
   AddressPolicyShape
->() {
+>()("loopcord/mcp/GuildMcpAddressPolicy") {
   /** From McpConfig (`GUILD_MCP_ALLOW_PRIVATE_NETWORK`); needs a DnsResolver. */
   static readonly layer: Layer.Layer<GuildMcpAddressPolicy, never, McpConfig | DnsResolver> = Layer.effect(
     GuildMcpAddressPolicy,

@@ -19,10 +19,10 @@ const postedMethod = (init: RequestInit | undefined): string | undefined => {
  * operator-configured and use plain fetch; guild servers are registered by guild admins, so
  * their traffic goes through the guarded fetch under the guild MCP address policy.
  */
-export class GuildMcpHttp extends Context.Tag("loopcord/mcp/GuildMcpHttp")<GuildMcpHttp, {
+export class GuildMcpHttp extends Context.Service<GuildMcpHttp, {
   /** A fetch bound to `target`'s origin: requests to any other origin are refused. */
   readonly fetchFor: (target: URL) => Effect.Effect<FetchLike>
-}>() {
+}>()("loopcord/mcp/GuildMcpHttp") {
   /**
    * The guarded fetch: guild address policy on every request, DNS pinned, one origin, no
    * credentials in URLs, no redirects. Response caps: 8 MiB for tool results and event streams,

@@ -216,7 +216,7 @@ export class GuildMcpPool extends Effect.Service<GuildMcpPool>()("loopcord/mcp/G
       yield* breaker.prune
     })
 
-    yield* Effect.sleep(settings.guildSweepInterval).pipe(Effect.zipRight(sweep), Effect.forever, Effect.forkScoped)
+    yield* Effect.sleep(settings.guildSweepInterval).pipe(Effect.andThen(sweep), Effect.forever, Effect.forkScoped)
 
     // Shutdown: close every pooled client.
     yield* Effect.addFinalizer(() =>

@@ -38,9 +38,9 @@ export const MAX_GUILD_MCP_SERVERS = 10
  * Where guild MCP registrations live. The store module provides the database-backed one; an
  * in-memory one serves tests. Pure storage: connection state is the MCP pool's business.
  */
-export class GuildMcpRegistry extends Context.Tag("loopcord/mcp/GuildMcpRegistry")<GuildMcpRegistry, {
+export class GuildMcpRegistry extends Context.Service<GuildMcpRegistry, {
   readonly list: (guildId: string) => Effect.Effect<ReadonlyArray<GuildMcpServerConfig>, GuildMcpRegistryError>
   readonly add: (config: GuildMcpServerConfig) => Effect.Effect<void, GuildMcpRegistryError>
   readonly remove: (guildId: string, name: string) => Effect.Effect<boolean, GuildMcpRegistryError>
   readonly setEnabled: (guildId: string, name: string, enabled: boolean) => Effect.Effect<boolean, GuildMcpRegistryError>
-}>() {}
+}>()("loopcord/mcp/GuildMcpRegistry") {}

@@ -35,7 +35,7 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
 
     const currentRegistration = (guildId: string, name: string) =>
       registry.list(guildId).pipe(
-        Effect.map((configs) => Option.fromNullable(configs.find((config) => sameServerName(config.name, name) && config.enabled))),
+        Effect.map((configs) => Option.fromNullishOr(configs.find((config) => sameServerName(config.name, name) && config.enabled))),
         Effect.orElseSucceed(() => Option.none<GuildMcpServerConfig>())
       )
 
@@ -90,12 +90,12 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
           Effect.catchTag("McpCallError", (error) => {
             if (error.reason === "transport" || error.reason === "too_large") {
               // The connection is gone (closed, broken stream): the next use must reconnect.
-              return Effect.zipRight(pool.invalidate(config, session), new ToolError({ tool: declaredName, error: error.modelText, detail: error.message }))
+              return Effect.andThen(pool.invalidate(config, session), new ToolError({ tool: declaredName, error: error.modelText, detail: error.message }))
             }
             if (error.reason !== "session_expired") return new ToolError({ tool: declaredName, error: error.modelText, detail: error.message })
             // Re-establish once; the call already sent is not replayed (it may have side effects).
             return pool.invalidate(config, session).pipe(
-              Effect.zipRight(Effect.either(pool.session(config))),
+              Effect.andThen(Effect.result(pool.session(config))),
               Effect.flatMap((renewed) =>
                 new ToolError({
                   tool: declaredName,
@@ -113,7 +113,7 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
 
     const exposure = Effect.fn("GuildMcpTools.exposure")(function* (guildId: string) {
       const configs = yield* registry.list(guildId).pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(Effect.logWarning(`Guild MCP registrations unavailable: ${error.message}`), [])
         )
       )
@@ -124,7 +124,7 @@ export class GuildMcpTools extends Effect.Service<GuildMcpTools>()("loopcord/mcp
           pool.session(config).pipe(
             Effect.map((session): Option.Option<ConnectedServer> => Option.some({ config, tools: session.tools })),
             // The pool already logged the connect failure; a broken server only drops its tools.
-            Effect.catchAll((error) => Effect.as(Effect.logDebug(error.message), Option.none()))
+            Effect.catch((error) => Effect.as(Effect.logDebug(error.message), Option.none()))
           ),
         { concurrency: "unbounded" }
       )

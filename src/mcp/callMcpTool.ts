@@ -57,7 +57,7 @@ export const callMcpTool = (
     },
     catch: (cause) => classifyCallFailure(session, tool, cause)
   }).pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.flatMap(Ref.get(session.streamFailure), (reason) =>
         Effect.fail(
           Option.isSome(reason) && error.reason === "transport"

@@ -191,8 +191,8 @@ export const runAttempt = (
       const reason = shortText(redact(error.message))
       runFork(
         Ref.set(streamFailure, Option.some(reason)).pipe(
-          Effect.zipRight(Effect.logWarning(`MCP server '${server}': ${reason}; closing the connection`)),
-          Effect.zipRight(close)
+          Effect.andThen(Effect.logWarning(`MCP server '${server}': ${reason}; closing the connection`)),
+          Effect.andThen(close)
         )
       )
     }
@@ -201,8 +201,8 @@ export const runAttempt = (
       try: (signal) => client.connect(transport, { signal, timeout: Math.max(timeoutMs, 1) * 2 }),
       catch: (cause) => classifyAttemptFailure(attempt.kind, cause)
     }).pipe(
-      Effect.zipRight(discoverTools(client, attempt.kind, limits)),
-      Effect.catchAll((failure) =>
+      Effect.andThen(discoverTools(client, attempt.kind, limits)),
+      Effect.catch((failure) =>
         Effect.flatMap(Ref.get(streamFailure), (reason) =>
           Effect.fail(Option.isSome(reason) ? { transport: attempt.kind, reason: "network" as const, detail: reason.value } : failure)
         )

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { type AttemptOptions, runAttempt, type TransportAttempt } from "./connectAttempt"
 import { type McpAttemptFailure, McpConnectError } from "./McpErrors"
 import type { McpSession } from "./McpSession"
@@ -21,8 +21,8 @@ export const connectInOrder = (
   Effect.gen(function* () {
     const failures: Array<McpAttemptFailure> = []
     for (const step of plan) {
-      const outcome = yield* Effect.either(runAttempt(server, step.attempt, options))
-      if (Either.isRight(outcome)) return outcome.right
+      const outcome = yield* Effect.result(runAttempt(server, step.attempt, options))
+      if (Result.isSuccess(outcome)) return outcome.right
       failures.push(outcome.left)
       if (!step.continueAfter(outcome.left)) break
     }

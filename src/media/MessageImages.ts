@@ -11,9 +11,9 @@ interface MessageImagesFound {
  * Looks a message up on the front, for analyze_image's "the message it replies to" (Discord:
  * the channel's message and its reference). Never fails: an unknown or unreadable message is None.
  */
-export class MessageImages extends Context.Tag("loopcord/media/MessageImages")<MessageImages, {
+export class MessageImages extends Context.Service<MessageImages, {
   readonly lookup: (channelId: string, messageId: string) => Effect.Effect<Option.Option<MessageImagesFound>>
-}>() {
+}>()("loopcord/media/MessageImages") {
   /** Fronts without message lookups (the terminal): the turn's context is all there is. */
   static readonly none = Layer.succeed(MessageImages, { lookup: () => Effect.succeedNone })
 }

@@ -1,4 +1,4 @@
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import { seesImages, VisionConfig, type VisionSettings } from "../config/VisionConfig"
 import { ChatMessage, type ImageRef } from "../domain/ChatMessage"
 import type { ImageMetadata } from "../domain/ImageMetadata"
@@ -54,7 +54,7 @@ const prepareRequest = (
 
     /** Inline data for a vision model, or why not. */
     const inline = (locator: string) =>
-      Effect.map(Effect.either(loader.load(locator)), Either.map((image): ImageRef => ({ url: dataUrl(image.format.mimeType, image.bytes), mimeType: image.format.mimeType })))
+      Effect.map(Effect.result(loader.load(locator)), Either.map((image): ImageRef => ({ url: dataUrl(image.format.mimeType, image.bytes), mimeType: image.format.mimeType })))
 
     // Newest first, so the budget goes to the most recent images.
     const prepared: Array<ChatMessage> = []
@@ -83,7 +83,7 @@ const prepareRequest = (
           continue
         }
         const loaded = yield* inline(locatorOf(entry))
-        if (Either.isLeft(loaded)) {
+        if (Result.isFailure(loaded)) {
           lines.push(imagePlaceholder(entry.id, { analyzable, ownPost: false, failure: loaded.left.message }))
           continue
         }
@@ -102,7 +102,7 @@ const prepareRequest = (
         const { imageMetadata: _dropped, ...rest } = entry
         if (!vision) return ToolHistoryEntry(rest)
         const resolved = yield* Effect.forEach(urls, (image) => inline(image.url))
-        const imageUrls = resolved.flatMap((image) => (Either.isRight(image) ? [image.right] : []))
+        const imageUrls = resolved.flatMap((image) => (Result.isSuccess(image) ? [image.right] : []))
         if (imageUrls.length === 0) return ToolHistoryEntry(rest)
         const metadata: ImageMetadata = { ...entry.imageMetadata, imageUrls, totalSent: imageUrls.length, totalValidated: imageUrls.length }
         return ToolHistoryEntry({ ...rest, imageMetadata: metadata })

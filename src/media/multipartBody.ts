@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 
 /** One part of a multipart upload: a text field, or a file with its type. */
 export type MultipartField =

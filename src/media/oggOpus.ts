@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 
 /**
  * Reads an Ogg Opus stream (RFC 3533 pages, RFC 7845 Opus mapping) far enough to send it as a
@@ -31,8 +31,8 @@ const ascii = (bytes: Uint8Array, offset: number, length: number): string =>
 export const looksLikeOgg = (bytes: Uint8Array): boolean => bytes.length >= 4 && ascii(bytes, 0, 4) === "OggS"
 
 /** Duration and waveform of an Ogg Opus file, or why it is not one. */
-export const readOggOpus = (bytes: Uint8Array): Either.Either<OggOpusInfo, string> => {
-  if (!looksLikeOgg(bytes)) return Either.left("the audio is not an Ogg stream (no OggS capture pattern)")
+export const readOggOpus = (bytes: Uint8Array): Result.Result<OggOpusInfo, string> => {
+  if (!looksLikeOgg(bytes)) return Result.fail("the audio is not an Ogg stream (no OggS capture pattern)")
   const data = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const packets: Array<number> = []
   let pending = 0
@@ -43,18 +43,18 @@ export const readOggOpus = (bytes: Uint8Array): Either.Either<OggOpusInfo, strin
   let offset = 0
   while (offset < bytes.length) {
     if (offset + PAGE_HEADER > bytes.length || ascii(bytes, offset, 4) !== "OggS") {
-      return Either.left(`broken Ogg page at byte ${offset}`)
+      return Result.fail(`broken Ogg page at byte ${offset}`)
     }
     const pageSerial = data.getUint32(offset + 14, true)
     serial ??= pageSerial
     const granule = data.getBigInt64(offset + 6, true)
     const segments = bytes[offset + 26] ?? 0
     const tableEnd = offset + PAGE_HEADER + segments
-    if (tableEnd > bytes.length) return Either.left(`truncated Ogg page at byte ${offset}`)
+    if (tableEnd > bytes.length) return Result.fail(`truncated Ogg page at byte ${offset}`)
     let body = tableEnd
     for (let index = 0; index < segments; index++) {
       const size = bytes[offset + PAGE_HEADER + index] ?? 0
-      if (body + size > bytes.length) return Either.left(`truncated Ogg page at byte ${offset}`)
+      if (body + size > bytes.length) return Result.fail(`truncated Ogg page at byte ${offset}`)
       if (pageSerial === serial) {
         if (firstPacket === undefined) firstPacketParts.push(bytes.subarray(body, body + size))
         pending += size
@@ -76,16 +76,16 @@ export const readOggOpus = (bytes: Uint8Array): Either.Either<OggOpusInfo, strin
     offset = body
   }
   if (firstPacket === undefined || firstPacket.length < 19 || ascii(firstPacket, 0, 8) !== "OpusHead") {
-    return Either.left("the Ogg stream does not carry Opus (no OpusHead header)")
+    return Result.fail("the Ogg stream does not carry Opus (no OpusHead header)")
   }
   const head = new DataView(firstPacket.buffer, firstPacket.byteOffset, firstPacket.byteLength)
   const channels = firstPacket[9] ?? 0
   const preSkip = head.getUint16(10, true)
   // The second packet is OpusTags; audio packets follow.
   const audio = packets.slice(1)
-  if (audio.length === 0 || lastGranule < 0n) return Either.left("the Ogg Opus stream holds no audio")
+  if (audio.length === 0 || lastGranule < 0n) return Result.fail("the Ogg Opus stream holds no audio")
   const durationSecs = Math.max(0, Number(lastGranule - BigInt(preSkip)) / OPUS_RATE)
-  return Either.right({ durationSecs, waveform: waveformOf(audio), channels, packets: audio.length })
+  return Result.succeed({ durationSecs, waveform: waveformOf(audio), channels, packets: audio.length })
 }
 
 /**

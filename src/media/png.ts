@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { deflateSync, inflateSync } from "node:zlib"
 
 /**
@@ -42,9 +42,9 @@ const paeth = (a: number, b: number, c: number): number => {
 }
 
 /** RGBA pixels of a PNG, or why it cannot be read here. */
-export const decodePng = (bytes: Uint8Array): Either.Either<RgbaImage, string> => {
+export const decodePng = (bytes: Uint8Array): Result.Result<RgbaImage, string> => {
   const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (data.length < 8 || !data.subarray(0, 8).equals(SIGNATURE)) return Either.left("not a PNG")
+  if (data.length < 8 || !data.subarray(0, 8).equals(SIGNATURE)) return Result.fail("not a PNG")
   let width = 0
   let height = 0
   let colorType = -1
@@ -55,39 +55,39 @@ export const decodePng = (bytes: Uint8Array): Either.Either<RgbaImage, string> =
     const length = data.readUInt32BE(offset)
     const type = data.toString("latin1", offset + 4, offset + 8)
     const body = data.subarray(offset + 8, offset + 8 + length)
-    if (body.length !== length) return Either.left("truncated PNG chunk")
+    if (body.length !== length) return Result.fail("truncated PNG chunk")
     if (type === "IHDR") {
       width = body.readUInt32BE(0)
       height = body.readUInt32BE(4)
       const depth = body[8]
       colorType = body[9] ?? -1
-      if (depth !== 8) return Either.left(`PNG bit depth ${depth ?? "?"} is not supported (8 only)`)
-      if (body[12] !== 0) return Either.left("interlaced PNGs are not supported")
-      if (CHANNELS[colorType] === undefined) return Either.left(`PNG colour type ${colorType} is not supported`)
-      if (width === 0 || height === 0 || width * height > MAX_PNG_PIXELS) return Either.left(`PNG size ${width}×${height} is out of range`)
+      if (depth !== 8) return Result.fail(`PNG bit depth ${depth ?? "?"} is not supported (8 only)`)
+      if (body[12] !== 0) return Result.fail("interlaced PNGs are not supported")
+      if (CHANNELS[colorType] === undefined) return Result.fail(`PNG colour type ${colorType} is not supported`)
+      if (width === 0 || height === 0 || width * height > MAX_PNG_PIXELS) return Result.fail(`PNG size ${width}×${height} is out of range`)
     } else if (type === "PLTE") palette = body
     else if (type === "tRNS") transparency = body
     else if (type === "IDAT") idat.push(body)
     else if (type === "IEND") break
     offset += 12 + length
   }
-  if (colorType < 0) return Either.left("PNG without IHDR")
-  if (colorType === 3 && palette === undefined) return Either.left("palette PNG without PLTE")
+  if (colorType < 0) return Result.fail("PNG without IHDR")
+  if (colorType === 3 && palette === undefined) return Result.fail("palette PNG without PLTE")
   const channels = CHANNELS[colorType] ?? 1
   const stride = width * channels
   let raw: Buffer
   try {
     raw = inflateSync(Buffer.concat(idat), { maxOutputLength: (stride + 1) * height })
   } catch {
-    return Either.left("the PNG image data does not inflate")
+    return Result.fail("the PNG image data does not inflate")
   }
-  if (raw.length < (stride + 1) * height) return Either.left("the PNG image data is short")
+  if (raw.length < (stride + 1) * height) return Result.fail("the PNG image data is short")
   const rows = new Uint8Array(stride * height)
   for (let y = 0; y < height; y++) {
     const filter = raw[y * (stride + 1)]
     const source = y * (stride + 1) + 1
     const target = y * stride
-    if (filter === undefined || filter > 4) return Either.left(`unknown PNG filter ${filter ?? "?"}`)
+    if (filter === undefined || filter > 4) return Result.fail(`unknown PNG filter ${filter ?? "?"}`)
     for (let x = 0; x < stride; x++) {
       const value = raw[source + x] ?? 0
       const left = x >= channels ? rows[target + x - channels] ?? 0 : 0
@@ -111,7 +111,7 @@ export const decodePng = (bytes: Uint8Array): Either.Either<RgbaImage, string> =
       pixels.set([entry[0] ?? 0, entry[1] ?? 0, entry[2] ?? 0, transparency?.[a] ?? 255], out)
     }
   }
-  return Either.right({ width, height, pixels })
+  return Result.succeed({ width, height, pixels })
 }
 
 const chunk = (type: string, body: Uint8Array): Buffer => {

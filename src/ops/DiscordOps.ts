@@ -1,4 +1,4 @@
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { type ConfigError, Effect, Layer, Option } from "effect"
 import type { ChannelQueue } from "../chat/ChannelQueue"
 import { OpsConfig } from "../config/OpsConfig"

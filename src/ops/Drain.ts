@@ -8,7 +8,7 @@ import { OpsConfig } from "../config/OpsConfig"
  * replies get `SHUTDOWN_GRACE_MS` to finish, and what is still running then is stopped with
  * the stop mark. Built after the queue and the Discord client, so it runs before they close.
  */
-export const gracefulDrainLayer: Layer.Layer<never, never, ChannelQueue | OpsConfig> = Layer.scopedDiscard(
+export const gracefulDrainLayer: Layer.Layer<never, never, ChannelQueue | OpsConfig> = Layer.effectDiscard(
   Effect.gen(function*() {
     const queue = yield* ChannelQueue
     const { shutdownGrace } = yield* OpsConfig

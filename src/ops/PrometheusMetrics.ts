@@ -1,15 +1,15 @@
 import { Context, Effect, Layer } from "effect"
 
 /** `/metrics`: the process's Effect metrics as Prometheus text. */
-export class PrometheusMetrics extends Context.Tag("loopcord/ops/PrometheusMetrics")<PrometheusMetrics, {
+export class PrometheusMetrics extends Context.Service<PrometheusMetrics, {
   readonly scrape: Effect.Effect<string>
-}>() {
+}>()("loopcord/ops/PrometheusMetrics") {
   /**
    * The OpenTelemetry Prometheus exporter (its own server off) reading Effect's metrics through
    * @effect/opentelemetry's bridge; the exporter's serializer writes the text. Loaded on first use
    * of the layer only.
    */
-  static readonly layer: Layer.Layer<PrometheusMetrics> = Layer.scoped(
+  static readonly layer: Layer.Layer<PrometheusMetrics> = Layer.effect(
     PrometheusMetrics,
     Effect.gen(function*() {
       const [{ PrometheusExporter, PrometheusSerializer }, Metrics, Resource] = yield* Effect.promise(() =>

@@ -7,7 +7,7 @@ import { queuedTurns } from "./metrics"
 const QUEUE_SAMPLE_INTERVAL = Duration.seconds(5)
 
 /** Samples how many turns wait in the channel queues into `loopcord_channel_queue_depth` (metrics on only). */
-export const queueDepthLayer: Layer.Layer<never, never, ChannelQueue> = Layer.scopedDiscard(
+export const queueDepthLayer: Layer.Layer<never, never, ChannelQueue> = Layer.effectDiscard(
   Effect.gen(function*() {
     if (!(yield* Instrumentation).metrics) return
     const queue = yield* ChannelQueue

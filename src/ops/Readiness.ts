@@ -24,7 +24,7 @@ interface ReadinessShape {
  * start-up done), each with a check its owner registers once it exists. Until every part is
  * registered and passes, the process is alive but not ready.
  */
-export class Readiness extends Context.Tag("loopcord/ops/Readiness")<Readiness, ReadinessShape>() {
+export class Readiness extends Context.Service<Readiness, ReadinessShape>()("loopcord/ops/Readiness") {
   static readonly layer = (expected: ReadonlyArray<string>): Layer.Layer<Readiness> =>
     Layer.effect(
       Readiness,
@@ -40,8 +40,8 @@ export class Readiness extends Context.Tag("loopcord/ops/Readiness")<Readiness, 
             return check.pipe(
               Effect.timeoutOption(CHECK_TIMEOUT),
               Effect.map(Option.match({ onNone: () => [name, "no answer within 2 s"] as const, onSome: () => [name, "ok"] as const })),
-              Effect.catchAll((reason) => Effect.succeed([name, reason] as const)),
-              Effect.catchAllDefect(() => Effect.succeed([name, "check failed"] as const))
+              Effect.catch((reason) => Effect.succeed([name, reason] as const)),
+              Effect.catchDefect(() => Effect.succeed([name, "check failed"] as const))
             )
           }, { concurrency: "unbounded" })
           return { ready: results.every(([, state]) => state === "ok"), checks: Object.fromEntries(results) } satisfies ReadinessReport

@@ -40,7 +40,7 @@ export const keepShardLeases = (assignment: { readonly ids: ReadonlyArray<number
           ])
           for (const conflict of fresh) yield* Effect.logError(`Discord sharding: ${describeConflict(conflict, assignment.count)}`)
         })),
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         Effect.flatMap(Ref.getAndSet(failing, true), (was) =>
           was ? Effect.void : Effect.logWarning(`Discord sharding: shard leases not renewed (${error.message}); overlaps between hosts go unnoticed meanwhile`)))
     )
@@ -52,7 +52,7 @@ export const keepShardLeases = (assignment: { readonly ids: ReadonlyArray<number
   })
 
 /** The Discord bot's leases: the shards its client runs, out of the bot's shard count. */
-export const shardLeasesLayer: Layer.Layer<never, never, DiscordClient | ShardLeaseStore> = Layer.scopedDiscard(
+export const shardLeasesLayer: Layer.Layer<never, never, DiscordClient | ShardLeaseStore> = Layer.effectDiscard(
   Effect.gen(function*() {
     const client = yield* DiscordClient
     const ids = [...client.ws.shards.keys()].sort((a, b) => a - b)

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Status } from "discord.js"
 import { Effect, Layer } from "effect"
 import { DiscordClient } from "../discord/DiscordClient"

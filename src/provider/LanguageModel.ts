@@ -8,8 +8,8 @@ import type { GenerationRequest } from "./GenerationRequest"
  * exports a `layer`; swapping providers is providing a different Layer. Interrupting the
  * stream must abort the underlying request (the socket is closed, nothing keeps generating).
  */
-export class LanguageModel extends Context.Tag("loopcord/provider/LanguageModel")<LanguageModel, {
+export class LanguageModel extends Context.Service<LanguageModel, {
   /** Provider family name as tools see it (`ToolContext.provider`), e.g. `openai-compatible`. */
   readonly name: string
   readonly stream: (request: GenerationRequest) => Stream.Stream<ProviderEvent, ProviderError>
-}>() {}
+}>()("loopcord/provider/LanguageModel") {}

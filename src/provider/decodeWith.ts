@@ -35,7 +35,7 @@ export const stepChannel = <O, E, InElem, InErr, InDone>(
   next: Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> | undefined
 ): Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> => {
   let channel: Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> = step.out.length > 0
-    ? Channel.write(Chunk.unsafeFromArray(step.out as Array<O>))
+    ? Channel.write(Chunk.fromArrayUnsafe(step.out as Array<O>))
     : Channel.void
   if (step.then !== undefined) channel = Channel.zipRight(channel, Channel.fromEffect(step.then))
   const further = step.next

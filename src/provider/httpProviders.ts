@@ -1,4 +1,4 @@
-import type { HttpClient } from "@effect/platform"
+import type { HttpClient } from "effect/http"
 import type { ConfigError, Layer } from "effect"
 import * as Anthropic from "./anthropic/Anthropic"
 import * as Gemini from "./google/Gemini"

@@ -1,4 +1,4 @@
-import type { HttpClientError } from "@effect/platform"
+import type { HttpClientError } from "effect/http"
 import { Duration, Predicate } from "effect"
 import { ProviderError, type ProviderErrorReason } from "../domain/ProviderError"
 import { contextOverflowOf } from "./contextOverflow"

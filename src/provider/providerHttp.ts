@@ -1,7 +1,7 @@
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { Channel, Clock, Effect, Stream } from "effect"
 import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
@@ -41,7 +41,7 @@ const readText = (response: HttpClientResponse.HttpClientResponse, maxChars: num
   response.stream.pipe(
     Stream.decodeText(),
     Stream.runFoldWhile("", (text) => text.length < maxChars, (text, piece) => text + piece),
-    Effect.catchAll(() => Effect.succeed(""))
+    Effect.catch(() => Effect.succeed(""))
   )
 
 /**

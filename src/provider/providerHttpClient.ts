@@ -24,7 +24,7 @@ const defaultProviderConnections = 256
  * keep-alive, destroyed (sockets closed) when the layer's scope closes.
  */
 const providerDispatcher = (options: ProviderHttpClientOptions = {}): Layer.Layer<NodeHttpClient.Dispatcher> =>
-  Layer.scoped(
+  Layer.effect(
     NodeHttpClient.Dispatcher,
     Effect.acquireRelease(
       Effect.sync(() =>

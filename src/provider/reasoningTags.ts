@@ -155,7 +155,7 @@ const makeStripper = () => {
           out.push(event)
       }
     }
-    return Chunk.unsafeFromArray(out)
+    return Chunk.fromArrayUnsafe(out)
   }
 
   const end = (): ReadonlyArray<ProviderEvent> => {

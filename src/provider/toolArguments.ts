@@ -75,7 +75,7 @@ export const argumentsOverCap = (context: {
   result: { args: {}, truncated: true },
   log: Effect.logError("tool arguments outgrew BOT_JSON_REPAIR_MAX_CHARS; the stream was stopped and the call is refused as truncated").pipe(
     Effect.annotateLogs({ adapter: context.adapter, tool_name: context.toolName, max_chars: context.maxChars }),
-    Effect.zipRight(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
+    Effect.andThen(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
   )
 })
 
@@ -98,7 +98,7 @@ export const finalizeArguments = (
         result: { args: outcome.args, truncated: true },
         log: Effect.logError("tool_arguments_truncated").pipe(
           Effect.annotateLogs({ ...annotations, recovered_keys: Object.keys(outcome.args).join(",") }),
-          Effect.zipRight(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
+          Effect.andThen(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
         )
       }
     case "Empty":
@@ -107,7 +107,7 @@ export const finalizeArguments = (
           result: { args: {}, truncated: true },
           log: Effect.logError("tool_arguments_truncated").pipe(
             Effect.annotateLogs({ ...annotations, recovered_keys: "" }),
-            Effect.zipRight(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
+            Effect.andThen(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
           )
         }
         : { result: { args: {}, truncated: false }, log: undefined }

@@ -1,5 +1,5 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Context, Data, Effect, Either, Layer, Option, type Redacted, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { Clock, Context, Data, Effect, Result, Layer, Option, type Redacted, Schema } from "effect"
 import { DbBigInt, DbFlag, flagValue, storeFailure } from "./columns"
 import { SecretBox, type SecretKeyMissingError, type SecretUnreadableError } from "./SecretBox"
 import type { StoreError } from "./StoreError"
@@ -30,17 +30,17 @@ class InvalidApiKeyError extends Data.TaggedError("InvalidApiKeyError")<{ readon
 }
 
 /** The trimmed key, or why it is refused (pure). */
-export const validateApiKey = (raw: string): Either.Either<string, InvalidApiKeyError> => {
+export const validateApiKey = (raw: string): Result.Result<string, InvalidApiKeyError> => {
   const key = raw.trim()
   if (key.length < API_KEY_MIN_LENGTH || key.length > API_KEY_MAX_LENGTH) {
-    return Either.left(new InvalidApiKeyError({ detail: `An API key is ${API_KEY_MIN_LENGTH} to ${API_KEY_MAX_LENGTH} characters long.` }))
+    return Result.fail(new InvalidApiKeyError({ detail: `An API key is ${API_KEY_MIN_LENGTH} to ${API_KEY_MAX_LENGTH} characters long.` }))
   }
   if (!API_KEY_PATTERN.test(key)) {
-    return Either.left(new InvalidApiKeyError({
+    return Result.fail(new InvalidApiKeyError({
       detail: "An API key is printable ASCII without spaces (paste only the key, without 'Bearer')."
     }))
   }
-  return Either.right(key)
+  return Result.succeed(key)
 }
 
 /** What is stored for an owner. `Unusable`: a key is stored but does not open (reported, never used). */
@@ -94,7 +94,7 @@ const makeRows = Effect.gen(function* () {
       const rows = yield* sql`SELECT sealed_key, set_by, updated_at FROM credential_keys
         WHERE owner_kind = ${owner.kind} AND owner_id = ${owner.id}`
       const decoded = yield* Schema.decodeUnknown(Schema.Array(KeyRow))(rows)
-      return Option.fromNullable(decoded[0])
+      return Option.fromNullishOr(decoded[0])
     },
     Effect.mapError(storeFailure(STORE, "getKey"))
   )
@@ -157,13 +157,13 @@ const make = Effect.gen(function* () {
     const row = yield* rows.getKey(owner)
     if (Option.isNone(row)) return StoredKey.None()
     const { sealed_key: sealed, set_by: setBy, updated_at: updatedAt } = row.value
-    const opened = yield* Effect.either(box.open(sealed, keyContext(owner)))
+    const opened = yield* Effect.result(box.open(sealed, keyContext(owner)))
     if (opened._tag === "Left") return StoredKey.Unusable({ reason: opened.left.reason, setBy, updatedAt })
     if (Option.isSome(opened.right.resealed)) {
       // A failed re-seal only means the next read tries again: the key itself opened.
       yield* rows.resealKey(owner, sealed, opened.right.resealed.value).pipe(
         Effect.tap(() => Effect.logInfo(`re-sealed a stored ${owner.kind === "user" ? "personal" : "server"} API key under the current LOOPCORD_SECRET_KEY`)),
-        Effect.catchAll((error) => Effect.logWarning(`could not re-seal a stored API key: ${error.message}`))
+        Effect.catch((error) => Effect.logWarning(`could not re-seal a stored API key: ${error.message}`))
       )
     }
     return StoredKey.Usable({ key: opened.right.plain, setBy, updatedAt })
@@ -178,7 +178,7 @@ const make = Effect.gen(function* () {
   } satisfies CredentialStoreShape
 })
 
-export class CredentialStore extends Context.Tag("loopcord/store/CredentialStore")<CredentialStore, CredentialStoreShape>() {
+export class CredentialStore extends Context.Service<CredentialStore, CredentialStoreShape>()("loopcord/store/CredentialStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`) and the SecretBox. */
   static readonly layer: Layer.Layer<CredentialStore, never, SqlClient.SqlClient | SecretBox> = Layer.effect(this, make)
 }

@@ -1,8 +1,8 @@
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as FileSystem from "effect/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Context, Data, Effect, Layer, Schedule } from "effect"
 import { dirname } from "node:path"
 import { StoreConfig } from "../config/StoreConfig"
@@ -32,7 +32,7 @@ const sqliteClient = (filename: string) =>
     Effect.flatMap((SqliteClient) => SqliteClient.make({ filename })),
     Effect.map((client) => Context.make(SqlClient.SqlClient, client)),
     // better-sqlite3 throws while opening (missing directory, not a database file...).
-    Effect.catchAllDefect((defect) => Effect.fail(defect))
+    Effect.catchDefect((defect) => Effect.fail(defect))
   )
 
 const prepareSqliteDirectory = (path: string) =>
@@ -44,7 +44,7 @@ const prepareSqliteDirectory = (path: string) =>
 const clientContext = (target: DatabaseTarget) =>
   Target.$match(target, {
     SqliteMemory: () => sqliteClient(":memory:"),
-    SqliteFile: ({ path }) => Effect.zipRight(prepareSqliteDirectory(path), sqliteClient(path)),
+    SqliteFile: ({ path }) => Effect.andThen(prepareSqliteDirectory(path), sqliteClient(path)),
     Postgres: ({ url }) =>
       Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
         Effect.flatMap((PgClient) => PgClient.make({ url, applicationName: "loopcord" })),

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbBigInt, DbOptionalText, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
@@ -82,10 +82,10 @@ const make: Effect.Effect<EnabledChannelStoreShape, never, SqlClient.SqlClient> 
   return { enable, disable, isEnabled, list }
 })
 
-export class EnabledChannelStore extends Context.Tag("loopcord/store/EnabledChannelStore")<
+export class EnabledChannelStore extends Context.Service<
   EnabledChannelStore,
   EnabledChannelStoreShape
->() {
+>()("loopcord/store/EnabledChannelStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

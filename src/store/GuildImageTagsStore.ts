@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { invalidInput, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
@@ -63,7 +63,7 @@ const make: Effect.Effect<GuildImageTagsStoreShape, never, SqlClient.SqlClient> 
   return { get, set, clear }
 })
 
-export class GuildImageTagsStore extends Context.Tag("loopcord/store/GuildImageTagsStore")<GuildImageTagsStore, GuildImageTagsStoreShape>() {
+export class GuildImageTagsStore extends Context.Service<GuildImageTagsStore, GuildImageTagsStoreShape>()("loopcord/store/GuildImageTagsStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

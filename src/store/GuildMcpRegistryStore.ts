@@ -1,5 +1,5 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import { Duration, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { Duration, Effect, Result, Layer, Option, Redacted, Schema } from "effect"
 import {
   GuildMcpRegistry,
   GuildMcpRegistryError,
@@ -101,7 +101,7 @@ const storedUrl = (box: SecretBoxShape, guildId: string, key: string, url: strin
   if (rest === "") return Effect.succeed({ origin, rest })
   if (!box.canSeal) {
     if (BARE_ENDPOINTS.has(rest)) return Effect.succeed({ origin, rest })
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.logError("refused to store a guild MCP URL with a path or query: LOOPCORD_SECRET_KEY is not set"),
       Effect.fail(invalid(
         "This bot cannot store a secret in an MCP server URL: its operator has not set LOOPCORD_SECRET_KEY. Use the server's plain endpoint (such as https://host/mcp), or ask the operator."
@@ -159,7 +159,7 @@ const make = (maxPerGuild: number) =>
       sql`UPDATE guild_mcp_servers SET headers = ${to}
         WHERE guild_id = ${row.guild_id} AND name_key = ${row.name_key} AND headers = ${row.headers}`.pipe(
         Effect.asVoid,
-        Effect.catchAll((error) => Effect.logWarning(`could not re-seal guild MCP headers: ${error.message}`))
+        Effect.catch((error) => Effect.logWarning(`could not re-seal guild MCP headers: ${error.message}`))
       )
 
     // Compare-and-set as for headers: the URL columns change only if nobody changed them meanwhile.
@@ -167,7 +167,7 @@ const make = (maxPerGuild: number) =>
       sql`UPDATE guild_mcp_servers SET url = ${to.origin}, url_rest = ${to.rest}
         WHERE guild_id = ${row.guild_id} AND name_key = ${row.name_key} AND url = ${row.url} AND url_rest = ${row.url_rest}`.pipe(
         Effect.asVoid,
-        Effect.catchAll((error) => Effect.logWarning(`could not seal a guild MCP URL: ${error.message}`))
+        Effect.catch((error) => Effect.logWarning(`could not seal a guild MCP URL: ${error.message}`))
       )
 
     /** A row's full URL: opened (re-sealed when stale, sealed when still plain), or none when it does not open. */
@@ -181,8 +181,8 @@ const make = (maxPerGuild: number) =>
           if (box.canSeal && rest !== "") yield* rewriteUrl(row, { origin, rest: yield* Effect.orDie(box.seal(rest, context)) })
           return Option.some(full)
         }
-        const opened = yield* Effect.either(box.open(row.url_rest, context))
-        if (Either.isLeft(opened)) {
+        const opened = yield* Effect.result(box.open(row.url_rest, context))
+        if (Result.isFailure(opened)) {
           yield* Effect.logWarning(`guild MCP server "${row.name}" has a URL that does not open (${opened.left.message}); it stays off until re-added`).pipe(
             Effect.annotateLogs({ guildId: row.guild_id })
           )
@@ -198,7 +198,7 @@ const make = (maxPerGuild: number) =>
         const context = headersContext(row.guild_id, row.name_key)
         if (!isSealed(row.headers)) {
           const plain = decodeHeaders(row.headers)
-          if (Either.isLeft(plain)) {
+          if (Result.isFailure(plain)) {
             yield* Effect.logWarning(`guild MCP server "${row.name}" has headers that are not readable; it stays off`)
             return Option.none()
           }
@@ -207,8 +207,8 @@ const make = (maxPerGuild: number) =>
           }
           return Option.some(plain.right)
         }
-        const opened = yield* Effect.either(box.open(row.headers, context))
-        if (Either.isLeft(opened)) {
+        const opened = yield* Effect.result(box.open(row.headers, context))
+        if (Result.isFailure(opened)) {
           yield* Effect.logWarning(`guild MCP server "${row.name}" has headers that do not open (${opened.left.message}); it stays off until re-added`).pipe(
             Effect.annotateLogs({ guildId: row.guild_id })
           )
@@ -216,7 +216,7 @@ const make = (maxPerGuild: number) =>
         }
         if (Option.isSome(opened.right.resealed)) yield* rewriteHeaders(row, opened.right.resealed.value)
         const decoded = decodeHeaders(Redacted.value(opened.right.plain))
-        return Either.isRight(decoded) ? Option.some(decoded.right) : Option.none()
+        return Result.isSuccess(decoded) ? Option.some(decoded.right) : Option.none()
       })
 
     const selectServers = (guildId: string) =>
@@ -382,7 +382,7 @@ const sealPlainSecrets = Effect.gen(function* () {
 }).pipe(
   Effect.disconnect,
   (sealing) => Effect.flatMap(StoreTimeout, (timeout) => Effect.timeoutFail(sealing, { duration: timeout, onTimeout: () => new Error(`no answer within ${Duration.toMillis(timeout)} ms (STORE_TIMEOUT_MS)`) })),
-  Effect.catchAll((error) => Effect.logWarning(`could not seal plain-text guild MCP secrets: ${error instanceof Error ? error.message : String(error)}`))
+  Effect.catch((error) => Effect.logWarning(`could not seal plain-text guild MCP secrets: ${error instanceof Error ? error.message : String(error)}`))
 )
 
 /** The `GuildMcpRegistry` backed by the database (needs the migrated SqlClient of `Database.layer`). */

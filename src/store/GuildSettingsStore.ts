@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbFlag, flagValue, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
@@ -96,10 +96,10 @@ const make: Effect.Effect<GuildSettingsStoreShape, never, SqlClient.SqlClient> =
   return { get, isEnabled, setCapability }
 })
 
-export class GuildSettingsStore extends Context.Tag("loopcord/store/GuildSettingsStore")<
+export class GuildSettingsStore extends Context.Service<
   GuildSettingsStore,
   GuildSettingsStoreShape
->() {
+>()("loopcord/store/GuildSettingsStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

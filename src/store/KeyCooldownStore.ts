@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { RoutePlan } from "../loop/RoutePlan"
@@ -54,7 +54,7 @@ export const make: Effect.Effect<SharedKeyCooldownsShape, never, SqlClient.SqlCl
     }).pipe(Effect.mapError(failure("write")))
 
   const clear = (index: number) =>
-    Option.match(Option.fromNullable(fingerprints[index]), {
+    Option.match(Option.fromNullishOr(fingerprints[index]), {
       onNone: () => Effect.void,
       onSome: (fingerprint) => Effect.asVoid(sql`DELETE FROM api_key_cooldowns WHERE key_fingerprint = ${fingerprint}`)
     }).pipe(Effect.mapError(failure("clear")))

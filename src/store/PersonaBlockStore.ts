@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { DbBigInt, DbOptionalText, invalidInput, personaIdOf, personaKey, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
@@ -147,7 +147,7 @@ const make: Effect.Effect<PersonaBlockStoreShape, never, SqlClient.SqlClient> = 
           const active = yield* selectBlocks(guildId, persona, now, userId)
           yield* sql`DELETE FROM persona_user_blocks
             WHERE guild_id = ${guildId} AND persona_key = ${persona} AND user_id = ${userId}`
-          return Option.fromNullable(active[0])
+          return Option.fromNullishOr(active[0])
         })
       )
     },
@@ -170,7 +170,7 @@ const make: Effect.Effect<PersonaBlockStoreShape, never, SqlClient.SqlClient> = 
     function* (guildId: string, personaId: string | undefined, userId: string) {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* selectBlocks(guildId, personaKey(personaId), now, userId)
-      return Option.fromNullable(rows[0])
+      return Option.fromNullishOr(rows[0])
     },
     Effect.mapError(storeFailure(STORE, "activeBlock"))
   )
@@ -178,10 +178,10 @@ const make: Effect.Effect<PersonaBlockStoreShape, never, SqlClient.SqlClient> = 
   return { block, unblock, activeBlocks, activeBlock }
 })
 
-export class PersonaBlockStore extends Context.Tag("loopcord/store/PersonaBlockStore")<
+export class PersonaBlockStore extends Context.Service<
   PersonaBlockStore,
   PersonaBlockStoreShape
->() {
+>()("loopcord/store/PersonaBlockStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

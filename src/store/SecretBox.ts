@@ -112,7 +112,7 @@ export const makeSecretBox = (keys: { readonly current?: Uint8Array; readonly pr
   return { canSeal: current !== undefined, seal, open }
 }
 
-export class SecretBox extends Context.Tag("loopcord/store/SecretBox")<SecretBox, SecretBoxShape>() {
+export class SecretBox extends Context.Service<SecretBox, SecretBoxShape>()("loopcord/store/SecretBox") {
   /** Keys from `LOOPCORD_SECRET_KEY` / `LOOPCORD_SECRET_KEY_PREVIOUS`. */
   static readonly layerConfig: Layer.Layer<SecretBox, never, CredentialConfig> = Layer.effect(
     SecretBox,

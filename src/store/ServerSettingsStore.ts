@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbFlag, DbOptionalText, flagValue, invalidInput, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
@@ -201,7 +201,7 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
       const json = yield* encodeModels("setModels", models)
       const now = yield* Clock.currentTimeMillis
       yield* Effect.mapError(
-        Effect.zipRight(
+        Effect.andThen(
           ensureRow(guildId, by, now),
           sql`UPDATE server_settings SET models = ${json}, updated_by = ${by}, updated_at = ${now} WHERE guild_id = ${guildId}`
         ),
@@ -248,7 +248,7 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
       }
       const now = yield* Clock.currentTimeMillis
       yield* Effect.mapError(
-        Effect.zipRight(
+        Effect.andThen(
           ensureRow(guildId, by, now),
           sql`UPDATE server_settings SET persona_name = ${persona.name ?? null}, persona_avatar_url = ${persona.avatarUrl ?? null},
             persona_prompt = ${persona.systemPrompt ?? null}, updated_by = ${by}, updated_at = ${now} WHERE guild_id = ${guildId}`
@@ -275,7 +275,7 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
       }
       const now = yield* Clock.currentTimeMillis
       yield* Effect.mapError(
-        Effect.zipRight(
+        Effect.andThen(
           ensureRow(guildId, by, now),
           sql`UPDATE server_settings SET user_messages_per_minute = ${messagesPerMinute}, updated_by = ${by}, updated_at = ${now}
             WHERE guild_id = ${guildId}`
@@ -367,7 +367,7 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
   }
 })
 
-export class ServerSettingsStore extends Context.Tag("loopcord/store/ServerSettingsStore")<ServerSettingsStore, ServerSettingsStoreShape>() {
+export class ServerSettingsStore extends Context.Service<ServerSettingsStore, ServerSettingsStoreShape>()("loopcord/store/ServerSettingsStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { CredentialConfig } from "../config/CredentialConfig"
@@ -145,10 +145,10 @@ const make = Effect.gen(function* () {
   return { admit, commit, release, todayCounts } satisfies ServerTurnAdmissionStoreShape
 })
 
-export class ServerTurnAdmissionStore extends Context.Tag("loopcord/store/ServerTurnAdmissionStore")<
+export class ServerTurnAdmissionStore extends Context.Service<
   ServerTurnAdmissionStore,
   ServerTurnAdmissionStoreShape
->() {
+>()("loopcord/store/ServerTurnAdmissionStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 
@@ -170,7 +170,7 @@ export class ServerTurnAdmissionStore extends Context.Tag("loopcord/store/Server
       const unlimited = Admission.Admitted({ settle: () => Effect.void })
       const settleWith = (admissionId: string) => (outcome: "commit" | "release") =>
         (outcome === "commit" ? store.commit(admissionId) : store.release(admissionId)).pipe(
-          Effect.catchAll((error) => Effect.logError(`could not ${outcome} a server-paid turn's admission: ${error.message}`))
+          Effect.catch((error) => Effect.logError(`could not ${outcome} a server-paid turn's admission: ${error.message}`))
         )
       return {
         admit: (request: AdmissionRequest) =>
@@ -181,7 +181,7 @@ export class ServerTurnAdmissionStore extends Context.Tag("loopcord/store/Server
                 Reserved: ({ admissionId }) => Admission.Admitted({ settle: settleWith(admissionId) }),
                 Refused: ({ reason, retryAfterMs }) => Admission.Refused({ reason, retryAfterMs })
               })),
-              Effect.catchAll((error) =>
+              Effect.catch((error) =>
                 Effect.as(Effect.logError(`server-turn admission unavailable, the turn is admitted: ${error.message}`), unlimited)
               )
             )

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbBigInt, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
@@ -77,7 +77,7 @@ const make: Effect.Effect<ShardLeaseStoreShape, never, SqlClient.SqlClient> = Ef
  * Who runs which Discord shard (`discord_shard_leases`, migration 3): hosts that split one bot's
  * shards renew a lease per shard with heartbeats, so two hosts given the same shard notice.
  */
-export class ShardLeaseStore extends Context.Tag("loopcord/store/ShardLeaseStore")<ShardLeaseStore, ShardLeaseStoreShape>() {
+export class ShardLeaseStore extends Context.Service<ShardLeaseStore, ShardLeaseStoreShape>()("loopcord/store/ShardLeaseStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

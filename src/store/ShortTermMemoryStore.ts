@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { personaKey, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
@@ -102,10 +102,10 @@ const make: Effect.Effect<ShortTermMemoryStoreShape, never, SqlClient.SqlClient>
   return { get, replace }
 })
 
-export class ShortTermMemoryStore extends Context.Tag("loopcord/store/ShortTermMemoryStore")<
+export class ShortTermMemoryStore extends Context.Service<
   ShortTermMemoryStore,
   ShortTermMemoryStoreShape
->() {
+>()("loopcord/store/ShortTermMemoryStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 }

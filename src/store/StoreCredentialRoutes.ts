@@ -57,7 +57,7 @@ export const makeStoreCredentialRoutes = (tellOwner: TellOwner) =>
 
     const keyOf = (kind: "user" | "guild", id: string) =>
       store.getKey({ kind, id }).pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(Effect.logWarning(`stored ${kind === "user" ? "personal" : "server"} key unavailable: ${error.message}`), undefined)
         )
       )
@@ -94,7 +94,7 @@ export const makeStoreCredentialRoutes = (tellOwner: TellOwner) =>
       })
 
     const flag = (what: string, lookup: Effect.Effect<boolean, { readonly message: string }>) =>
-      lookup.pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning(`${what} unavailable, assumed off: ${error.message}`), false)))
+      lookup.pipe(Effect.catch((error) => Effect.as(Effect.logWarning(`${what} unavailable, assumed off: ${error.message}`), false)))
 
     const forTurn = (owner: CredentialOwner) =>
       Effect.gen(function* () {

@@ -37,7 +37,7 @@ export const withStoreTimeout = <S extends StoreMethods<S, E>, E>(
         Option.match(answer, {
           onSome: Effect.succeed,
           onNone: () =>
-            Effect.zipRight(
+            Effect.andThen(
               Effect.logError(`${store}.${operation}: ${timeoutDetail(timeout)}`).pipe(
                 Effect.annotateLogs({ store, operation, timeoutMs: Duration.toMillis(timeout) })
               ),

@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient } from "effect/sql"
 import { Effect, Layer } from "effect"
 import { CredentialConfig } from "../config/CredentialConfig"
 import { StoreConfig } from "../config/StoreConfig"

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { ToolUsageStats } from "../tools/ToolUsageStats"
 import { DbBigInt, storeFailure } from "./columns"
@@ -59,7 +59,7 @@ const make: Effect.Effect<ToolUsageStoreShape, never, SqlClient.SqlClient> = Eff
 })
 
 /** Query side of the tool usage stats; its layer also provides the loop's `ToolUsageStats`. */
-export class ToolUsageStore extends Context.Tag("loopcord/store/ToolUsageStore")<ToolUsageStore, ToolUsageStoreShape>() {
+export class ToolUsageStore extends Context.Service<ToolUsageStore, ToolUsageStoreShape>()("loopcord/store/ToolUsageStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 
@@ -72,7 +72,7 @@ export class ToolUsageStore extends Context.Tag("loopcord/store/ToolUsageStore")
     Effect.map(ToolUsageStore, (store) => ({
       record: (toolName: string, guildId: string | undefined) =>
         store.record(toolName, guildId).pipe(
-          Effect.catchAll((error) => Effect.logWarning("Could not record tool usage", error.message))
+          Effect.catch((error) => Effect.logWarning("Could not record tool usage", error.message))
         )
     }))
   )

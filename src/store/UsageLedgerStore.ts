@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer, Ref, Schema } from "effect"
 import { CREDENTIAL_SOURCES, type CredentialSource } from "../domain/CredentialSource"
 import { type TurnUsage, UsageLedger } from "../loop/UsageLedger"
@@ -101,7 +101,7 @@ const make = Effect.gen(function* () {
   return { record, totals } satisfies UsageLedgerStoreShape
 })
 
-export class UsageLedgerStore extends Context.Tag("loopcord/store/UsageLedgerStore")<UsageLedgerStore, UsageLedgerStoreShape>() {
+export class UsageLedgerStore extends Context.Service<UsageLedgerStore, UsageLedgerStoreShape>()("loopcord/store/UsageLedgerStore") {
   /** Backed by the database (needs the migrated SqlClient of `Database.layer`). */
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 
@@ -110,7 +110,7 @@ export class UsageLedgerStore extends Context.Tag("loopcord/store/UsageLedgerSto
     UsageLedger,
     Effect.map(UsageLedgerStore, (store) => ({
       record: (entry: TurnUsage) =>
-        store.record(entry).pipe(Effect.catchAll((error) => Effect.logWarning(`could not record a turn's usage: ${error.message}`)))
+        store.record(entry).pipe(Effect.catch((error) => Effect.logWarning(`could not record a turn's usage: ${error.message}`)))
     }))
   )
 }

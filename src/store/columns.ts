@@ -1,4 +1,4 @@
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { type ParseResult, Schema } from "effect"
 import { StoreError } from "./StoreError"
 

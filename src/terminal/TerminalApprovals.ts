@@ -64,7 +64,7 @@ export class TerminalApprovals extends Effect.Service<TerminalApprovals>()("loop
         return Option.some({
           answer: Effect.map(Deferred.await(answered), (answer) => ({ answer, by: undefined })),
           close: (outcome) =>
-            Effect.zipRight(
+            Effect.andThen(
               SubscriptionRef.update(waiting, (all) => all.filter((entry) => entry.id !== id)),
               outcome === "approved" ? Effect.void : say(outcome === "denied" ? `⛔ ${request.toolName} not run` : outcome === "timed_out" ? `⌛ no answer: ${request.toolName} not run` : `⏹ ${request.toolName} not run`)
             )

@@ -81,7 +81,7 @@ export const runOnce = Effect.fn("TerminalFront.runOnce")(function*(options: {
     ? Effect.map(makeCollectingSink({ capacity: TERMINAL_REPLY_CAPACITY }), (collected): TurnSink => ({
       sink: {
         ...collected.sink,
-        notice: (notice) => Effect.zipRight(collected.sink.notice(notice), out.stderr(`${renderNotice(notice)}\n`))
+        notice: (notice) => Effect.andThen(collected.sink.notice(notice), out.stderr(`${renderNotice(notice)}\n`))
       },
       mediaOutlet
     }))
@@ -91,7 +91,7 @@ export const runOnce = Effect.fn("TerminalFront.runOnce")(function*(options: {
     )
 
   const ticket = yield* queue.submit(baseInput(options.persona, context, openSink))
-  const result = yield* ticket.result.pipe(Effect.catchAll((error) => Effect.succeed(failedTurn(error))))
+  const result = yield* ticket.result.pipe(Effect.catch((error) => Effect.succeed(failedTurn(error))))
   if (options.json) yield* out.stdout(`${turnReportLine(result)}\n`)
   return result.status === "completed" ? 0 : 1
 })
@@ -185,7 +185,7 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
       })
       yield* Ref.update(pending, (n) => n + 1)
       const settle = ticket.result.pipe(
-        Effect.catchAll((error) => Effect.succeed(failedTurn(error))),
+        Effect.catch((error) => Effect.succeed(failedTurn(error))),
         Effect.flatMap((result) =>
           Effect.gen(function*() {
             if (result.status === "stopped_by_user") yield* status("⏹ stopped")

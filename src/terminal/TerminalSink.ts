@@ -23,7 +23,7 @@ interface State {
 }
 
 interface TerminalSink {
-  readonly sink: Context.Tag.Service<ResponseSink>
+  readonly sink: ResponseSink["Service"]
   /** Ends the reply's last line (call once the turn is over). */
   readonly endLine: Effect.Effect<void>
 }
@@ -39,13 +39,13 @@ export const makeTerminalSink = (options: TerminalSinkOptions): Effect.Effect<Te
 
     const toLineStart = Effect.flatMap(Ref.get(state), (s) =>
       options.shared && s.cursor !== "start"
-        ? Effect.zipRight(options.text("\n"), Ref.update(state, (current) => ({ ...current, cursor: "start" as const })))
+        ? Effect.andThen(options.text("\n"), Ref.update(state, (current) => ({ ...current, cursor: "start" as const })))
         : Effect.void)
 
     const statusLine = (line: string) =>
-      Effect.zipRight(toLineStart, options.status(`${dim(line, options.colour)}\n`))
+      Effect.andThen(toLineStart, options.status(`${dim(line, options.colour)}\n`))
 
-    const sink: Context.Tag.Service<ResponseSink> = {
+    const sink: ResponseSink["Service"] = {
       write: (delta) =>
         Effect.gen(function*() {
           if (delta.length === 0) return

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 
 /** What `npm start -- …` asked for (docs/architecture.md, Public contracts). */
 export type CliCommand =
@@ -23,41 +23,41 @@ export const OPTIONS = [
  * (or `--once=TEXT`, `--image=FILE`) ⇒ one turn, with those images attached; `--help`;
  * `--version`. Anything else is a usage error (one line).
  */
-export const parseCliArgs = (argv: ReadonlyArray<string>): Either.Either<CliCommand, string> => {
+export const parseCliArgs = (argv: ReadonlyArray<string>): Result.Result<CliCommand, string> => {
   let once: string | undefined
   let json = false
   const images: Array<string> = []
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? ""
-    if (arg === "--help" || arg === "-h") return Either.right({ _tag: "Help" })
-    if (arg === "--version") return Either.right({ _tag: "Version" })
+    if (arg === "--help" || arg === "-h") return Result.succeed({ _tag: "Help" })
+    if (arg === "--version") return Result.succeed({ _tag: "Version" })
     if (arg === "--json") {
       json = true
     } else if (arg === "--once") {
       const text = argv[index + 1]
-      if (text === undefined) return Either.left(`--once needs the message text. ${USAGE}`)
+      if (text === undefined) return Result.fail(`--once needs the message text. ${USAGE}`)
       once = text
       index++
     } else if (arg.startsWith("--once=")) {
       once = arg.slice("--once=".length)
     } else if (arg === "--image") {
       const file = argv[index + 1]
-      if (file === undefined || file.trim() === "") return Either.left(`--image needs a file. ${USAGE}`)
+      if (file === undefined || file.trim() === "") return Result.fail(`--image needs a file. ${USAGE}`)
       images.push(file)
       index++
     } else if (arg.startsWith("--image=")) {
       const file = arg.slice("--image=".length)
-      if (file.trim() === "") return Either.left(`--image needs a file. ${USAGE}`)
+      if (file.trim() === "") return Result.fail(`--image needs a file. ${USAGE}`)
       images.push(file)
     } else {
-      return Either.left(`unknown argument "${arg}". ${USAGE}`)
+      return Result.fail(`unknown argument "${arg}". ${USAGE}`)
     }
   }
   if (once === undefined) {
-    if (json) return Either.left(`--json only applies to --once. ${USAGE}`)
-    if (images.length > 0) return Either.left(`--image only applies to --once (use /attach FILE in the chat). ${USAGE}`)
-    return Either.right({ _tag: "Interactive" })
+    if (json) return Result.fail(`--json only applies to --once. ${USAGE}`)
+    if (images.length > 0) return Result.fail(`--image only applies to --once (use /attach FILE in the chat). ${USAGE}`)
+    return Result.succeed({ _tag: "Interactive" })
   }
-  if (once.trim().length === 0) return Either.left(`--once needs a non-empty message. ${USAGE}`)
-  return Either.right({ _tag: "Once", text: once, json, images })
+  if (once.trim().length === 0) return Result.fail(`--once needs a non-empty message. ${USAGE}`)
+  return Result.succeed({ _tag: "Once", text: once, json, images })
 }

@@ -53,7 +53,7 @@ const LmStudioModels = Schema.Struct({ data: Schema.Array(Schema.Struct({ id: Sc
  * node:http, not `fetch`: a first start would otherwise pay for initialising undici's fetch.
  */
 const getJson = (origin: string, path: string): Effect.Effect<unknown, Error> =>
-  Effect.async<unknown, Error>((resume, signal) => {
+  Effect.callback<unknown, Error>((resume, signal) => {
     const request = httpGet(`${origin}${path}`, { signal, headers: { accept: "application/json" } }, (response) => {
       if (response.statusCode !== 200) {
         response.resume()

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { describeAllowed, type ModelChoices, parseModelChain } from "../config/ModelChoiceConfig"
 
 /** What `/model …` in the terminal chat did: the chain from now on (undefined: the default) and the line shown. */

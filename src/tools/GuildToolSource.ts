@@ -20,8 +20,8 @@ export const emptyGuildToolSet: GuildToolSet = { tools: [], hiddenBuiltins: [] }
  * Guild-scoped tools. The MCP module provides the real one; without it no guild tools exist.
  * Implementations never fail: a broken server only drops its tools.
  */
-export class GuildToolSource extends Context.Tag("loopcord/tools/GuildToolSource")<GuildToolSource, {
+export class GuildToolSource extends Context.Service<GuildToolSource, {
   readonly forGuild: (guildId: string) => Effect.Effect<GuildToolSet>
-}>() {
+}>()("loopcord/tools/GuildToolSource") {
   static readonly none = Layer.succeed(GuildToolSource, { forGuild: () => Effect.succeed(emptyGuildToolSet) })
 }

@@ -6,10 +6,10 @@ import type { ToolArgs } from "../domain/FunctionCall"
  * named after one of them is resolved before dispatch, and the id as the model wrote it is kept
  * under `__original_<key>`. The model's own call (what is replayed to it) is never changed.
  */
-export class OpaqueIds extends Context.Tag("loopcord/tools/OpaqueIds")<OpaqueIds, {
+export class OpaqueIds extends Context.Service<OpaqueIds, {
   /** The internal reference behind a `media_id`, or None when the id is unknown. */
   readonly resolveMediaId: (id: string) => Effect.Effect<Option.Option<string>>
-}>() {}
+}>()("loopcord/tools/OpaqueIds") {}
 
 /** Argument keys that carry opaque ids. */
 const OPAQUE_ID_KEYS = ["media_id"] as const
@@ -29,7 +29,7 @@ interface UnknownOpaqueId {
  */
 export const resolveOpaqueIds = (
   args: ToolArgs,
-  ids: Context.Tag.Service<OpaqueIds>
+  ids: OpaqueIds["Service"]
 ): Effect.Effect<{ readonly _tag: "Resolved"; readonly args: ToolArgs } | { readonly _tag: "Unknown"; readonly unknown: UnknownOpaqueId }> => {
   // Most calls carry no id: they pass through without any work.
   const keys = Object.keys(args)

@@ -13,4 +13,4 @@ export interface ToolAffordancesShape {
   readonly turnEnded: (channelId: string) => Effect.Effect<void>
 }
 
-export class ToolAffordances extends Context.Tag("loopcord/tools/ToolAffordances")<ToolAffordances, ToolAffordancesShape>() {}
+export class ToolAffordances extends Context.Service<ToolAffordances, ToolAffordancesShape>()("loopcord/tools/ToolAffordances") {}

@@ -32,4 +32,4 @@ export interface ToolContextShape extends TurnOrigin {
   readonly progress: ProgressNotice
 }
 
-export class ToolContext extends Context.Tag("loopcord/tools/ToolContext")<ToolContext, ToolContextShape>() {}
+export class ToolContext extends Context.Service<ToolContext, ToolContextShape>()("loopcord/tools/ToolContext") {}

@@ -100,7 +100,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
     guildId === undefined
       ? Effect.succeed(emptyGuildToolSet)
       : Effect.suspend(() => guildSource.forGuild(guildId)).pipe(
-        Effect.catchAllDefect((defect) =>
+        Effect.catchDefect((defect) =>
           Effect.as(Effect.logWarning(`Guild tools of ${guildId} unavailable: ${describeDefect(defect)}`), emptyGuildToolSet)
         )
       )
@@ -167,7 +167,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
     })
 
   const get = (name: string) =>
-    Effect.map(Ref.get(state), (registered) => Option.fromNullable(registered.tools.get(resolveAlias(registered, name))))
+    Effect.map(Ref.get(state), (registered) => Option.fromNullishOr(registered.tools.get(resolveAlias(registered, name))))
 
   const all = Effect.map(Ref.get(state), (registered): ReadonlyArray<Tool> => [...registered.tools.values()])
 
@@ -205,7 +205,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
       const next = Chunk.prepend(records, record)
       // Trimmed into a fresh array (every 100 calls), so the dropped records are not kept alive.
       return Chunk.size(next) > EXECUTION_HISTORY_MAX
-        ? Chunk.unsafeFromArray(Chunk.toArray(Chunk.take(next, EXECUTION_HISTORY_KEEP)))
+        ? Chunk.fromArrayUnsafe(Chunk.toArray(Chunk.take(next, EXECUTION_HISTORY_KEEP)))
         : next
     })
 
@@ -266,7 +266,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
   /** Runs the tool: ToolErrors and defects become failed results, an interruption propagates. */
   const runTool = (tool: Tool, args: ToolArgs): Effect.Effect<ToolResult, never, ToolContext> =>
     Effect.suspend(() => tool.execute(args)).pipe(
-      Effect.catchAll((error: unknown) => {
+      Effect.catch((error: unknown) => {
         if (error instanceof ToolError) {
           return Effect.as(
             Effect.logWarning(`Tool '${tool.name}' failed: ${error.error}${error.detail === undefined ? "" : ` (${error.detail})`}`),
@@ -279,7 +279,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
         const detail = describeDefect(error)
         return Effect.as(Effect.logError(`Tool '${tool.name}' failed with an unexpected error: ${detail}`), internalFailure(tool.name, detail))
       }),
-      Effect.catchAllDefect((defect) => {
+      Effect.catchDefect((defect) => {
         const detail = describeDefect(defect)
         return Effect.as(
           Effect.logError(`Tool '${tool.name}' crashed: ${detail}`).pipe(Effect.annotateLogs({ defect: Cause.pretty(Cause.die(defect)) })),
@@ -317,7 +317,7 @@ export const make: Effect.Effect<ToolRegistryShape, never, GuildToolSource> = Ef
   } satisfies ToolRegistryShape
 })
 
-export class ToolRegistry extends Context.Tag("loopcord/tools/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {
+export class ToolRegistry extends Context.Service<ToolRegistry, ToolRegistryShape>()("loopcord/tools/ToolRegistry") {
   /** The in-process registry; guild tools come from the provided GuildToolSource. */
   static readonly layer = Layer.effect(ToolRegistry, make)
 }
@@ -328,7 +328,7 @@ export const registerAll = (
   tools: ReadonlyArray<Tool>,
   aliases: ReadonlyArray<readonly [alias: string, target: string]> = []
 ): Effect.Effect<void, ToolRegistrationError> =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.forEach(tools, registry.register, { discard: true }),
     Effect.forEach(aliases, ([alias, target]) => registry.registerAlias(alias, target), { discard: true })
   )

@@ -31,8 +31,8 @@ const assembleOne = (tool: Tool, context: AssemblyContext): Effect.Effect<Tool |
         : Effect.succeed(variant)
     ),
     // Failures and defects omit the tool; an interruption still propagates.
-    Effect.catchAll((error) => omit(describe(error))),
-    Effect.catchAllDefect((defect) => omit(describe(defect)))
+    Effect.catch((error) => omit(describe(error))),
+    Effect.catchDefect((defect) => omit(describe(defect)))
   )
 }
 

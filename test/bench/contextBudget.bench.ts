@@ -63,7 +63,7 @@ const makeContender = async (name: string, options: ContenderOptions, window: nu
   const runtime = ManagedRuntime.make(Layer.mergeAll(loopcordLayer(options), quietLogs, windowsLayer(window), ContextConfig.make()))
   const queue = await runtime.runPromise(ChannelQueue)
   let channels = 0
-  const input = (channelId: string, message: string, sink: Context.Tag.Service<typeof ResponseSink>): TurnInput => ({
+  const input = (channelId: string, message: string, sink: ResponseSink["Service"]): TurnInput => ({
     channelId,
     guildId: "bench-guild",
     userId: "bench-user",
@@ -83,7 +83,7 @@ const makeContender = async (name: string, options: ContenderOptions, window: nu
       const done = runtime.runPromise(
         Effect.flatMap(queue.submit(input(channelId, message, text.sink)), (ticket) => ticket.result).pipe(
           Effect.map((result): TurnOutcome => ({ text: text.text(), status: result.status })),
-          Effect.catchAll((error) => Effect.succeed<TurnOutcome>({ text: text.text(), status: error._tag }))
+          Effect.catch((error) => Effect.succeed<TurnOutcome>({ text: text.text(), status: error._tag }))
         )
       )
       return { done, kill: () => {}, firstDeltaAt: text.firstDeltaAt }

@@ -210,7 +210,7 @@ describe("/kill ends a turn stuck before its loop (issue 11.6)", () => {
       const ticket = yield* queue.submit(input)
       yield* TestClock.adjust("1 second")
       assert.isTrue((yield* queue.status("channel-1")).active)
-      const fiber = yield* Effect.fork(ticket.result)
+      const fiber = yield* Effect.forkChild(ticket.result)
       yield* queue.kill("channel-1", { requesterId: "user-1", stopContext: { requesterId: "user-1", originalMessageId: "kill-1" } })
       // No clock advance: the kill alone ends it.
       const result = yield* Fiber.join(fiber)

@@ -25,7 +25,7 @@ describe("ChannelQueue.drain (graceful shutdown)", () => {
       const a = yield* queue.submit(inA.input)
       const b = yield* queue.submit(inB.input)
       yield* TestClock.adjust("1 second")
-      const drain = yield* Effect.fork(queue.drain(Duration.seconds(15)))
+      const drain = yield* Effect.forkChild(queue.drain(Duration.seconds(15)))
       yield* TestClock.adjust("100 millis")
       const late = yield* message("too late", { channelId: "A" })
       const refused = yield* Effect.exit(Effect.flatMap(queue.submit(late.input), (ticket) => ticket.result))
@@ -44,7 +44,7 @@ describe("ChannelQueue.drain (graceful shutdown)", () => {
       const slow = yield* message("slow one")
       const running = yield* queue.submit(slow.input)
       yield* TestClock.adjust("1 second")
-      const drain = yield* Effect.fork(queue.drain(Duration.seconds(3)))
+      const drain = yield* Effect.forkChild(queue.drain(Duration.seconds(3)))
       yield* TestClock.adjust("3 seconds")
       assert.deepStrictEqual(yield* Fiber.join(drain), { stoppedChannels: 1 })
       const result = yield* running.result

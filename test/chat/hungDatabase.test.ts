@@ -34,7 +34,7 @@ const onHungDatabase = Effect.gen(function*() {
 })
 
 describe("a database that never answers, in a channel (issue 11.6, STORE_TIMEOUT_MS)", () => {
-  it.scoped("the memory lookup fails at exactly STORE_TIMEOUT_MS with a log line; the turn is answered without it, and so is the next one", () =>
+  it.effect("the memory lookup fails at exactly STORE_TIMEOUT_MS with a log line; the turn is answered without it, and so is the next one", () =>
     Effect.gen(function*() {
       const logs = yield* makeLogCapture
       const context = yield* Layer.build(yield* onHungDatabase)
@@ -59,7 +59,7 @@ describe("a database that never answers, in a channel (issue 11.6, STORE_TIMEOUT
       }).pipe(Effect.provide(context)))
     }))
 
-  it.scoped("a tool whose store call hangs fails at exactly STORE_TIMEOUT_MS; the model is told and the turn completes", () =>
+  it.effect("a tool whose store call hangs fails at exactly STORE_TIMEOUT_MS; the model is told and the turn completes", () =>
     Effect.gen(function*() {
       const logs = yield* makeLogCapture
       const context = yield* Layer.build(yield* onHungDatabase)

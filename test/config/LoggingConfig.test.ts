@@ -72,7 +72,7 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
 
   it.effect("json: a record logged inside a span carries its trace and span ids; outside a span, none", () =>
     Effect.gen(function*() {
-      const span = yield* Effect.logInfo("in a span").pipe(Effect.zipRight(Effect.currentSpan), Effect.withSpan("loopcord.turn"))
+      const span = yield* Effect.logInfo("in a span").pipe(Effect.andThen(Effect.currentSpan), Effect.withSpan("loopcord.turn"))
       yield* Effect.logInfo("outside")
       const inside = JSON.parse(writes[0]!) as Record<string, unknown>
       assert.deepStrictEqual([inside["traceId"], inside["spanId"]], [span.traceId, span.spanId])

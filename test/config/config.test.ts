@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigError, ConfigProvider, Duration, Effect, Either, Layer, LogLevel, Redacted } from "effect"
+import { Cause, ConfigError, ConfigProvider, Duration, Effect, Result, Layer, LogLevel, Redacted } from "effect"
 import { LoopConfig } from "../../src/config/LoopConfig"
 import { loggingSettings } from "../../src/config/LoggingConfig"
 import { DEFAULT_PERSONA_NAME, personaSetting } from "../../src/config/PersonaConfig"
@@ -16,12 +16,12 @@ const read = <A>(config: Effect.Effect<A, unknown>, env: Record<string, string>)
   config.pipe(
     withEnv(env),
     Effect.mapError((error) => describeFailure(Cause.fail(error))),
-    Effect.either
+    Effect.result
   )
 
-const oneLineNaming = (result: Either.Either<unknown, string>, variable: string) => {
-  assert.isTrue(Either.isLeft(result), `expected ${variable} to fail start-up`)
-  if (Either.isLeft(result)) {
+const oneLineNaming = (result: Result.Result<unknown, string>, variable: string) => {
+  assert.isTrue(Result.isFailure(result), `expected ${variable} to fail start-up`)
+  if (Result.isFailure(result)) {
     assert.notInclude(result.left, "\n")
     assert.include(result.left, variable)
     assert.notInclude(result.left, "    at ", "no stack trace")

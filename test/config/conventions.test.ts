@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Duration, Effect, Either, Option, Redacted } from "effect"
+import { Cause, ConfigProvider, Duration, Effect, Result, Option, Redacted } from "effect"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
 import { loggingSettings } from "../../src/config/LoggingConfig"
 import { opsSettings, parseOtlpHeaders } from "../../src/config/OpsConfig"
@@ -88,13 +88,13 @@ describe("LOG_FORMAT follows RUN_ENV", () => {
 
 describe("DISCORD_SHARD_IDS / DISCORD_SHARD_COUNT", () => {
   it("ids and ranges, sorted and unique, each below the count", () => {
-    assert.deepStrictEqual(parseShardIds("0-3", 4), Either.right([0, 1, 2, 3]))
-    assert.deepStrictEqual(parseShardIds("2, 0", 4), Either.right([0, 2]))
-    assert.deepStrictEqual(parseShardIds("0-1,1,3", 4), Either.right([0, 1, 3]))
-    assert.isTrue(Either.isLeft(parseShardIds("4", 4)))
-    assert.isTrue(Either.isLeft(parseShardIds("3-1", 4)))
-    assert.isTrue(Either.isLeft(parseShardIds("a", 4)))
-    assert.isTrue(Either.isLeft(parseShardIds("", 4)))
+    assert.deepStrictEqual(parseShardIds("0-3", 4), Result.succeed([0, 1, 2, 3]))
+    assert.deepStrictEqual(parseShardIds("2, 0", 4), Result.succeed([0, 2]))
+    assert.deepStrictEqual(parseShardIds("0-1,1,3", 4), Result.succeed([0, 1, 3]))
+    assert.isTrue(Result.isFailure(parseShardIds("4", 4)))
+    assert.isTrue(Result.isFailure(parseShardIds("3-1", 4)))
+    assert.isTrue(Result.isFailure(parseShardIds("a", 4)))
+    assert.isTrue(Result.isFailure(parseShardIds("", 4)))
   })
 
   it.effect("the setting: none, all of a count, a list; bad combinations name the variable", () =>
@@ -139,6 +139,6 @@ describe("operations settings", () => {
       const headers = yield* failureLine(opsSettings, { OTEL_EXPORTER_OTLP_HEADERS: "secret-token-without-equals" })
       assert.include(headers, "OTEL_EXPORTER_OTLP_HEADERS")
       assert.notInclude(headers, "secret-token")
-      assert.isTrue(Either.isLeft(parseOtlpHeaders("a=%zz")))
+      assert.isTrue(Result.isFailure(parseOtlpHeaders("a=%zz")))
     }))
 })

@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { assert, describe, it } from "@effect/vitest"
-import { Config, Effect, Either, Layer } from "effect"
+import { Config, Effect, Result, Layer } from "effect"
 import fc from "fast-check"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -50,8 +50,8 @@ describe("parseDotenv", () => {
     ]
     for (const [text, line, reason] of cases) {
       const result = parseDotenv(text)
-      assert.isTrue(Either.isLeft(result), text)
-      if (Either.isLeft(result)) {
+      assert.isTrue(Result.isFailure(result), text)
+      if (Result.isFailure(result)) {
         assert.strictEqual(result.left.line, line, text)
         assert.match(result.left.reason, reason)
         assert.notInclude(result.left.reason, "secret-value")
@@ -81,7 +81,7 @@ describe("the .env of the working directory", () => {
       (directory) => Effect.promise(() => rm(directory, { recursive: true, force: true }))
     )
 
-  it.scoped("missing: nothing; present: read; the real environment wins over it", () =>
+  it.effect("missing: nothing; present: read; the real environment wins over it", () =>
     Effect.gen(function*() {
       const empty = yield* withDirectory(undefined)
       assert.strictEqual((yield* readDotenv(empty)).size, 0)
@@ -95,7 +95,7 @@ describe("the .env of the working directory", () => {
       assert.deepStrictEqual(viaLayer, ["from-file", "from-env"])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.scoped("unparsable: one line naming the file and the line", () =>
+  it.effect("unparsable: one line naming the file and the line", () =>
     Effect.gen(function*() {
       const directory = yield* withDirectory("GOOD=1\nnot a setting\n")
       const error = yield* Effect.flip(Layer.build(dotenvLayer(directory)))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Duration, Effect, Either, Option, Redacted } from "effect"
+import { Cause, ConfigProvider, Duration, Effect, Result, Option, Redacted } from "effect"
 import { ImageConfig, parseWorkflowSetting } from "../../src/config/ImageConfig"
 import { SpeechConfig } from "../../src/config/SpeechConfig"
 import { seesImages, VisionConfig } from "../../src/config/VisionConfig"
@@ -12,7 +12,7 @@ const read = <S>(config: Effect.Effect<S, unknown>, env: Record<string, string>)
   config.pipe(
     withEnv(env),
     Effect.mapError((error) => describeFailure(Cause.fail(error))),
-    Effect.either
+    Effect.result
   )
 
 const settingsOf = {
@@ -21,9 +21,9 @@ const settingsOf = {
   VisionConfig: Effect.provide(VisionConfig, VisionConfig.layer)
 }
 
-const failsNaming = (result: Either.Either<unknown, string>, variable: string) => {
-  assert.isTrue(Either.isLeft(result), `expected ${variable} to fail start-up`)
-  if (Either.isLeft(result)) {
+const failsNaming = (result: Result.Result<unknown, string>, variable: string) => {
+  assert.isTrue(Result.isFailure(result), `expected ${variable} to fail start-up`)
+  if (Result.isFailure(result)) {
     assert.include(result.left, variable)
     assert.notInclude(result.left, "\n")
   }
@@ -76,9 +76,9 @@ describe("media configuration (design §5.2)", () => {
     }))
 
   it("a workflow path is read from disk; an array or a non-object is refused", () => {
-    assert.deepStrictEqual(parseWorkflowSetting("wf.json", () => workflow), Either.right(Option.some(JSON.parse(workflow))))
-    assert.isTrue(Either.isLeft(parseWorkflowSetting("list.json", () => "[1,2]")))
-    assert.deepStrictEqual(parseWorkflowSetting("  ", () => ""), Either.right(Option.none()))
+    assert.deepStrictEqual(parseWorkflowSetting("wf.json", () => workflow), Result.succeed(Option.some(JSON.parse(workflow))))
+    assert.isTrue(Result.isFailure(parseWorkflowSetting("list.json", () => "[1,2]")))
+    assert.deepStrictEqual(parseWorkflowSetting("  ", () => ""), Result.succeed(Option.none()))
   })
 
   it.effect("speech: the endpoint, model, voice and the instructions opt-in", () =>

@@ -21,7 +21,7 @@ const startupFailure = (fake: FakeDiscord, token?: string) =>
   })
 
 describe("DiscordClient", () => {
-  it.scopedLive("logs a real discord.js client into the fake: READY, GUILD_CREATE, intents", () =>
+  it.live("logs a real discord.js client into the fake: READY, GUILD_CREATE, intents", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const client = yield* Effect.provide(DiscordClient, yield* Layer.build(clientLayer(fake)))
@@ -33,7 +33,7 @@ describe("DiscordClient", () => {
       assert.deepStrictEqual(client.options.allowedMentions, { parse: [], repliedUser: false })
     }))
 
-  it.scopedLive("a token rejected by REST (401) fails start-up with one line about the token", () =>
+  it.live("a token rejected by REST (401) fails start-up with one line about the token", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const error = yield* startupFailure(fake, "wrong-token")
@@ -42,14 +42,14 @@ describe("DiscordClient", () => {
       assert.notInclude(error.message, "\n")
     }))
 
-  it.scopedLive("a gateway close 4004 (authentication failed) is reported as an invalid token", () =>
+  it.live("a gateway close 4004 (authentication failed) is reported as an invalid token", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord({ closeOnIdentify: 4004 })
       const error = yield* startupFailure(fake)
       assert.strictEqual(error.reason, "invalid_token")
     }))
 
-  it.scopedLive("a gateway close 4014 (disallowed intents) says to enable the Message Content intent", () =>
+  it.live("a gateway close 4014 (disallowed intents) says to enable the Message Content intent", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord({ closeOnIdentify: 4014 })
       const error = yield* startupFailure(fake)
@@ -58,7 +58,7 @@ describe("DiscordClient", () => {
       assert.notInclude(error.message, "\n")
     }))
 
-  it.scopedLive("[issue 11] gateway drops, reconnects and resumes are logged", () =>
+  it.live("[issue 11] gateway drops, reconnects and resumes are logged", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const logs = yield* makeLogCapture
@@ -74,7 +74,7 @@ describe("DiscordClient", () => {
       assert.isTrue(all.some((line) => /^INFO Discord gateway: shard 0 resumed \(\d+ events replayed\)$/.test(line)), all.join("\n"))
     }))
 
-  it.scopedLive("[issue 11] a close discord.js does not reconnect after (4014) is logged as an error", () =>
+  it.live("[issue 11] a close discord.js does not reconnect after (4014) is logged as an error", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const logs = yield* makeLogCapture

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Effect, Either } from "effect"
+import { Cause, ConfigProvider, Effect, Result } from "effect"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
 import { describeFailure } from "../../src/config/startupError"
 
@@ -8,19 +8,19 @@ const read = (env: Record<string, string>) =>
   Effect.provide(DiscordConfig, DiscordConfig.layer).pipe(
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DISCORD_TOKEN: "token", ...env })))),
     Effect.mapError((error) => describeFailure(Cause.fail(error))),
-    Effect.either
+    Effect.result
   )
 
 describe("DiscordConfig", () => {
   it.effect("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN: 10 by default, at least 1, a non-integer fails start-up naming it", () =>
     Effect.gen(function*() {
       const byDefault = yield* read({})
-      assert.isTrue(Either.isRight(byDefault) && byDefault.right.maxMessagesPerTurn === 10)
+      assert.isTrue(Result.isSuccess(byDefault) && byDefault.right.maxMessagesPerTurn === 10)
       const set = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "3" })
-      assert.isTrue(Either.isRight(set) && set.right.maxMessagesPerTurn === 3)
+      assert.isTrue(Result.isSuccess(set) && set.right.maxMessagesPerTurn === 3)
       const floor = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "0" })
-      assert.isTrue(Either.isRight(floor) && floor.right.maxMessagesPerTurn === 1)
+      assert.isTrue(Result.isSuccess(floor) && floor.right.maxMessagesPerTurn === 1)
       const bad = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "many" })
-      assert.isTrue(Either.isLeft(bad) && bad.left.includes("DISCORD_MAX_MESSAGES_PER_TURN") && !bad.left.includes("\n"), JSON.stringify(bad))
+      assert.isTrue(Result.isFailure(bad) && bad.left.includes("DISCORD_MAX_MESSAGES_PER_TURN") && !bad.left.includes("\n"), JSON.stringify(bad))
     }))
 })

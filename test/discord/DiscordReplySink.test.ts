@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Either, Fiber, Option, Ref, TestClock } from "effect"
+import { Clock, Duration, Effect, Result, Fiber, Option, Ref, TestClock } from "effect"
 import { ReplyWriteError, type WriteFailureKind } from "../../src/discord/discordErrors"
 import type { DeliveryError } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
@@ -86,21 +86,21 @@ const memoryTarget = (options: { readonly latency?: Duration.DurationInput; read
 
 /** Writes `deltas` one every `every` (forked; drive it with TestClock). */
 const streamDeltas = (write: (delta: string) => Effect.Effect<void, DeliveryError>, deltas: ReadonlyArray<string>, every: Duration.DurationInput) =>
-  Effect.forEach(deltas, (delta) => Effect.zipRight(write(delta), Effect.sleep(every)), { discard: true })
+  Effect.forEach(deltas, (delta) => Effect.andThen(write(delta), Effect.sleep(every)), { discard: true })
 
 const tokens = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size))
 
 describe("DiscordReplySink", () => {
   // TestClock wakes cost a few real milliseconds each, so deltas come ~100 at a time.
-  it.scoped("[§4 delivery] 300 words over 15 s: about one edit per second, one request in flight, final text exact", () =>
+  it.effect("[§4 delivery] 300 words over 15 s: about one edit per second, one request in flight, final text exact", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ latency: "100 millis" })
       const reply = yield* makeDiscordReplySink(memory.target)
       const text = Array.from({ length: 300 }, (_, i) => `word${i} `).join("")
-      const writer = yield* Effect.fork(streamDeltas(reply.sink.write, tokens(text, 21), "150 millis"))
+      const writer = yield* Effect.forkChild(streamDeltas(reply.sink.write, tokens(text, 21), "150 millis"))
       yield* TestClock.adjust("20 seconds")
       yield* Fiber.join(writer)
-      const ending = yield* Effect.fork(reply.sink.endPass("flush"))
+      const ending = yield* Effect.forkChild(reply.sink.endPass("flush"))
       yield* TestClock.adjust("1 second")
       const passText = yield* Fiber.join(ending)
       assert.strictEqual(passText, text)
@@ -113,15 +113,15 @@ describe("DiscordReplySink", () => {
       assert.deepStrictEqual(yield* memory.texts, [...splitMessage(text)])
     }))
 
-  it.scoped("[§4 delivery] a slow Discord coalesces edits: intermediate texts are skipped, the latest wins", () =>
+  it.effect("[§4 delivery] a slow Discord coalesces edits: intermediate texts are skipped, the latest wins", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ latency: "3 seconds" })
       const reply = yield* makeDiscordReplySink(memory.target, { minEditInterval: 0 })
       const text = Array.from({ length: 100 }, (_, i) => `w${i} `).join("")
-      const writer = yield* Effect.fork(streamDeltas(reply.sink.write, tokens(text, 4), "100 millis"))
+      const writer = yield* Effect.forkChild(streamDeltas(reply.sink.write, tokens(text, 4), "100 millis"))
       yield* TestClock.adjust("12 seconds")
       yield* Fiber.join(writer)
-      const ending = yield* Effect.fork(reply.sink.endPass("flush"))
+      const ending = yield* Effect.forkChild(reply.sink.endPass("flush"))
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual(yield* Fiber.join(ending), text)
       const requests = yield* memory.requests
@@ -131,17 +131,17 @@ describe("DiscordReplySink", () => {
       assert.deepStrictEqual(yield* memory.texts, [text.trimEnd() + " "])
     }))
 
-  it.scoped("[§4 delivery] a 5000-character reply with a code block streams into the splitter's exact messages", () =>
+  it.effect("[§4 delivery] a 5000-character reply with a code block streams into the splitter's exact messages", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ latency: "30 millis" })
       const reply = yield* makeDiscordReplySink(memory.target)
       const code = Array.from({ length: 90 }, (_, i) => `    total += weight(${i}) * value(${i}); // step ${i}`).join("\n")
       const text = `Here is the implementation you asked for.\n\n\`\`\`rust\nfn main() {\n${code}\n}\n\`\`\`\n\n${"And a closing explanation. ".repeat(40)}`
       assert.isAbove(text.length, 5000)
-      const writer = yield* Effect.fork(streamDeltas(reply.sink.write, tokens(text, 53), "100 millis"))
+      const writer = yield* Effect.forkChild(streamDeltas(reply.sink.write, tokens(text, 53), "100 millis"))
       yield* TestClock.adjust("12 seconds")
       yield* Fiber.join(writer)
-      const ending = yield* Effect.fork(reply.sink.endPass("flush"))
+      const ending = yield* Effect.forkChild(reply.sink.endPass("flush"))
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.join(ending)
       const texts = yield* memory.texts
@@ -151,16 +151,16 @@ describe("DiscordReplySink", () => {
       assert.isTrue(texts.slice(1, -1).some((content) => content.startsWith("```rust\n")))
     }))
 
-  it.scoped("[§2.8] discard drops only the unfinished word; endPass returns exactly the pass's delivered text", () =>
+  it.effect("[§2.8] discard drops only the unfinished word; endPass returns exactly the pass's delivered text", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget()
       const reply = yield* makeDiscordReplySink(memory.target)
       yield* reply.sink.write("Hello there, gene")
-      const discarded = yield* Effect.fork(reply.sink.endPass("discard"))
+      const discarded = yield* Effect.forkChild(reply.sink.endPass("discard"))
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* Fiber.join(discarded), "Hello there, ")
       yield* reply.sink.write("Second pass.")
-      const flushed = yield* Effect.fork(reply.sink.endPass("flush"))
+      const flushed = yield* Effect.forkChild(reply.sink.endPass("flush"))
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* Fiber.join(flushed), "Second pass.")
       assert.strictEqual(yield* reply.sink.delivered, "Hello there, Second pass.")
@@ -168,14 +168,14 @@ describe("DiscordReplySink", () => {
       assert.deepStrictEqual(yield* memory.texts, ["Hello there, ", "Second pass."])
     }))
 
-  it.scoped("notices become embeds below the text; text after a notice starts a new message", () =>
+  it.effect("notices become embeds below the text; text after a notice starts a new message", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget()
       const reply = yield* makeDiscordReplySink(memory.target)
       yield* reply.sink.write("Before the notice. ")
       yield* reply.sink.notice(UserNotice.StillWorking({ iteration: 20 }))
       yield* reply.sink.write("After it.")
-      const ending = yield* Effect.fork(reply.sink.endPass("flush"))
+      const ending = yield* Effect.forkChild(reply.sink.endPass("flush"))
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.join(ending)
       // Messages in posting order, each with its final content.
@@ -187,19 +187,19 @@ describe("DiscordReplySink", () => {
       assert.deepStrictEqual(final[2], { _tag: "Text", content: "After it." })
     }))
 
-  it.scoped("[§5 70] a deleted channel fails the next write and the pass with channel_deleted", () =>
+  it.effect("[§5 70] a deleted channel fails the next write and the pass with channel_deleted", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ refuse: ({ kind }) => (kind === "send" ? refusal("final", "channel_deleted") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       yield* reply.sink.write("Hello ")
       yield* TestClock.adjust("1 second")
-      const write = yield* Effect.either(reply.sink.write("again "))
+      const write = yield* Effect.result(reply.sink.write("again "))
       assert.isTrue(write._tag === "Left" && write.left.reason === "channel_deleted")
-      const end = yield* Effect.either(reply.sink.endPass("flush"))
+      const end = yield* Effect.result(reply.sink.endPass("flush"))
       assert.isTrue(end._tag === "Left" && end.left.reason === "channel_deleted")
     }))
 
-  it.scoped("markStopped adds the stopped marker to the last message once; whitespace alone is never sent", () =>
+  it.effect("markStopped adds the stopped marker to the last message once; whitespace alone is never sent", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget()
       const reply = yield* makeDiscordReplySink(memory.target)
@@ -207,14 +207,14 @@ describe("DiscordReplySink", () => {
       yield* TestClock.adjust("2 seconds")
       assert.deepStrictEqual(yield* memory.requests, [])
       yield* reply.sink.write("Partial answer ")
-      const stopping = yield* Effect.fork(Effect.zipRight(reply.markStopped, reply.sink.notice(UserNotice.Stopped())))
+      const stopping = yield* Effect.forkChild(Effect.andThen(reply.markStopped, reply.sink.notice(UserNotice.Stopped())))
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.join(stopping)
-      const drained = yield* Effect.fork(reply.drain)
+      const drained = yield* Effect.forkChild(reply.drain)
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.join(drained)
       assert.deepStrictEqual(yield* memory.texts, [`\n\nPartial answer ${STOPPED_MARKER}`])
-      assert.strictEqual(Option.isSome(Option.fromNullable((yield* reply.messageIds)[0])), true)
+      assert.strictEqual(Option.isSome(Option.fromNullishOr((yield* reply.messageIds)[0])), true)
     }))
 
 
@@ -235,18 +235,18 @@ describe("DiscordReplySink", () => {
   /** Streams `text` (40-character deltas every 100 ms) and ends the pass, on the TestClock. */
   const deliver = (write: (delta: string) => Effect.Effect<void, DeliveryError>, endPass: Effect.Effect<string, DeliveryError>, text: string, budget: Duration.DurationInput = "60 seconds") =>
     Effect.gen(function*() {
-      const run = yield* Effect.fork(Effect.either(Effect.zipRight(streamDeltas(write, tokens(text, 40), "100 millis"), endPass)))
+      const run = yield* Effect.forkChild(Effect.result(Effect.andThen(streamDeltas(write, tokens(text, 40), "100 millis"), endPass)))
       yield* TestClock.adjust(budget)
       return yield* Fiber.join(run)
     })
 
-  it.scoped("[issue 11] a transient failure is tried again after 1 s, then 2 s; the text lands in full", () =>
+  it.effect("[issue 11] a transient failure is tried again after 1 s, then 2 s; the text lands in full", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ refuse: ({ kind, ordinal }) => (kind === "edit" && (ordinal === 3 || ordinal === 4) ? refusal("transient") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       const text = sentences(30)
       const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), text)
-      assert.deepStrictEqual(ended, Either.right(text))
+      assert.deepStrictEqual(ended, Result.succeed(text))
       const edits = (yield* memory.attempts).filter((attempt) => attempt.kind === "edit")
       const [third, fourth, fifth] = [edits[2], edits[3], edits[4]]
       assert.isTrue(third?.refused === true && fourth?.refused === true && fifth?.refused === false)
@@ -256,28 +256,28 @@ describe("DiscordReplySink", () => {
       assert.deepStrictEqual(yield* memory.texts, [...splitMessage(text)])
     }))
 
-  it.scoped("[issue 11] transient failures that never stop: 1 + 4 tries over 15 s, then the sink fails with DeliveryError failed", () =>
+  it.effect("[issue 11] transient failures that never stop: 1 + 4 tries over 15 s, then the sink fails with DeliveryError failed", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ refuse: ({ kind, ordinal }) => (kind === "edit" && ordinal >= 2 ? refusal("transient") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(20))
-      assert.isTrue(Either.isLeft(ended) && ended.left.reason === "failed" && ended.left.detail.includes("5 tries"), JSON.stringify(ended))
+      assert.isTrue(Result.isFailure(ended) && ended.left.reason === "failed" && ended.left.detail.includes("5 tries"), JSON.stringify(ended))
       const refused = (yield* memory.attempts).filter((attempt) => attempt.refused)
       assert.strictEqual(refused.length, 5)
       assert.strictEqual((refused[4]?.at ?? 0) - (refused[0]?.at ?? 0), 15_000)
       // Failed for good: the next write says so at once.
-      const write = yield* Effect.either(reply.sink.write("more "))
-      assert.isTrue(Either.isLeft(write) && write.left.reason === "failed")
+      const write = yield* Effect.result(reply.sink.write("more "))
+      assert.isTrue(Result.isFailure(write) && write.left.reason === "failed")
     }))
 
   for (const [kind, what] of [["gone", "deleted (10008)"], ["frozen", "no longer editable (30046 / 10015)"]] as const) {
-    it.scoped(`[issue 11] a message ${what} mid-stream: the reply continues, every sentence shown exactly once`, () =>
+    it.effect(`[issue 11] a message ${what} mid-stream: the reply continues, every sentence shown exactly once`, () =>
       Effect.gen(function*() {
         const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.ordinal === 3 ? refusal(kind) : undefined) })
         const reply = yield* makeDiscordReplySink(memory.target)
         const text = sentences(60)
         const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), text)
-        assert.deepStrictEqual(ended, Either.right(text))
+        assert.deepStrictEqual(ended, Result.succeed(text))
         const texts = yield* memory.texts
         assert.deepStrictEqual(tally(texts, 60), [0, 0])
         assert.strictEqual(texts.join(""), text)
@@ -287,7 +287,7 @@ describe("DiscordReplySink", () => {
       }))
   }
 
-  it.scoped("[issue 11] a sealed message whose final edit is refused keeps the text that moved on; the next message starts after it", () =>
+  it.effect("[issue 11] a sealed message whose final edit is refused keeps the text that moved on; the next message starts after it", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.content === first ? refusal("frozen") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target, { minEditInterval: 0 })
@@ -298,49 +298,49 @@ describe("DiscordReplySink", () => {
       const third = "gamma ".repeat(20)
       yield* reply.sink.write(first)
       yield* reply.sink.write(second)
-      const shown = yield* Effect.fork(reply.drain)
+      const shown = yield* Effect.forkChild(reply.drain)
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(shown)
       yield* reply.sink.write(third)
-      const ended = yield* Effect.fork(Effect.either(reply.sink.endPass("flush")))
+      const ended = yield* Effect.forkChild(Effect.result(reply.sink.endPass("flush")))
       yield* TestClock.adjust("5 seconds")
-      assert.deepStrictEqual(yield* Fiber.join(ended), Either.right(first + second + third))
+      assert.deepStrictEqual(yield* Fiber.join(ended), Result.succeed(first + second + third))
       const texts = yield* memory.texts
       assert.deepStrictEqual(texts, [first + second, third])
       assert.isTrue((yield* memory.attempts).some((attempt) => attempt.refused))
     }))
 
-  it.scoped("[issue 11] a frozen message's stopped marker goes into a message of its own", () =>
+  it.effect("[issue 11] a frozen message's stopped marker goes into a message of its own", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.content?.endsWith(STOPPED_MARKER) === true ? refusal("frozen") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       yield* reply.sink.write("Partial answer ")
-      const stopping = yield* Effect.fork(reply.markStopped)
+      const stopping = yield* Effect.forkChild(reply.markStopped)
       yield* TestClock.adjust("5 seconds")
       yield* Fiber.join(stopping)
       assert.deepStrictEqual(yield* memory.texts, ["Partial answer ", STOPPED_MARKER.trim()])
     }))
 
-  it.scoped("[issue 11] a final refusal (50013) fails the pass with missing_access; nothing is tried again", () =>
+  it.effect("[issue 11] a final refusal (50013) fails the pass with missing_access; nothing is tried again", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.ordinal === 2 ? refusal("final", "missing_access") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(20))
-      assert.isTrue(Either.isLeft(ended) && ended.left.reason === "missing_access", JSON.stringify(ended))
+      assert.isTrue(Result.isFailure(ended) && ended.left.reason === "missing_access", JSON.stringify(ended))
       assert.strictEqual((yield* memory.attempts).filter((attempt) => attempt.kind === "edit").length, 2)
     }))
 
-  it.scoped("[issue 11] Discord refusing every edit: recovering has a budget, then the sink fails", () =>
+  it.effect("[issue 11] Discord refusing every edit: recovering has a budget, then the sink fails", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" ? refusal("gone") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 4, minEditInterval: "100 millis" })
       const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(30))
-      assert.isTrue(Either.isLeft(ended) && ended.left.reason === "failed", JSON.stringify(ended))
+      assert.isTrue(Result.isFailure(ended) && ended.left.reason === "failed", JSON.stringify(ended))
       // 4 recoveries (the budget: max(3, maxMessages)), the 5th refusal ends it.
       assert.strictEqual((yield* memory.attempts).filter((attempt) => attempt.refused).length, 5)
     }))
 
-  it.scoped("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN: a longer reply is cut with a visible marker; endPass returns what is shown", () =>
+  it.effect("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN: a longer reply is cut with a visible marker; endPass returns what is shown", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget()
       const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 2 })
@@ -354,25 +354,25 @@ describe("DiscordReplySink", () => {
       assert.isTrue(texts[1]?.endsWith(CUT_MARKER))
       for (const content of texts) assert.isAtMost(content.length, 2000)
       const shown = texts.join("").slice(0, -CUT_MARKER.length)
-      assert.deepStrictEqual(ended, Either.right(shown))
+      assert.deepStrictEqual(ended, Result.succeed(shown))
       assert.isTrue(text.startsWith(shown))
       assert.strictEqual(yield* reply.sink.delivered, shown)
       // A later pass adds nothing.
       yield* reply.sink.write("More text after the cut. ")
-      const later = yield* Effect.fork(reply.sink.endPass("flush"))
+      const later = yield* Effect.forkChild(reply.sink.endPass("flush"))
       yield* TestClock.adjust("2 seconds")
       assert.strictEqual(yield* Fiber.join(later), "")
       assert.strictEqual((yield* memory.texts).length, 2)
     }))
 
-  it.scoped("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN across passes: a pass beyond the cap shows the marker under the last message instead", () =>
+  it.effect("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN across passes: a pass beyond the cap shows the marker under the last message instead", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget()
       const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 2 })
       const passes: Array<string> = []
       for (const text of ["First pass. ", "Second pass. ", "Third pass. "]) {
         yield* reply.sink.write(text)
-        const ended = yield* Effect.fork(reply.sink.endPass("flush"))
+        const ended = yield* Effect.forkChild(reply.sink.endPass("flush"))
         yield* TestClock.adjust("2 seconds")
         passes.push(yield* Fiber.join(ended))
       }
@@ -380,12 +380,12 @@ describe("DiscordReplySink", () => {
       assert.deepStrictEqual(yield* memory.texts, ["First pass. ", `Second pass. ${CUT_MARKER}`])
     }))
 
-  it.scoped("[issue 11] notices are capped at as many as DISCORD_MAX_MESSAGES_PER_TURN", () =>
+  it.effect("[issue 11] notices are capped at as many as DISCORD_MAX_MESSAGES_PER_TURN", () =>
     Effect.gen(function*() {
       const memory = yield* memoryTarget()
       const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 3 })
       for (let iteration = 1; iteration <= 6; iteration++) yield* reply.sink.notice(UserNotice.StillWorking({ iteration }))
-      const drained = yield* Effect.fork(reply.drain)
+      const drained = yield* Effect.forkChild(reply.drain)
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.join(drained)
       assert.strictEqual([...(yield* memory.contents).values()].filter((message) => message._tag === "Embed").length, 3)

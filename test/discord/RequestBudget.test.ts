@@ -9,7 +9,7 @@ import { type BudgetChannel, type BudgetMessage, hostBudgetServer, ipcSlotSource
 /** Takes `count` slots in `lane`, each committed `holdMs` after it was granted; returns the grant times. */
 const burst = (budget: RequestBudgetService, lane: RequestLane, count: number, log: Ref.Ref<ReadonlyArray<readonly [RequestLane, number]>>) =>
   Effect.forEach(Array.from({ length: count }), () =>
-    Effect.fork(Effect.gen(function*() {
+    Effect.forkChild(Effect.gen(function*() {
       const slot = yield* budget.reserve(lane)
       const at = yield* Clock.currentTimeMillis
       yield* Ref.update(log, (all) => [...all, [lane, at] as const])
@@ -82,7 +82,7 @@ describe("RequestLane", () => {
 })
 
 describe("RequestBudget (TestClock)", () => {
-  it.scoped("40 requests at once: at most 10 in any second, whatever the windows", () =>
+  it.effect("40 requests at once: at most 10 in any second, whatever the windows", () =>
     Effect.gen(function*() {
       const budget = yield* makeRequestBudget(yield* localSlotSource(10), 10)
       const log = yield* Ref.make<ReadonlyArray<readonly [RequestLane, number]>>([])
@@ -96,7 +96,7 @@ describe("RequestBudget (TestClock)", () => {
       assert.isAtMost(Math.max(...times), 3_000)
     }))
 
-  it.scoped("a final text and a first message go ahead of waiting edits; typing goes last", () =>
+  it.effect("a final text and a first message go ahead of waiting edits; typing goes last", () =>
     Effect.gen(function*() {
       const budget = yield* makeRequestBudget(yield* localSlotSource(2), 2)
       const log = yield* Ref.make<ReadonlyArray<readonly [RequestLane, number]>>([])
@@ -112,7 +112,7 @@ describe("RequestBudget (TestClock)", () => {
       assert.deepStrictEqual(order, ["final", "first", "edit", "edit", "background"])
     }))
 
-  it.scoped("a background request that waited long enough goes before newer edits (no starvation)", () =>
+  it.effect("a background request that waited long enough goes before newer edits (no starvation)", () =>
     Effect.gen(function*() {
       const budget = yield* makeRequestBudget(yield* localSlotSource(1), 1)
       const log = yield* Ref.make<ReadonlyArray<readonly [RequestLane, number]>>([])
@@ -121,8 +121,8 @@ describe("RequestBudget (TestClock)", () => {
       yield* TestClock.adjust("1 millis")
       yield* burst(budget, "background", 1, log)
       // A stream of edits keeps arriving, one every half second, for 10 s.
-      const edits = yield* Effect.fork(Effect.forEach(Array.from({ length: 20 }), () =>
-        Effect.zipRight(burst(budget, "edit", 1, log), TestClock.adjust("500 millis")), { discard: true }))
+      const edits = yield* Effect.forkChild(Effect.forEach(Array.from({ length: 20 }), () =>
+        Effect.andThen(burst(budget, "edit", 1, log), TestClock.adjust("500 millis")), { discard: true }))
       yield* Fiber.join(edits)
       for (let i = 0; i < 30; i++) yield* TestClock.adjust("1 second")
       const background = (yield* Ref.get(log)).find(([lane]) => lane === "background")
@@ -130,7 +130,7 @@ describe("RequestBudget (TestClock)", () => {
       assert.isAtMost(background?.[1] ?? Infinity, 7000, "served once aged to control rank, not after every edit")
     }))
 
-  it.scoped("an edit waiting when its pass ends is promoted to the final lane", () =>
+  it.effect("an edit waiting when its pass ends is promoted to the final lane", () =>
     Effect.gen(function*() {
       const budget = yield* makeRequestBudget(yield* localSlotSource(1), 1)
       const log = yield* Ref.make<ReadonlyArray<readonly [RequestLane, number]>>([])
@@ -138,7 +138,7 @@ describe("RequestBudget (TestClock)", () => {
       yield* TestClock.adjust("1 millis")
       yield* burst(budget, "edit", 3, log)
       const passEnded = yield* Deferred.make<void>()
-      const promoted = yield* Effect.fork(Effect.gen(function*() {
+      const promoted = yield* Effect.forkChild(Effect.gen(function*() {
         const slot = yield* budget.reserve("edit", { promoteWhen: Deferred.await(passEnded) })
         yield* Ref.update(log, (all) => [...all, ["final", 0] as const])
         yield* slot.commit
@@ -149,21 +149,21 @@ describe("RequestBudget (TestClock)", () => {
       assert.strictEqual((yield* Ref.get(log))[1]?.[0], "final", "served before the three edits queued ahead of it")
     }))
 
-  it.scoped("an interrupted wait leaves the queue; an unused slot given back frees room at once", () =>
+  it.effect("an interrupted wait leaves the queue; an unused slot given back frees room at once", () =>
     Effect.gen(function*() {
       const budget = yield* makeRequestBudget(yield* localSlotSource(1), 1)
       const held = yield* budget.reserve("control")
-      const waiting = yield* Effect.fork(budget.reserve("edit"))
+      const waiting = yield* Effect.forkChild(budget.reserve("edit"))
       yield* TestClock.adjust("10 millis")
       yield* Fiber.interrupt(waiting)
       assert.strictEqual(yield* budget.replyBacklog, 0)
       yield* held.release
-      const next = yield* Effect.fork(budget.reserve("first"))
+      const next = yield* Effect.forkChild(budget.reserve("first"))
       yield* TestClock.adjust("1 millis")
       assert.isTrue((yield* Fiber.poll(next))._tag === "Some", "granted without waiting for the window")
     }))
 
-  it.scoped("a 429 with the global flag stops every grant for its retry_after", () =>
+  it.effect("a 429 with the global flag stops every grant for its retry_after", () =>
     Effect.gen(function*() {
       const budget = yield* makeRequestBudget(yield* localSlotSource(10), 10)
       yield* budget.globalRateLimited(2000, "/channels/1/messages")
@@ -210,7 +210,7 @@ describe("one budget per host (shard processes over IPC)", () => {
           yield* Ref.update(granted, (all) => [...all, Date.now()])
           yield* slot.commit
         })
-      const fibers = yield* Effect.forEach(shards, (budget) => Effect.fork(Effect.all(Array.from({ length: 3 }, () => take(budget)), { concurrency: "unbounded" })))
+      const fibers = yield* Effect.forEach(shards, (budget) => Effect.forkChild(Effect.all(Array.from({ length: 3 }, () => take(budget)), { concurrency: "unbounded" })))
       yield* Effect.sleep("300 millis")
       assert.strictEqual((yield* Ref.get(granted)).length, 4, "the host's 4, not 4 per shard")
       yield* Fiber.joinAll(fibers)

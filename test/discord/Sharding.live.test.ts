@@ -11,7 +11,7 @@ import { makeLogCapture } from "../support/tools/logCapture"
 const child = fileURLToPath(new URL("./fixtures/shardChild.ts", import.meta.url))
 
 describe("Sharding (npm run start:sharded)", () => {
-  it.scopedLive("the ShardingManager runs one process per shard; each identifies its shard and gets its guilds", () =>
+  it.live("the ShardingManager runs one process per shard; each identifies its shard and gets its guilds", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord({ shards: 2 })
       for (const name of ["two", "three", "four"]) fake.addGuild(name)
@@ -31,7 +31,7 @@ describe("Sharding (npm run start:sharded)", () => {
       assert.strictEqual(guildCounts.reduce((sum, count) => sum + count, 0), 4)
     }), 60_000)
 
-  it.scopedLive("[issue 27] the shard processes of one host share one request budget: a burst from both stays under the host's rate", () =>
+  it.live("[issue 27] the shard processes of one host share one request budget: a burst from both stays under the host's rate", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord({ shards: 2, globalLimit: { perSecond: 50 } })
       const previous = process.env["DISCORD_API_BASE_URL"]
@@ -55,7 +55,7 @@ describe("Sharding (npm run start:sharded)", () => {
       assert.isAtLeast(Math.max(...typing.map((request) => request.at)) - since, 1900, "24 requests at 8/s take over 2 s")
     }), 60_000)
 
-  it.scopedLive("[issue 11] a shard that dies and then fails to start again is retried with backoff (logged); the manager survives and the shard comes back", () =>
+  it.live("[issue 11] a shard that dies and then fails to start again is retried with backoff (logged); the manager survives and the shard comes back", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const config = DiscordConfig.make({ token: fake.token, apiBaseUrl: fake.apiBase })
@@ -91,14 +91,14 @@ describe("Sharding (npm run start:sharded)", () => {
       assert.isAtLeast((yield* logs.matching("Discord sharding: shard 0 exited; starting it again")).length, 1)
     }), 120_000)
 
-  it.scopedLive("a rejected token fails before any shard starts", () =>
+  it.live("a rejected token fails before any shard starts", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const exit = yield* Effect.exit(Effect.provide(recommendedShards, DiscordConfig.make({ token: "wrong", apiBaseUrl: fake.apiBase })))
       assert.isTrue(exit._tag === "Failure" && String(exit.cause).includes("DISCORD_TOKEN"))
     }))
 
-  it.scopedLive("npm run start:sharded runs compiled: dist/sharded.js starts dist/main.js per shard, every shard logs in and answers; SIGTERM stops them all", () =>
+  it.live("npm run start:sharded runs compiled: dist/sharded.js starts dist/main.js per shard, every shard logs in and answers; SIGTERM stops them all", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord({ shards: 2 })
       const output: Array<string> = []
@@ -124,7 +124,7 @@ describe("Sharding (npm run start:sharded)", () => {
       )
       // discord.js waits 5.5 s between shard starts.
       yield* waitUntil(fake, "both shards identified", () => fake.identifies.length >= 2, 40_000).pipe(
-        Effect.tapErrorCause(() => Effect.sync(() => console.error(output.join(""))))
+        Effect.tapCause(() => Effect.sync(() => console.error(output.join(""))))
       )
       assert.sameDeepMembers(fake.identifies.map((identify) => identify["shard"]) as Array<unknown>, [[0, 2], [1, 2]])
       yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 20_000)
@@ -133,9 +133,9 @@ describe("Sharding (npm run start:sharded)", () => {
       fake.userSays(fake.channel, "hi shards", { mentionBot: true })
       yield* waitUntil(fake, "the reply", () =>
         fake.botMessages(fake.channel.id).some((message) => message.content === "Hello from a compiled shard."), 20_000).pipe(
-        Effect.tapErrorCause(() => Effect.sync(() => console.error(output.join(""))))
+        Effect.tapCause(() => Effect.sync(() => console.error(output.join(""))))
       )
-      const code = yield* Effect.async<number | null>((resume) => {
+      const code = yield* Effect.callback<number | null>((resume) => {
         child.once("exit", (exitCode) => resume(Effect.succeed(exitCode)))
         child.kill("SIGTERM")
       })

@@ -8,7 +8,7 @@ describe("keepTyping", () => {
       const typedAt = yield* Ref.make<ReadonlyArray<number>>([])
       const visible = yield* Ref.make(false)
       const typing = Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(typedAt, (all) => [...all, now]))
-      const fiber = yield* Effect.fork(keepTyping(typing, Effect.map(Ref.get(visible), (shown) => !shown)))
+      const fiber = yield* Effect.forkChild(keepTyping(typing, Effect.map(Ref.get(visible), (shown) => !shown)))
       yield* TestClock.adjust("17 seconds")
       assert.deepStrictEqual(yield* Ref.get(typedAt), [0, 8000, 16000])
       // The first message shows at 17 s: no refresh after it, even through a long quiet tool call.
@@ -21,7 +21,7 @@ describe("keepTyping", () => {
   it.effect("stops when interrupted", () =>
     Effect.gen(function*() {
       const typed = yield* Ref.make(0)
-      const fiber = yield* Effect.fork(keepTyping(Ref.update(typed, (n) => n + 1), Effect.succeed(true)))
+      const fiber = yield* Effect.forkChild(keepTyping(Ref.update(typed, (n) => n + 1), Effect.succeed(true)))
       yield* TestClock.adjust("9 seconds")
       assert.strictEqual(yield* Ref.get(typed), 2)
       yield* Fiber.interrupt(fiber)
@@ -32,7 +32,7 @@ describe("keepTyping", () => {
   it.effect("a failing typing request does not stop the indicator", () =>
     Effect.gen(function*() {
       const attempts = yield* Ref.make(0)
-      const fiber = yield* Effect.fork(keepTyping(Effect.zipRight(Ref.update(attempts, (n) => n + 1), Effect.fail("403")), Effect.succeed(true)))
+      const fiber = yield* Effect.forkChild(keepTyping(Effect.andThen(Ref.update(attempts, (n) => n + 1), Effect.fail("403")), Effect.succeed(true)))
       yield* TestClock.adjust("24 seconds")
       assert.strictEqual(yield* Ref.get(attempts), 4)
       yield* Fiber.interrupt(fiber)

@@ -21,7 +21,7 @@ describe("WatchedRef", () => {
   it.effect("waitFor waits through changes that do not satisfy it, and returns the value that does", () =>
     Effect.gen(function*() {
       const ref = yield* makeWatchedRef(0)
-      const waiting = yield* Effect.fork(ref.waitFor((n) => n >= 3))
+      const waiting = yield* Effect.forkChild(ref.waitFor((n) => n >= 3))
       yield* Effect.yieldNow()
       for (const _ of [1, 2]) {
         yield* ref.update((n) => n + 1)
@@ -35,8 +35,8 @@ describe("WatchedRef", () => {
   it.effect("every waiter is woken by the change that satisfies it, whatever it waits for", () =>
     Effect.gen(function*() {
       const ref = yield* makeWatchedRef("")
-      const a = yield* Effect.fork(ref.waitFor((s) => s.includes("a")))
-      const b = yield* Effect.fork(ref.waitFor((s) => s.includes("b")))
+      const a = yield* Effect.forkChild(ref.waitFor((s) => s.includes("a")))
+      const b = yield* Effect.forkChild(ref.waitFor((s) => s.includes("b")))
       yield* Effect.yieldNow()
       yield* ref.update((s) => `${s}a`)
       assert.strictEqual(yield* Fiber.join(a), "a")

@@ -53,7 +53,7 @@ const press = (fake: FakeDiscord, posted: { readonly message: StoredMessage; rea
 }
 
 describe("tool approvals on Discord", () => {
-  it.scopedLive("only the member the reply is for (or Manage Server) can answer; approved, the tool runs and the question says so", () =>
+  it.live("only the member the reply is for (or Manage Server) can answer; approved, the tool runs and the question says so", () =>
     Effect.gen(function*() {
       const { fake, runs } = yield* setUp()
       const alice = fake.user("alice")
@@ -76,7 +76,7 @@ describe("tool approvals on Discord", () => {
       assert.lengthOf(closed?.components ?? [], 0)
     }), 30_000)
 
-  it.scopedLive("a Manage Server member denies: the tool never runs and the model gets denied_by_user", () =>
+  it.live("a Manage Server member denies: the tool never runs and the model gets denied_by_user", () =>
     Effect.gen(function*() {
       const { fake, probe, runs } = yield* setUp()
       fake.userSays(fake.channel, "mail bob", { mentionBot: true })
@@ -89,7 +89,7 @@ describe("tool approvals on Discord", () => {
       assert.include(fake.message(asked.id)?.content ?? "", "denied by")
     }), 30_000)
 
-  it.scopedLive("nobody answers: denied when TOOL_APPROVAL_TIMEOUT_MS runs out; a late press is told it expired", () =>
+  it.live("nobody answers: denied when TOOL_APPROVAL_TIMEOUT_MS runs out; a late press is told it expired", () =>
     Effect.gen(function*() {
       const { fake, runs } = yield* setUp(600)
       fake.userSays(fake.channel, "mail bob", { mentionBot: true })
@@ -102,7 +102,7 @@ describe("tool approvals on Discord", () => {
       assert.include(late.original?.content ?? "", "no longer waiting")
     }), 30_000)
 
-  it.scopedLive("/kill while the question waits stops the reply; the question says so", () =>
+  it.live("/kill while the question waits stops the reply; the question says so", () =>
     Effect.gen(function*() {
       const { fake, runs } = yield* setUp()
       fake.userSays(fake.channel, "mail bob", { mentionBot: true })
@@ -113,7 +113,7 @@ describe("tool approvals on Discord", () => {
       assert.strictEqual(yield* Ref.get(runs), 0)
     }), 30_000)
 
-  it.scopedLive("/approvals: autocomplete offers the bot's tools; list and remove", () =>
+  it.live("/approvals: autocomplete offers the bot's tools; list and remove", () =>
     Effect.gen(function*() {
       const { fake } = yield* setUp()
       const typed = fake.autocomplete("approvals", "tool", { subcommand: "add", options: { tool: "mai" }, ...admin })

@@ -23,7 +23,7 @@ const echoTool = makeTool({
 })
 
 describe("the Discord bot: context, commands, thought log, stickers", () => {
-  it.scopedLive("context: names, reply annotations, image URLs for vision, mentions cleaned, the bot's stopped marker removed", () =>
+  it.live("context: names, reply annotations, image URLs for vision, mentions cleaned, the bot's stopped marker removed", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("seen") })
       const bob = fake.user("bob")
@@ -51,7 +51,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       assert.isFalse(messages.some((m) => m.content.includes(STOPPED_MARKER)))
     }))
 
-  it.scopedLive("images of attachments and embeds reach the model by Discord's proxy URL only, never the original", () =>
+  it.live("images of attachments and embeds reach the model by Discord's proxy URL only, never the original", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("seen") })
       // Originals on a loopback port nothing listens on: a test never reaches out, even if the code is wrong.
@@ -90,7 +90,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       assert.isFalse(JSON.stringify(request?.messages).includes("127.0.0.1:9/original"), "no original URL reaches the model")
     }))
 
-  it.scopedLive("[seed 002] a blocked user's messages become one notice and are not quoted by replies", () =>
+  it.live("[seed 002] a blocked user's messages become one notice and are not quoted by replies", () =>
     Effect.gen(function*() {
       const { fake, probe, context } = yield* botHarness({ script: () => reply("ok") })
       const troll = fake.user("troll")
@@ -111,7 +111,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       assert.strictEqual(contents.at(-1), "ignore them please")
     }))
 
-  it.scopedLive("/tools lists what the model can use; /capabilities shows and changes settings (Manage Server); deliberate mode then gates tools by the message", () =>
+  it.live("/tools lists what the model can use; /capabilities shows and changes settings (Manage Server); deliberate mode then gates tools by the message", () =>
     Effect.gen(function*() {
       const secret = makeTool({
         name: "secret_tool",
@@ -153,7 +153,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       assert.deepInclude(replayed as object, { status: "blocked_by_deliberate_tool_mode", allowedToolNames: ["echo_tool"] })
     }))
 
-  it.scopedLive("/mcp add, list, disable, remove (Manage Server) through the MCP admin service", () =>
+  it.live("/mcp add, list, disable, remove (Manage Server) through the MCP admin service", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: () => reply("ok") })
       const admin = { permissions: Permission.ManageGuild }
@@ -185,7 +185,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       ])
     }))
 
-  it.scopedLive("a failed tool posts a hidden notice to THOUGHT_LOG_CHANNEL_ID; a chosen sticker is sent after the reply", () =>
+  it.live("a failed tool posts a hidden notice to THOUGHT_LOG_CHANNEL_ID; a chosen sticker is sent after the reply", () =>
     Effect.gen(function*() {
       const failing = makeTool({
         name: "broken_tool",
@@ -226,7 +226,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       assert.include(String(notice?.embeds[0]?.["description"]), "the backend is down")
     }))
 
-  it.scopedLive("the block-target resolver finds members by mention or name and flags admins", () =>
+  it.live("the block-target resolver finds members by mention or name and flags admins", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const alice = fake.user("alice")
@@ -244,7 +244,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       assert.strictEqual(missing._tag, "NotFound")
     }))
 
-  it.scopedLive("after the gateway drops (close 4000) the client resumes and keeps answering", () =>
+  it.live("after the gateway drops (close 4000) the client resumes and keeps answering", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: () => reply("still here") })
       fake.closeGateway(4000)
@@ -253,7 +253,7 @@ describe("the Discord bot: context, commands, thought log, stickers", () => {
       yield* awaitBotMessages(fake, fake.channel.id, 1, "reply after resume")
     }))
 
-  it.scopedLive("a turn that fails (channel deleted mid-turn) is logged; the bot keeps answering elsewhere", () =>
+  it.live("a turn that fails (channel deleted mid-turn) is logged; the bot keeps answering elsewhere", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: () => reply("hello") })
       const other = fake.addChannel({ kind: "text", name: "other" })

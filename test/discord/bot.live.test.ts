@@ -14,7 +14,7 @@ const slowly = (parts: ReadonlyArray<string>, pause: Duration.DurationInput = "4
 
 
 describe("the Discord bot end to end (real discord.js, fake Discord, scripted model)", () => {
-  it.scopedLive("a mention is answered by a streamed reply to it; the model sees the history with names; nobody is pinged", () =>
+  it.live("a mention is answered by a streamed reply to it; the model sees the history with names; nobody is pinged", () =>
     Effect.gen(function*() {
       const parts = ["Hello ", "@everyone, ", "this reply ", "streams in ", "several ", "pieces."]
       const { fake, probe } = yield* botHarness({ script: [slowly(parts)] })
@@ -41,7 +41,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.isTrue(request?.messages.some((m) => m.content === "earlier chatter" && m.name === "bob"))
     }))
 
-  it.scopedLive("a 5000-character reply with a code block arrives as valid ≤2000-character messages with the fence reopened", () =>
+  it.live("a 5000-character reply with a code block arrives as valid ≤2000-character messages with the fence reopened", () =>
     Effect.gen(function*() {
       const code = Array.from({ length: 150 }, (_, i) => `  console.log("line ${i} of the program")`).join("\n")
       const answer = `Here is the script:\n\n\`\`\`js\n${code}\n\`\`\`\n\nRun it with node.`
@@ -59,7 +59,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.isTrue(fake.requests.every((request) => request.status !== 400))
     }))
 
-  it.scopedLive("DMs and replies to the bot are answered; other bots, plain chatter and muted users are not", () =>
+  it.live("DMs and replies to the bot are answered; other bots, plain chatter and muted users are not", () =>
     Effect.gen(function*() {
       const { fake, context } = yield* botHarness({ script: () => reply("ok") })
       const carol = fake.user("carol")
@@ -86,7 +86,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.strictEqual(replies[0]?.replyTo, first.id)
     }))
 
-  it.scopedLive("/channel enable makes the bot answer every message there; /channel disable stops it (Manage Channels)", () =>
+  it.live("/channel enable makes the bot answer every message there; /channel disable stops it (Manage Channels)", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: () => reply("answered") })
       const denied = fake.slash("channel", { subcommand: "enable" })
@@ -104,7 +104,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.strictEqual(fake.botMessages(fake.channel.id).length, 1)
     }))
 
-  it.scopedLive("[§2.8] a new message while a reply streams interrupts it (follow_up_interrupt) and is answered next", () =>
+  it.live("[§2.8] a new message while a reply streams interrupts it (follow_up_interrupt) and is answered next", () =>
     Effect.gen(function*() {
       const long = Array.from({ length: 40 }, (_, i) => `chunk${i} `)
       const { fake } = yield* botHarness({
@@ -121,7 +121,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.strictEqual(answer?.replyTo, second.id)
     }))
 
-  it.scopedLive("[§2.8 16] a new message during a tool chain does not abort the chain; it is answered afterwards", () =>
+  it.live("[§2.8 16] a new message during a tool chain does not abort the chain; it is answered afterwards", () =>
     Effect.gen(function*() {
       const toolStarted = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
@@ -130,7 +130,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
         description: "Looks something up.",
         category: "utility",
         parameters: Schema.Struct({}),
-        execute: () => Effect.zipRight(Effect.zipRight(Deferred.succeed(toolStarted, undefined), Deferred.await(release)), Effect.succeed(toolSuccess({ found: 42 })))
+        execute: () => Effect.andThen(Effect.andThen(Deferred.succeed(toolStarted, undefined), Deferred.await(release)), Effect.succeed(toolSuccess({ found: 42 })))
       })
       const { fake } = yield* botHarness({
         tools: [waiting],
@@ -146,7 +146,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.deepStrictEqual(fake.botMessages(fake.channel.id).map((m) => m.content), ["Let me look. ", "It is 42.", "Now the second one."])
     }))
 
-  it.scopedLive("[§2.8 /kill] /kill mid-tool closes the tool's socket, keeps the partial reply marked stopped, queues the stop response; the next message is answered normally", () =>
+  it.live("[§2.8 /kill] /kill mid-tool closes the tool's socket, keeps the partial reply marked stopped, queues the stop response; the next message is answered normally", () =>
     Effect.gen(function*() {
       const server = yield* hangingHttpServer
       const fetching = makeTool({
@@ -181,7 +181,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       yield* awaitBotMessages(fake, fake.channel.id, 3, "the next answer", (contents) => contents.includes("Fresh answer."))
     }))
 
-  it.scopedLive("[§4 61] /kill while the model streams: the stream is interrupted, the partial reply stays marked stopped", () =>
+  it.live("[§4 61] /kill while the model streams: the stream is interrupted, the partial reply stays marked stopped", () =>
     Effect.gen(function*() {
       const long = Array.from({ length: 60 }, (_, i) => `word${i} `)
       const { fake, probe } = yield* botHarness({ script: ({ index }) => (index === 0 ? slowly(long, "50 millis") : reply("Stopped, as you asked.")) })
@@ -196,7 +196,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.isBelow(partial?.content.length ?? 0, long.join("").length)
     }))
 
-  it.scopedLive("[§2.8] /kill cancels the queued turns first: they are never answered", () =>
+  it.live("[§2.8] /kill cancels the queued turns first: they are never answered", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const blocking = makeTool({
@@ -204,7 +204,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
         description: "Waits.",
         category: "utility",
         parameters: Schema.Struct({}),
-        execute: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+        execute: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.never)
       })
       const { fake, probe } = yield* botHarness({
         tools: [blocking],
@@ -226,7 +226,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.strictEqual((yield* probe.requests).length, 2)
     }))
 
-  it.scopedLive("a persona (BOT_PERSONA_NAME) replies through the channel webhook with its name", () =>
+  it.live("a persona (BOT_PERSONA_NAME) replies through the channel webhook with its name", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: [reply("Persona speaking.")], personaName: "Nerine" })
       fake.userSays(fake.channel, "hello persona", { mentionBot: true })
@@ -236,7 +236,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       assert.isDefined(message?.webhookId)
     }))
 
-  it.scopedLive("[issue 11] a reply without a mention to the persona's webhook message is answered; a reply to another webhook's message is not", () =>
+  it.live("[issue 11] a reply without a mention to the persona's webhook message is answered; a reply to another webhook's message is not", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({
         // The last line: a reply's context starts with a "[replying to …]" annotation line.

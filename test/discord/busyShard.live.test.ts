@@ -27,7 +27,7 @@ const lookUp = makeTool({
 })
 
 describe("a busy shard under Discord's global limit (real discord.js, fake Discord enforcing both limits)", () => {
-  it.scopedLive("[issue 27] 100 channels mention the bot at once: every reply arrives whole, no global 429, at most 45 requests in any second", () =>
+  it.live("[issue 27] 100 channels mention the bot at once: every reply arrives whole, no global 429, at most 45 requests in any second", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({
         tools: [lookUp],

@@ -7,7 +7,7 @@ import { isMaterialized } from "../../src/discord/lazyCollection"
 import { channelPayload, fakeDiscord, waitUntil } from "../support/fakeDiscord"
 
 describe("the client's caches", () => {
-  it.scopedLive("a guild's empty caches make no collection; messages, threads, roles and members are still cached, and discord.js's own bookkeeping works", () =>
+  it.live("a guild's empty caches make no collection; messages, threads, roles and members are still cached, and discord.js's own bookkeeping works", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const other = fake.addGuild("other", [], undefined, undefined, { roles: 3, emojis: 4, members: 5 })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { killSummary } from "../../src/discord/commands/killCommand"
 import { formatServerList, parseHeader } from "../../src/discord/commands/mcpCommand"
@@ -24,8 +24,8 @@ describe("what the Discord front writes", () => {
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* parseHeader("Authorization: Bearer abc"), { Authorization: "Bearer abc" })
       assert.deepStrictEqual(yield* parseHeader(null), {})
-      const bad = yield* Effect.either(parseHeader("no colon here"))
-      assert.isTrue(Either.isLeft(bad) && bad.left.message.includes("Name: value"))
+      const bad = yield* Effect.result(parseHeader("no colon here"))
+      assert.isTrue(Result.isFailure(bad) && bad.left.message.includes("Name: value"))
     }))
 
   it("/mcp list shows state and header names, never header values", () => {

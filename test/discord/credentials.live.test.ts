@@ -45,7 +45,7 @@ const commandAnswer = (fake: Parameters<typeof waitUntil>[0], interaction: { rea
   Effect.map(waitUntil(fake, what, () => interaction.original !== undefined), () => interaction.original?.content ?? "")
 
 describe("/key on the fake Discord, the keys on the wire (issue 17)", () => {
-  it.scopedLive("after /key personal a mention reaches the provider with that key; when the provider refuses it the server key answers and the user is told by DM", () =>
+  it.live("after /key personal a mention reaches the provider with that key; when the provider refuses it the server key answers and the user is told by DM", () =>
     Effect.gen(function*() {
       const refused = new Set<string>()
       const server = yield* fakeLlmServer({ handler: keyEchoingProvider(refused) })
@@ -124,7 +124,7 @@ describe("/key on the fake Discord, the keys on the wire (issue 17)", () => {
       assert.deepStrictEqual(server.requests.slice(afterClear).map(authorization), [`Bearer ${SERVER}`])
     }), 60_000)
 
-  it.scopedLive("without LOOPCORD_SECRET_KEY a key is refused with a clear message to the user and a log line", () =>
+  it.live("without LOOPCORD_SECRET_KEY a key is refused with a clear message to the user and a log line", () =>
     Effect.gen(function*() {
       const logs = yield* makeLogCapture
       const { fake } = yield* logs.capture(botHarness({
@@ -148,7 +148,7 @@ const CANARY = "plain-text-canary-4f2a"
 const found = (haystack: Buffer, needles: ReadonlyArray<string>) => needles.filter((needle) => haystack.includes(Buffer.from(needle, "utf8")))
 
 const pgDump = (url: string) =>
-  Effect.async<Buffer, Error>((resume) => {
+  Effect.callback<Buffer, Error>((resume) => {
     const parsed = new URL(url)
     const schema = decodeURIComponent(parsed.searchParams.get("options") ?? "").replace(/^-c search_path=/, "")
     parsed.search = ""
@@ -158,7 +158,7 @@ const pgDump = (url: string) =>
 
 for (const database of [sqliteFile, postgres]) {
   describe(`secrets at rest on ${database.name}`, () => {
-    it.scopedLive("after /key personal, /key server and a guild MCP server with a header, no key or header value is in the database in plain text", () =>
+    it.live("after /key personal, /key server and a guild MCP server with a header, no key or header value is in the database in plain text", () =>
       Effect.gen(function*() {
         const target = yield* database.target
         const server = yield* fakeLlmServer({ handler: keyEchoingProvider(new Set()) })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber } from "effect"
+import { Duration, Effect, Result, Fiber } from "effect"
 import type { Persona } from "../../src/domain/Persona"
 import { keepTyping } from "../../src/discord/TypingIndicator"
 import { makeDiscordReplySink } from "../../src/discord/DiscordReplySink"
@@ -55,7 +55,7 @@ const streamWithFault = (path: DeliveryPath, fault: FaultRule | undefined) =>
     const target = path === "bot" ? plain : yield* webhooks.target(channel, persona, plain)
     const reply = yield* makeDiscordReplySink(target, { minEditInterval: "20 millis", transientBaseDelay: "50 millis", transientRetries: 2 })
     if (fault !== undefined) fake.failNext(fault)
-    const ended = yield* Effect.either(Effect.zipRight(stream(reply.sink.write, sentenceText, 67, "15 millis"), reply.sink.endPass("flush")))
+    const ended = yield* Effect.result(Effect.andThen(stream(reply.sink.write, sentenceText, 67, "15 millis"), reply.sink.endPass("flush")))
     const contents = fake.botMessages(fake.channel.id).map((message) => message.content)
     return { fake, ended, contents, ...tally(contents) }
   })
@@ -64,10 +64,10 @@ const words = (text: string, size: number) => Array.from({ length: Math.ceil(tex
 
 /** Streams `text` into the sink in small deltas with real pauses. */
 const stream = <E>(write: (delta: string) => Effect.Effect<void, E>, text: string, size = 40, pause: Duration.DurationInput = "2 millis") =>
-  Effect.forEach(words(text, size), (delta) => Effect.zipRight(write(delta), Effect.sleep(pause)), { discard: true })
+  Effect.forEach(words(text, size), (delta) => Effect.andThen(write(delta), Effect.sleep(pause)), { discard: true })
 
 describe("Discord delivery against a fake Discord (real discord.js)", () => {
-  it.scopedLive("a 5000-character reply with a code block arrives as valid ≤2000-character messages, fences intact, replying to the trigger, pinging nobody", () =>
+  it.live("a 5000-character reply with a code block arrives as valid ≤2000-character messages, fences intact, replying to the trigger, pinging nobody", () =>
     Effect.gen(function*() {
       const { client, fake, gauge } = yield* liveDiscord()
       const trigger = fake.userSays(fake.channel, "write me some code", { mentionBot: true })
@@ -91,7 +91,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.isTrue(writes.every((request) => request.status === 200))
     }))
 
-  it.scopedLive("a 429 on an edit is waited out (Retry-After honoured) and the latest text still lands", () =>
+  it.live("a 429 on an edit is waited out (Retry-After honoured) and the latest text still lands", () =>
     Effect.gen(function*() {
       const { client, fake, gauge } = yield* liveDiscord()
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
@@ -109,7 +109,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(fake.botMessages(fake.channel.id)[0]?.content, text)
     }))
 
-  it.scopedLive("a message deleted mid-stream (10008 on edit) is posted again with the latest text", () =>
+  it.live("a message deleted mid-stream (10008 on edit) is posted again with the latest text", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* liveDiscord()
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
@@ -124,7 +124,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.isTrue(fake.requestsTo("PATCH", /messages/).some((request) => request.status === 404))
     }))
 
-  it.scopedLive("a small message bucket: edits follow the rate-limit headers, no 429, final text exact", () =>
+  it.live("a small message bucket: edits follow the rate-limit headers, no 429, final text exact", () =>
     Effect.gen(function*() {
       const { client, fake, gauge } = yield* liveDiscord({ messageBucket: { limit: 3, windowMs: 600 } })
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
@@ -140,7 +140,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(fake.botMessages(fake.channel.id)[0]?.content, text)
     }))
 
-  it.scopedLive("a persona speaks through a cached channel webhook; a deleted webhook (10015) is recreated", () =>
+  it.live("a persona speaks through a cached channel webhook; a deleted webhook (10015) is recreated", () =>
     Effect.gen(function*() {
       const { client, fake, webhooks } = yield* liveDiscord()
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
@@ -173,7 +173,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(fake.requestsTo("POST", /^\/channels\/\d+\/webhooks$/).length, 2)
     }))
 
-  it.scopedLive("in a thread the persona uses the parent channel's webhook with thread_id", () =>
+  it.live("in a thread the persona uses the parent channel's webhook with thread_id", () =>
     Effect.gen(function*() {
       const { client, fake, webhooks } = yield* liveDiscord()
       const thread = fake.addThread(fake.channel, "a thread")
@@ -192,7 +192,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(fake.botMessages(thread.id)[0]?.content, "Replying inside the thread, streamed in pieces. ".repeat(3))
     }))
 
-  it.scopedLive("without Manage Webhooks the persona falls back to plain bot messages", () =>
+  it.live("without Manage Webhooks the persona falls back to plain bot messages", () =>
     Effect.gen(function*() {
       const { client, fake, webhooks } = yield* liveDiscord({ botPermissions: botPermissions & ~Permission.ManageWebhooks })
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
@@ -206,7 +206,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(message?.content, "Plain bot message.")
     }))
 
-  it.scopedLive("webhook creation refused at run time (50013) also falls back, and is not retried per message", () =>
+  it.live("webhook creation refused at run time (50013) also falls back, and is not retried per message", () =>
     Effect.gen(function*() {
       const { client, fake, webhooks } = yield* liveDiscord()
       fake.channel.noWebhooks = true
@@ -221,7 +221,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(fake.requestsTo("POST", /^\/channels\/\d+\/webhooks$/).length, 1)
     }))
 
-  it.scopedLive("[§5 70] a deleted channel (10003) surfaces as DeliveryError channel_deleted; missing access (50001) as missing_access", () =>
+  it.live("[§5 70] a deleted channel (10003) surfaces as DeliveryError channel_deleted; missing access (50001) as missing_access", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* liveDiscord()
       const other = fake.addChannel({ kind: "text", name: "other" })
@@ -234,18 +234,18 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       for (const [channel, reason] of [[gone, "channel_deleted"], [locked, "missing_access"]] as const) {
         const reply = yield* makeDiscordReplySink(yield* channelReplyTarget(channel, undefined))
         yield* reply.sink.write("Hello")
-        const ended = yield* Effect.either(reply.sink.endPass("flush"))
+        const ended = yield* Effect.result(reply.sink.endPass("flush"))
         assert.isTrue(ended._tag === "Left" && ended.left.reason === reason, JSON.stringify(ended))
       }
     }))
 
   for (const path of ["bot", "webhook"] as const) {
     for (const [code, status, what] of [[10008, 404, "the message was deleted"], [30046, 400, "the message is too old to edit"], [10015, 404, "the webhook is gone"]] as const) {
-      it.scopedLive(`[issue 11] ${path} path: an edit refused mid-stream with ${code} (${what}) — the reply continues, no sentence lost or repeated`, () =>
+      it.live(`[issue 11] ${path} path: an edit refused mid-stream with ${code} (${what}) — the reply continues, no sentence lost or repeated`, () =>
         Effect.gen(function*() {
           const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status, code, skip: 2 })
           assert.strictEqual(run.fake.pendingFaults, 0, "the refusal was answered")
-          assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+          assert.deepStrictEqual(run.ended, Result.succeed(sentenceText))
           assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
           assert.strictEqual(run.contents.join(""), sentenceText)
           if (path === "webhook") {
@@ -257,74 +257,74 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
         }))
     }
 
-    it.scopedLive(`[issue 11] ${path} path: 50013 (missing permissions) mid-stream is final — the sink fails with DeliveryError missing_access`, () =>
+    it.live(`[issue 11] ${path} path: 50013 (missing permissions) mid-stream is final — the sink fails with DeliveryError missing_access`, () =>
       Effect.gen(function*() {
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 403, code: 50013, skip: 2 })
-        assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === "missing_access", JSON.stringify(run.ended))
+        assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === "missing_access", JSON.stringify(run.ended))
         // Nothing tried again after a final refusal.
         assert.strictEqual(run.fake.requests.filter((request) => request.method === "PATCH" && request.status === 403).length, 1)
       }))
 
     for (const [code, status, reason] of [[10003, 404, "channel_deleted"], [50001, 403, "missing_access"]] as const) {
-      it.scopedLive(`[issue 11] ${path} path: ${code} mid-stream is final — the sink fails with DeliveryError ${reason}, nothing tried again`, () =>
+      it.live(`[issue 11] ${path} path: ${code} mid-stream is final — the sink fails with DeliveryError ${reason}, nothing tried again`, () =>
         Effect.gen(function*() {
           const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status, code, skip: 2 })
-          assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === reason, JSON.stringify(run.ended))
+          assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === reason, JSON.stringify(run.ended))
           assert.strictEqual(run.fake.requests.filter((request) => request.status === status).length, 1)
           // The text before the refusal stays; nothing after it was posted elsewhere.
           assert.strictEqual(run.fake.requests.filter((request) => request.method === "POST" && postRoute[path].test(request.path)).length, 1)
         }))
     }
 
-    it.scopedLive(`[issue 11] ${path} path: a connection cut mid-stream (no answer at all) is transient — tried again and delivered in full`, () =>
+    it.live(`[issue 11] ${path} path: a connection cut mid-stream (no answer at all) is transient — tried again and delivered in full`, () =>
       Effect.gen(function*() {
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 0, cutConnection: true, skip: 2, times: 2 })
         assert.strictEqual(run.fake.pendingFaults, 0, "both cuts happened")
-        assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+        assert.deepStrictEqual(run.ended, Result.succeed(sentenceText))
         assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
         assert.strictEqual(run.contents.join(""), sentenceText)
       }))
 
-    it.scopedLive(`[issue 11] ${path} path: connections cut for good end in DeliveryError failed once the retries are used up`, () =>
+    it.live(`[issue 11] ${path} path: connections cut for good end in DeliveryError failed once the retries are used up`, () =>
       Effect.gen(function*() {
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 0, cutConnection: true, skip: 2, times: 1000 })
-        assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
+        assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
         // 1 + 2 tries of the sink (a final failure would be tried once).
         assert.strictEqual(run.fake.requests.filter((request) => request.method === "PATCH" && request.status === 0).length, 3)
       }))
 
-    it.scopedLive(`[issue 11] ${path} path: 5xx mid-stream beyond discord.js's own retries is tried again with backoff and delivered`, () =>
+    it.live(`[issue 11] ${path} path: 5xx mid-stream beyond discord.js's own retries is tried again with backoff and delivered`, () =>
       Effect.gen(function*() {
         // discord.js tries 4 times at once; the 5th 503 reaches the sink's own retry, which gets through.
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 503, skip: 2, times: 5 })
-        assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+        assert.deepStrictEqual(run.ended, Result.succeed(sentenceText))
         assert.strictEqual(run.fake.requests.filter((request) => request.status === 503).length, 5)
         assert.strictEqual(run.contents.join(""), sentenceText)
       }))
 
-    it.scopedLive(`[issue 11] ${path} path: 5xx that never stops ends in DeliveryError failed once the retries are used up`, () =>
+    it.live(`[issue 11] ${path} path: 5xx that never stops ends in DeliveryError failed once the retries are used up`, () =>
       Effect.gen(function*() {
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 502, skip: 2, times: 1000 })
-        assert.isTrue(Either.isLeft(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
+        assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
         // 1 + 2 tries of the sink, 4 requests each (discord.js's retries).
         assert.strictEqual(run.fake.requests.filter((request) => request.status === 502).length, 12)
       }))
   }
 
-  it.scopedLive("[issue 11] bot path: a post whose answer was lost (5xx after Discord created it) is tried again under the same nonce — no second copy", () =>
+  it.live("[issue 11] bot path: a post whose answer was lost (5xx after Discord created it) is tried again under the same nonce — no second copy", () =>
     Effect.gen(function*() {
       const run = yield* streamWithFault("bot", { method: "POST", path: postRoute.bot, status: 503, applied: true, times: 4 })
-      assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+      assert.deepStrictEqual(run.ended, Result.succeed(sentenceText))
       assert.strictEqual(run.fake.requests.filter((request) => request.status === 503).length, 4)
       assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
       assert.strictEqual(run.contents.join(""), sentenceText)
     }))
 
-  it.scopedLive("[issue 11] webhook path: a post whose answer was lost (5xx after Discord created it, discord.js's retries too) — the first copy is kept and brought up to date, the others deleted, no second copy", () =>
+  it.live("[issue 11] webhook path: a post whose answer was lost (5xx after Discord created it, discord.js's retries too) — the first copy is kept and brought up to date, the others deleted, no second copy", () =>
     Effect.gen(function*() {
       // Webhooks take no nonce: each of discord.js's 4 tries creates a message and answers 503.
       const run = yield* streamWithFault("webhook", { method: "POST", path: postRoute.webhook, status: 503, applied: true, times: 4 })
-      assert.deepStrictEqual(run.ended, Either.right(sentenceText))
+      assert.deepStrictEqual(run.ended, Result.succeed(sentenceText))
       assert.strictEqual(run.fake.requests.filter((request) => request.status === 503).length, 4)
       assert.deepStrictEqual([run.lost, run.repeated], [0, 0], JSON.stringify(run.contents))
       assert.strictEqual(run.contents.join(""), sentenceText)
@@ -334,7 +334,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(run.fake.requests.filter((request) => request.method === "DELETE" && /\/messages\/\d+$/.test(request.path)).length, 3)
     }))
 
-  it.scopedLive("[issue 11] webhook path: a lost post's copy is brought up to the text written while the post was retried", () =>
+  it.live("[issue 11] webhook path: a lost post's copy is brought up to the text written while the post was retried", () =>
     Effect.gen(function*() {
       const { client, fake, webhooks } = yield* liveDiscord()
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
@@ -345,11 +345,11 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       yield* waitUntil(fake, "discord.js's four tries of the first post", () => fake.requests.filter((request) => request.status === 503).length === 4)
       // Written during the sink's backoff; the retry is the last write of the pass.
       yield* reply.sink.write("world.")
-      assert.deepStrictEqual(yield* Effect.either(reply.sink.endPass("flush")), Either.right("Hello world."))
+      assert.deepStrictEqual(yield* Effect.result(reply.sink.endPass("flush")), Result.succeed("Hello world."))
       assert.deepStrictEqual(fake.botMessages(fake.channel.id).map((message) => message.content), ["Hello world."])
     }))
 
-  it.scopedLive("[issue 11] the chosen sticker goes out only with a completed reply (not after /kill, an interrupt, an error or a timeout)", () =>
+  it.live("[issue 11] the chosen sticker goes out only with a completed reply (not after /kill, an interrupt, an error or a timeout)", () =>
     Effect.gen(function*() {
       const stickerId = "123456789012345678"
       const { client, fake } = yield* liveDiscord({ stickers: [{ id: stickerId, name: "wave" }] })
@@ -378,11 +378,11 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       assert.strictEqual(fake.botMessages(fake.channel.id).at(-2)?.content, "A reply that ended as completed.")
     }))
 
-  it.scopedLive("typing is sent while the turn runs and stops for good when its fiber ends", () =>
+  it.live("typing is sent while the turn runs and stops for good when its fiber ends", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* liveDiscord()
       const channel = yield* sendableChannel(client, fake, fake.channel.id)
-      const typing = yield* Effect.fork(keepTyping(Effect.tryPromise(() => channel.sendTyping()), Effect.succeed(true), "100 millis"))
+      const typing = yield* Effect.forkChild(keepTyping(Effect.tryPromise(() => channel.sendTyping()), Effect.succeed(true), "100 millis"))
       yield* waitUntil(fake, "three typing requests", () => fake.requestsTo("POST", /\/typing$/).length >= 3)
       yield* Fiber.interrupt(typing)
       const count = fake.requestsTo("POST", /\/typing$/).length

@@ -43,7 +43,7 @@ const script = ({ request }: { readonly request: { readonly messages: ReadonlyAr
 describe("honest delivery end to end (issue 11; real discord.js, fake Discord, scripted model)", () => {
   for (const path of ["bot", "webhook"] as const) {
     for (const [code, status] of [[10008, 404], [30046, 400], [10015, 404]] as const) {
-      it.scopedLive(`${path} path: Discord refuses an edit with ${code} mid-reply — the whole reply is in Discord exactly once, and the next message is answered`, () =>
+      it.live(`${path} path: Discord refuses an edit with ${code} mid-reply — the whole reply is in Discord exactly once, and the next message is answered`, () =>
         Effect.gen(function*() {
           const { fake } = yield* botHarness({ script, ...(path === "webhook" ? { personaName: "Nerine" } : {}) })
           fake.failNext({ method: "PATCH", path: editRoute[path], status, code, skip: 2 })
@@ -56,7 +56,7 @@ describe("honest delivery end to end (issue 11; real discord.js, fake Discord, s
         }), 40_000)
     }
 
-    it.scopedLive(`${path} path: 50013 mid-reply is final — logged as a delivery failure, nothing tried again, and the next message is answered`, () =>
+    it.live(`${path} path: 50013 mid-reply is final — logged as a delivery failure, nothing tried again, and the next message is answered`, () =>
       Effect.gen(function*() {
         const logs = yield* makeLogCapture
         const { fake } = yield* logs.capture(botHarness({ script, ...(path === "webhook" ? { personaName: "Nerine" } : {}) }))
@@ -72,7 +72,7 @@ describe("honest delivery end to end (issue 11; real discord.js, fake Discord, s
       }), 40_000)
   }
 
-  it.scopedLive("DISCORD_MAX_MESSAGES_PER_TURN=2: a reply needing more is cut with a visible marker", () =>
+  it.live("DISCORD_MAX_MESSAGES_PER_TURN=2: a reply needing more is cut with a visible marker", () =>
     Effect.gen(function*() {
       const long = Array.from({ length: 120 }, (_, i) => `Line ${i} of a very long answer that goes on and on. `)
       const { fake } = yield* botHarness({ script: [slowly(long, "2 millis")], maxMessagesPerTurn: 2 })
@@ -84,7 +84,7 @@ describe("honest delivery end to end (issue 11; real discord.js, fake Discord, s
       assert.isTrue(long.join("").startsWith(contents.join("").slice(0, -CUT_MARKER.length)))
     }), 40_000)
 
-  it.scopedLive("[issue 25] a model that streams far past DISCORD_MAX_MESSAGES_PER_TURN is stopped at the reply's capacity (2 × 2000 + 2000 characters)", () =>
+  it.live("[issue 25] a model that streams far past DISCORD_MAX_MESSAGES_PER_TURN is stopped at the reply's capacity (2 × 2000 + 2000 characters)", () =>
     Effect.gen(function*() {
       // 2,000 pieces of 50 characters: 100,000 characters, far more than two messages hold.
       const piece = "An answer that never ends, fifty characters long. "

@@ -77,7 +77,7 @@ const modelOf = (request: RecordedRequest) => (request.json as { readonly model?
 const pastTheHold = (heldUntil: number) => Effect.sleep(`${Math.max(0, heldUntil + 300 - Date.now())} millis`)
 
 describe("Response Drafting through Discord (real discord.js, fake Discord, scripted author and reviewer)", () => {
-  it.scopedLive("nothing is posted before approval, and a revision keeps the tool result: the tool ran once, its result is in the revised pass's history", () =>
+  it.live("nothing is posted before approval, and a revision keeps the tool result: the tool ran once, its result is in the revised pass's history", () =>
     Effect.gen(function*() {
       const lookup = yield* makeRecordingTool("lookup", () => Effect.succeed(toolSuccess({ answer: 42 })))
       const { fake, probe } = yield* botHarness({
@@ -111,7 +111,7 @@ describe("Response Drafting through Discord (real discord.js, fake Discord, scri
       assert.strictEqual(requests[5]?.model, REVIEWER)
     }))
 
-  it.scopedLive("drafting off (the default): the same reply streams into Discord before the turn ends", () =>
+  it.live("drafting off (the default): the same reply streams into Discord before the turn ends", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: byModel({ "model-a": [reply("Streamed at once.")] }) })
       fake.userSays(fake.channel, "hi", { mentionBot: true })
@@ -119,7 +119,7 @@ describe("Response Drafting through Discord (real discord.js, fake Discord, scri
       assert.isFalse((yield* probe.requests).some((request) => request.model === REVIEWER))
     }))
 
-  it.scopedLive("a follow-up while the reviewer decides discards the held draft (follow_up_interrupt, the reviewer's request closed, nothing posted); the follow-up is answered next", () =>
+  it.live("a follow-up while the reviewer decides discards the held draft (follow_up_interrupt, the reviewer's request closed, nothing posted); the follow-up is answered next", () =>
     Effect.gen(function*() {
       const { closedUnanswered, fake, heldUntil, server, statuses } = yield* heldReviewBot()
       const second = fake.userSays(fake.channel, "second question", { mentionBot: true })
@@ -138,7 +138,7 @@ describe("Response Drafting through Discord (real discord.js, fake Discord, scri
       assert.deepStrictEqual(server.requests.map(modelOf), ["model-a", REVIEWER, "model-a", REVIEWER])
     }), 30_000)
 
-  it.scopedLive("/kill while the reviewer decides discards the held draft (stopped_by_user, the reviewer's request closed, nothing of it posted); the stop response follows", () =>
+  it.live("/kill while the reviewer decides discards the held draft (stopped_by_user, the reviewer's request closed, nothing of it posted); the stop response follows", () =>
     Effect.gen(function*() {
       const { closedUnanswered, fake, heldUntil, server, statuses } = yield* heldReviewBot()
       const kill = fake.slash("kill")

@@ -32,7 +32,7 @@ describe("HistoryCoverage (pure)", () => {
     assert.isUndefined(coverage.coveredFrom("a"), "the oldest is forgotten first")
   })
 
-  it.scoped("a gateway session that ends (disconnect, or a new READY) forgets the coverage", () =>
+  it.effect("a gateway session that ends (disconnect, or a new READY) forgets the coverage", () =>
     Effect.gen(function*() {
       const client = new Client({ intents: [] })
       const coverage = new HistoryCoverageState()
@@ -64,7 +64,7 @@ describe("HistoryCoverage (pure)", () => {
 })
 
 describe("history from the client's cache (real discord.js, fake Discord)", () => {
-  it.scopedLive("[issue 27] a channel with earlier messages is read from Discord once; later turns read the cache and still see every message", () =>
+  it.live("[issue 27] a channel with earlier messages is read from Discord once; later turns read the cache and still see every message", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("ok") })
       // A channel the client learns of with history it never received (its last_message_id is set).
@@ -83,7 +83,7 @@ describe("history from the client's cache (real discord.js, fake Discord)", () =
       for (const content of ["written while the bot was away", "first question", "ok", "some chatter", "second question"]) assert.include(second, content)
     }))
 
-  it.scopedLive("[issue 27] a channel the client saw empty at login is never read from Discord", () =>
+  it.live("[issue 27] a channel the client saw empty at login is never read from Discord", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("ok") })
       fake.userSays(fake.channel, "hello", { mentionBot: true })

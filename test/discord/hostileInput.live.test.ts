@@ -15,7 +15,7 @@ const MB = 1024 * 1024
  * the bot hold stays bounded.
  */
 describe("hostile Discord input (real discord.js, fake Discord)", () => {
-  it.scopedLive("[issue 25] message events with missing fields are dropped; the next mention is answered", () =>
+  it.live("[issue 25] message events with missing fields are dropped; the next mention is answered", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: () => reply("still here") })
       const guild = fake.guild.id
@@ -30,7 +30,7 @@ describe("hostile Discord input (real discord.js, fake Discord)", () => {
       assert.strictEqual(fake.botMessages(channel).length, 1, "only the well-formed mention was answered")
     }))
 
-  it.scopedLive("[issue 25] a 4,000-character message with 10 embeds is answered; the model sees its text and at most 10 images as placeholders", () =>
+  it.live("[issue 25] a 4,000-character message with 10 embeds is answered; the model sees its text and at most 10 images as placeholders", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("read it"), media: mediaServices({ vision: { visionModels: [] } }) })
       const embeds = Array.from({ length: 10 }, (_, i) => ({
@@ -50,7 +50,7 @@ describe("hostile Discord input (real discord.js, fake Discord)", () => {
       assert.strictEqual(fake.cdnRequests.length, 0, "a model without vision downloads nothing")
     }))
 
-  it.scopedLive("[issue 25] 10 attachments of 25 MB: none is downloaded (over VISION_MAX_IMAGE_MB by their size), the turn is answered", () =>
+  it.live("[issue 25] 10 attachments of 25 MB: none is downloaded (over VISION_MAX_IMAGE_MB by their size), the turn is answered", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({
         script: () => reply("too big to look at"),
@@ -72,7 +72,7 @@ describe("hostile Discord input (real discord.js, fake Discord)", () => {
       assert.isAtLeast((last?.content.match(/larger than 20 MB/g) ?? []).length, 1)
     }))
 
-  it.scopedLive("[issue 25] a reply chain 1,000 messages deep: the turn reads at most its history window, the cache stays bounded", () =>
+  it.live("[issue 25] a reply chain 1,000 messages deep: the turn reads at most its history window, the cache stays bounded", () =>
     Effect.gen(function*() {
       const { fake, probe, context } = yield* botHarness({ script: () => reply("end of the chain") })
       const bob = fake.user("bob")

@@ -38,7 +38,7 @@ const built = <R>(tool: Effect.Effect<Tool | undefined, never, R>, layer: Layer.
 const bodyOptions = { maxTokensParameter: "max_tokens" as const, parallelToolCalls: undefined, includeUsage: false, extraBody: undefined }
 
 describe("media on the fake Discord (real discord.js)", () => {
-  it.scopedLive("generate_image: the image is a multipart upload, posted as an attachment replying to the trigger", () =>
+  it.live("generate_image: the image is a multipart upload, posted as an attachment replying to the trigger", () =>
     Effect.gen(function*() {
       const images = yield* scoped(() => startFakeOpenAiImages())
       const media = mediaServices()
@@ -65,7 +65,7 @@ describe("media on the fake Discord (real discord.js)", () => {
       assert.isTrue(fake.botMessages(fake.channel.id).some((message) => message.content.includes("Here is your lighthouse.")))
     }))
 
-  it.scopedLive("generate_voice_message: one Ogg Opus attachment with IS_VOICE_MESSAGE, duration_secs and a waveform, no text", () =>
+  it.live("generate_voice_message: one Ogg Opus attachment with IS_VOICE_MESSAGE, duration_secs and a waveform, no text", () =>
     Effect.gen(function*() {
       const speech = yield* scoped(() => startFakeSpeech())
       const tool = yield* built(generateVoiceMessageTool, Layer.mergeAll(
@@ -88,7 +88,7 @@ describe("media on the fake Discord (real discord.js)", () => {
       assert.isTrue(readOggOpus(new Uint8Array(bytes))._tag === "Right")
     }))
 
-  it.scopedLive("the fake refuses a malformed voice message as Discord does (text with the flag, missing metadata)", () =>
+  it.live("the fake refuses a malformed voice message as Discord does (text with the flag, missing metadata)", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: () => reply("ok") })
       const post = (payload: Record<string, unknown>, withFile: boolean) =>
@@ -107,7 +107,7 @@ describe("media on the fake Discord (real discord.js)", () => {
       assert.strictEqual(undescribed.body.code, 50035)
     }))
 
-  it.scopedLive("a user's image reaches the vision model inline; the text-only fallback of the same turn gets only the placeholder", () =>
+  it.live("a user's image reaches the vision model inline; the text-only fallback of the same turn gets only the placeholder", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({
         script: [[fail("Server", "model-a is down", { status: 503 })], reply("It is a small picture.")],
@@ -130,7 +130,7 @@ describe("media on the fake Discord (real discord.js)", () => {
 })
 
 describe("/image-tags (Manage Server)", () => {
-  it.scopedLive("sets, shows and clears this server's tags; members without Manage Server are refused", () =>
+  it.live("sets, shows and clears this server's tags; members without Manage Server are refused", () =>
     Effect.gen(function*() {
       const { context, fake } = yield* botHarness({ script: () => reply("ok") })
       const run = (subcommand: string, options: Readonly<Record<string, string>> = {}, permissions: bigint = Permission.ManageGuild) =>
@@ -151,7 +151,7 @@ describe("/image-tags (Manage Server)", () => {
 })
 
 describe("analyze_image on the fake Discord", () => {
-  it.scopedLive("a reply without an image: the image of the message it replies to (looked up on Discord) reaches the vision model", () =>
+  it.live("a reply without an image: the image of the message it replies to (looked up on Discord) reaches the vision model", () =>
     Effect.gen(function*() {
       const vision = yield* Layer.build(Scripted.layer({ script: () => reply("A 4×3 picture: red, green, blue, white.") }))
       const visionProbe = Context.get(vision, ScriptedProbe)

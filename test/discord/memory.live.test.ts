@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { DiscordClient } from "../../src/discord/DiscordClient"
@@ -43,7 +43,7 @@ const storesWithOldServerMemory = (fake: FakeDiscord) =>
   )
 
 describe("short-term memory on Discord (decision 16)", () => {
-  it.scopedLive("a memory stays in its channel and its threads; server_wide_memory shares one, starting from the migrated per-server memory", () =>
+  it.live("a memory stays in its channel and its threads; server_wide_memory shares one, starting from the migrated per-server memory", () =>
     Effect.gen(function*() {
       const { fake, probe, context } = yield* botHarness({ script, shortTermMemory: true, stores: storesWithOldServerMemory })
       const client = yield* Effect.provide(DiscordClient, context)

@@ -43,7 +43,7 @@ const everythingShown = (fake: FakeDiscord) =>
     .map((request) => JSON.stringify(request.body ?? {}))
 
 describe("reasoning written into the text, on Discord", () => {
-  it.scopedLive("a <think> block split across SSE writes never reaches Discord, not even in an edit; the thought log gets it", () =>
+  it.live("a <think> block split across SSE writes never reaches Discord, not even in an edit; the thought log gets it", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer({ handler: thinkingStream })
       const { fake, thoughtLogChannelId } = yield* botHarness({
@@ -67,7 +67,7 @@ describe("reasoning written into the text, on Discord", () => {
       assert.lengthOf(fake.botMessages(fake.channel.id), 1)
     }), 30_000)
 
-  it.scopedLive("with reasoning_as_spoiler the reasoning follows the reply behind a spoiler; with reasoning_as_file as reasoning.txt", () =>
+  it.live("with reasoning_as_spoiler the reasoning follows the reply behind a spoiler; with reasoning_as_file as reasoning.txt", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer({ handler: thinkingStream })
       const { fake } = yield* botHarness({ script: () => reply("unused"), model: openAiModel(server), routePlan: { models: ["qwen3"] } })

@@ -24,7 +24,7 @@ const seedChain = (fake: FakeDiscord, depth: number, chatter: number): ReadonlyA
 const singleFetches = (fake: FakeDiscord) => fake.requestsTo("GET", /^\/channels\/\d+\/messages\/\d+$/)
 
 describe("reply chains beyond the recent history", () => {
-  it.scopedLive("a 1,000-deep chain: the message replied to and its chain join the context, 10 at most, with 10 fetches at most", () =>
+  it.live("a 1,000-deep chain: the message replied to and its chain join the context, 10 at most, with 10 fetches at most", () =>
     Effect.gen(function*() {
       let chain: ReadonlyArray<StoredMessage> = []
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), beforeLogin: (fake) => (chain = seedChain(fake, 1000, 30)) })
@@ -41,7 +41,7 @@ describe("reply chains beyond the recent history", () => {
       assert.isAtLeast(singleFetches(fake).length, 1)
     }), 30_000)
 
-  it.scopedLive("a reply to a message the history holds fetches nothing; DISCORD_REPLY_CHAIN_MAX=0 fetches nothing", () =>
+  it.live("a reply to a message the history holds fetches nothing; DISCORD_REPLY_CHAIN_MAX=0 fetches nothing", () =>
     Effect.gen(function*() {
       let recent: StoredMessage | undefined
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), beforeLogin: (fake) => (recent = fake.seedMessage(fake.channel, "a recent message", { author: fake.user("bob") })) })
@@ -57,7 +57,7 @@ describe("reply chains beyond the recent history", () => {
       assert.lengthOf(singleFetches(off.fake), 0)
     }), 30_000)
 
-  it.scopedLive("a fetch that never answers cuts the chain at the time budget: the turn goes on with what was fetched", () =>
+  it.live("a fetch that never answers cuts the chain at the time budget: the turn goes on with what was fetched", () =>
     Effect.gen(function*() {
       let chain: ReadonlyArray<StoredMessage> = []
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), front: { replyChainBudget: "400 millis" }, beforeLogin: (fake) => (chain = seedChain(fake, 5, 25)) })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, TestClock } from "effect"
+import { Effect, Result, TestClock } from "effect"
 import { makeModelChoices, parseModelChain, effectiveChain } from "../../src/config/ModelChoiceConfig"
 import { modelSuggestions } from "../../src/discord/commands/modelCommand"
 import { avatarUrlProblem, personaUpdate } from "../../src/discord/commands/personaCommand"
@@ -80,13 +80,13 @@ describe("model chains and personas (pure)", () => {
   const choices = makeModelChoices(["model-a"], ["model-b", "model-c"])
 
   it("a chain is trimmed, deduplicated, bounded and allowed", () => {
-    assert.deepStrictEqual(parseModelChain(choices, " model-b , model-a,model-b "), Either.right(["model-b", "model-a"]))
-    assert.isTrue(Either.isLeft(parseModelChain(choices, "model-b, gpt-x")))
-    assert.isTrue(Either.isLeft(parseModelChain(choices, " , ")))
+    assert.deepStrictEqual(parseModelChain(choices, " model-b , model-a,model-b "), Result.succeed(["model-b", "model-a"]))
+    assert.isTrue(Result.isFailure(parseModelChain(choices, "model-b, gpt-x")))
+    assert.isTrue(Result.isFailure(parseModelChain(choices, " , ")))
     const any = makeModelChoices(["model-a"], "*")
-    assert.isTrue(Either.isRight(parseModelChain(any, "anything/at-all")))
-    assert.isTrue(Either.isLeft(parseModelChain(any, "a,b,c,d,e,f")))
-    assert.isTrue(Either.isLeft(parseModelChain(any, "x".repeat(201))))
+    assert.isTrue(Result.isSuccess(parseModelChain(any, "anything/at-all")))
+    assert.isTrue(Result.isFailure(parseModelChain(any, "a,b,c,d,e,f")))
+    assert.isTrue(Result.isFailure(parseModelChain(any, "x".repeat(201))))
     // A stored model the operator no longer allows is dropped; none left: the defaults.
     assert.deepStrictEqual(effectiveChain(choices, ["gone", "model-c"]), ["model-c"])
     assert.isUndefined(effectiveChain(choices, ["gone"]))

@@ -22,7 +22,7 @@ const admin = { permissions: Permission.ManageGuild }
 const models = ["model-a", "model-b", "model-c"]
 
 describe("server settings from Discord (real discord.js, fake Discord, scripted model)", () => {
-  it.scopedLive("every settings command refuses a member without Manage Server, whatever Discord's defaults say", () =>
+  it.live("every settings command refuses a member without Manage Server, whatever Discord's defaults say", () =>
     Effect.gen(function*() {
       const { fake } = yield* botHarness({ script: () => reply("ok"), routePlan: { models } })
       const member = fake.user("member")
@@ -49,7 +49,7 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
       assert.include(embedText(shown), "No tool waits for approval")
     }), 30_000)
 
-  it.scopedLive("/model: autocomplete offers the allowed models; a model not allowed is refused; the server's and a channel's chain reach the provider", () =>
+  it.live("/model: autocomplete offers the allowed models; a model not allowed is refused; the server's and a channel's chain reach the provider", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), routePlan: { models: ["model-a"] }, allowedModels: ["model-b", "model-c"] })
       const typed = fake.autocomplete("model", "models", { subcommand: "set", options: { models: "model-a, mod" }, ...admin })
@@ -85,7 +85,7 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
       assert.strictEqual((yield* probe.requests).at(-1)?.model, "model-a")
     }), 30_000)
 
-  it.scopedLive("/persona: a named persona answers through the channel webhook with its prompt; /persona reset brings the bot back; another server keeps the bot", () =>
+  it.live("/persona: a named persona answers through the channel webhook with its prompt; /persona reset brings the bot back; another server keeps the bot", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("hello"), routePlan: { models } })
       const badAvatar = yield* answerOf(fake, fake.slash("persona", { subcommand: "set", options: { avatar: "http://insecure.example/a.png" }, ...admin }), "/persona bad avatar")
@@ -126,7 +126,7 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
       assert.isUndefined(fake.botMessages(fake.channel.id)[2]?.webhookId)
     }), 30_000)
 
-  it.scopedLive("/triggers and /access: turned-off triggers, denied users and roles and the role allow list are not answered, at no model call", () =>
+  it.live("/triggers and /access: turned-off triggers, denied users and roles and the role allow list are not answered, at no model call", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), routePlan: { models } })
       // The text of the message each turn answered (a reply's quote annotation left out).
@@ -172,7 +172,7 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
       assert.include(shown, `<@${mallory.id}>`)
     }), 30_000)
 
-  it.scopedLive("DISCORD_ALLOW_DMS=false: direct messages are not answered (the operator's choice), mentions still are", () =>
+  it.live("DISCORD_ALLOW_DMS=false: direct messages are not answered (the operator's choice), mentions still are", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), routePlan: { models }, serverControls: { allowDms: false } })
       const carol = fake.user("carol")
@@ -185,7 +185,7 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
       assert.deepStrictEqual((yield* probe.requests).map((request) => request.messages.at(-1)?.content), ["hello in public"])
     }), 30_000)
 
-  it.scopedLive("/access rate: messages beyond the rate cost no model call and the user is told once, by a notice that deletes itself", () =>
+  it.live("/access rate: messages beyond the rate cost no model call and the user is told once, by a notice that deletes itself", () =>
     Effect.gen(function*() {
       const { fake, probe } = yield* botHarness({ script: () => reply("ok"), routePlan: { models }, front: { rateNoticeLifetime: "300 millis" } })
       yield* answerOf(fake, fake.slash("access", { subcommand: "rate", options: { messages_per_minute: 2 }, ...admin }), "/access rate")
@@ -207,7 +207,7 @@ describe("server settings from Discord (real discord.js, fake Discord, scripted 
 
 for (const database of [sqliteFile, postgres]) {
   describe(`server settings across a restart on ${database.name}`, () => {
-    it.scopedLive("set by commands, kept by the database: after a restart /settings shows them and the next turn runs on them; another server has none of them", () =>
+    it.live("set by commands, kept by the database: after a restart /settings shows them and the next turn runs on them; another server has none of them", () =>
       Effect.gen(function*() {
         const target = yield* database.target
         const stores = () => Stores.layer(target, SecretBox.unkeyed)

@@ -45,7 +45,7 @@ const countingHangingServer = Effect.gen(function*() {
 })
 
 describe("turn integrity end to end (issue 11; real discord.js, fake Discord, scripted model)", () => {
-  it.scopedLive("/kill during a hanging tool: its socket closes within 2 s, the stop response declares no tools, the next message is answered", () =>
+  it.live("/kill during a hanging tool: its socket closes within 2 s, the stop response declares no tools, the next message is answered", () =>
     Effect.gen(function*() {
       const server = yield* countingHangingServer
       const fetching = makeTool({
@@ -92,7 +92,7 @@ describe("turn integrity end to end (issue 11; real discord.js, fake Discord, sc
       assert.strictEqual(lastContent(requests.at(-1)), "next question")
     }))
 
-  it.scopedLive("30 messages during a running reply cost at most 1 + CHANNEL_QUEUE_MAX model turns, and the newest message is answered", () =>
+  it.live("30 messages during a running reply cost at most 1 + CHANNEL_QUEUE_MAX model turns, and the newest message is answered", () =>
     Effect.gen(function*() {
       const CHANNEL_QUEUE_MAX = 5
       const FLOOD = 30
@@ -103,7 +103,7 @@ describe("turn integrity end to end (issue 11; real discord.js, fake Discord, sc
         description: "Looks something up.",
         category: "utility",
         parameters: Schema.Struct({}),
-        execute: () => Effect.zipRight(Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release)), Effect.succeed(toolSuccess({ found: 42 })))
+        execute: () => Effect.andThen(Effect.andThen(Deferred.succeed(started, undefined), Deferred.await(release)), Effect.succeed(toolSuccess({ found: 42 })))
       })
       const logs = yield* makeLogCapture
       const { fake, probe } = yield* logs.capture(botHarness({
@@ -131,7 +131,7 @@ describe("turn integrity end to end (issue 11; real discord.js, fake Discord, sc
       assert.strictEqual(fake.botMessages(fake.channel.id).filter((message) => message.content.startsWith("Answer to")).length, CHANNEL_QUEUE_MAX)
     }), 60_000)
 
-  it.scopedLive("a database that never answers: each store call fails at STORE_TIMEOUT_MS with a log line; the channel answers, and answers the next message", () =>
+  it.live("a database that never answers: each store call fails at STORE_TIMEOUT_MS with a log line; the channel answers, and answers the next message", () =>
     Effect.gen(function*() {
       const { layer: hanging, database } = yield* storesOnHangingDatabase
       const logs = yield* makeLogCapture

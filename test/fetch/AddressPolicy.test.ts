@@ -1,12 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber, Layer, TestClock } from "effect"
+import { Duration, Effect, Result, Fiber, Layer, TestClock } from "effect"
 import { AddressPolicy, DnsResolver, type UrlPolicyError, type ValidatedTarget } from "../../src/fetch/AddressPolicy"
 
 const validate = (
   url: string,
   options: { readonly allowPrivateNetwork: boolean; readonly dns?: Readonly<Record<string, ReadonlyArray<string>>> }
-): Effect.Effect<Either.Either<ValidatedTarget, UrlPolicyError>> =>
-  Effect.flatMap(AddressPolicy, (policy) => Effect.either(policy.validate(url))).pipe(
+): Effect.Effect<Result.Result<ValidatedTarget, UrlPolicyError>> =>
+  Effect.flatMap(AddressPolicy, (policy) => Effect.result(policy.validate(url))).pipe(
     Effect.provide(AddressPolicy.make(options).pipe(Layer.provide(DnsResolver.fromTable(options.dns ?? {}))))
   )
 
@@ -17,8 +17,8 @@ describe("AddressPolicy", () => {
   it.effect("[90] production without opt-in refuses 127.0.0.1 and names the opt-in", () =>
     Effect.gen(function* () {
       const result = yield* validate("http://127.0.0.1:11235/", production)
-      assert.isTrue(Either.isLeft(result))
-      if (Either.isLeft(result)) {
+      assert.isTrue(Result.isFailure(result))
+      if (Result.isFailure(result)) {
         assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
         assert.include(result.left.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
         assert.include(result.left.message, "127.0.0.1")
@@ -30,8 +30,8 @@ describe("AddressPolicy", () => {
   it.effect("[91] production refuses [::ffff:127.0.0.1] and names 127.0.0.1", () =>
     Effect.gen(function* () {
       const result = yield* validate("http://[::ffff:127.0.0.1]/", production)
-      assert.isTrue(Either.isLeft(result))
-      if (Either.isLeft(result)) {
+      assert.isTrue(Result.isFailure(result))
+      if (Result.isFailure(result)) {
         assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
         assert.strictEqual(result.left.address, "127.0.0.1")
       }
@@ -48,8 +48,8 @@ describe("AddressPolicy", () => {
         "http://[fe80::1]/"
       ]) {
         const result = yield* validate(url, development)
-        assert.isTrue(Either.isLeft(result), url)
-        if (Either.isLeft(result)) {
+        assert.isTrue(Result.isFailure(result), url)
+        if (Result.isFailure(result)) {
           assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
           assert.include(result.left.message, "cloud instance-metadata", url)
         }
@@ -59,18 +59,18 @@ describe("AddressPolicy", () => {
 
   it.effect("[93] the opt-in allows 192.168.1.10 and 100.64.0.1; production without it refuses 100.64.0.1", () =>
     Effect.gen(function* () {
-      assert.isTrue(Either.isRight(yield* validate("http://192.168.1.10/", development)))
-      assert.isTrue(Either.isRight(yield* validate("http://100.64.0.1/", development)))
-      assert.isTrue(Either.isLeft(yield* validate("http://100.64.0.1/", production)))
-      assert.isTrue(Either.isLeft(yield* validate("http://100.100.100.200/", development)))
+      assert.isTrue(Result.isSuccess(yield* validate("http://192.168.1.10/", development)))
+      assert.isTrue(Result.isSuccess(yield* validate("http://100.64.0.1/", development)))
+      assert.isTrue(Result.isFailure(yield* validate("http://100.64.0.1/", production)))
+      assert.isTrue(Result.isFailure(yield* validate("http://100.100.100.200/", development)))
     })
   )
 
   it.effect("[94] production allows https://93.184.216.34/", () =>
     Effect.gen(function* () {
       const result = yield* validate("https://93.184.216.34/", production)
-      assert.isTrue(Either.isRight(result))
-      if (Either.isRight(result)) {
+      assert.isTrue(Result.isSuccess(result))
+      if (Result.isSuccess(result)) {
         assert.deepStrictEqual(result.right.addresses, [{ address: "93.184.216.34", family: 4 }])
         assert.isTrue(result.right.isIpLiteral)
       }
@@ -80,8 +80,8 @@ describe("AddressPolicy", () => {
   it.effect("[95] an unresolvable host is refused even where private networks are allowed", () =>
     Effect.gen(function* () {
       const result = yield* validate("http://nothing.invalid/", development)
-      assert.isTrue(Either.isLeft(result))
-      if (Either.isLeft(result)) assert.strictEqual(result.left.code, "DNS_RESOLUTION_FAILED")
+      assert.isTrue(Result.isFailure(result))
+      if (Result.isFailure(result)) assert.strictEqual(result.left.code, "DNS_RESOLUTION_FAILED")
     })
   )
 
@@ -89,8 +89,8 @@ describe("AddressPolicy", () => {
     Effect.gen(function* () {
       const ftp = yield* validate("ftp://x", development)
       const junk = yield* validate("not a url", development)
-      assert.isTrue(Either.isLeft(ftp) && ftp.left.code === "INVALID_PROTOCOL")
-      assert.isTrue(Either.isLeft(junk) && junk.left.code === "INVALID_FORMAT")
+      assert.isTrue(Result.isFailure(ftp) && ftp.left.code === "INVALID_PROTOCOL")
+      assert.isTrue(Result.isFailure(junk) && junk.left.code === "INVALID_FORMAT")
     })
   )
 
@@ -98,21 +98,21 @@ describe("AddressPolicy", () => {
     Effect.gen(function* () {
       const dns = { "example.com": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"], "mixed.test": ["93.184.216.34", "10.0.0.1"] }
       const ok = yield* validate("https://EXAMPLE.com.../path", { ...production, dns })
-      assert.isTrue(Either.isRight(ok))
-      if (Either.isRight(ok)) {
+      assert.isTrue(Result.isSuccess(ok))
+      if (Result.isSuccess(ok)) {
         assert.strictEqual(ok.right.host, "example.com")
         assert.strictEqual(ok.right.addresses.length, 2)
       }
       const mixed = yield* validate("https://mixed.test/", { ...production, dns })
-      assert.isTrue(Either.isLeft(mixed) && mixed.left.address === "10.0.0.1")
+      assert.isTrue(Result.isFailure(mixed) && mixed.left.address === "10.0.0.1")
     })
   )
 
   it.effect("a hanging lookup is DNS_RESOLUTION_FAILED after 10 s on the Clock", () =>
     Effect.gen(function* () {
       const hanging = Layer.succeed(DnsResolver, { lookup: () => Effect.never })
-      const fiber = yield* Effect.fork(
-        Effect.flatMap(AddressPolicy, (policy) => Effect.either(policy.validate("https://slow.test/"))).pipe(
+      const fiber = yield* Effect.forkChild(
+        Effect.flatMap(AddressPolicy, (policy) => Effect.result(policy.validate("https://slow.test/"))).pipe(
           Effect.provide(AddressPolicy.make({ allowPrivateNetwork: true }).pipe(Layer.provide(hanging)))
         )
       )
@@ -120,8 +120,8 @@ describe("AddressPolicy", () => {
       assert.isNull(fiber.unsafePoll())
       yield* TestClock.adjust(Duration.millis(1))
       const result = yield* Fiber.join(fiber)
-      assert.isTrue(Either.isLeft(result) && result.left.code === "DNS_RESOLUTION_FAILED")
-      if (Either.isLeft(result)) assert.include(result.left.message, "timed out after 10000 ms")
+      assert.isTrue(Result.isFailure(result) && result.left.code === "DNS_RESOLUTION_FAILED")
+      if (Result.isFailure(result)) assert.include(result.left.message, "timed out after 10000 ms")
     })
   )
 })

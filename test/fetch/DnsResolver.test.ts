@@ -1,7 +1,7 @@
 import { pbkdf2 } from "node:crypto"
 import { Resolver } from "node:dns/promises"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, TestClock } from "effect"
+import { Chunk, Duration, Effect, Result, Exit, Fiber, Layer, TestClock } from "effect"
 import { AddressPolicy } from "../../src/fetch/AddressPolicy"
 import { caresQuery, DnsResolver, type DnsQuery, makeSystemResolver, type ResolvedAddress } from "../../src/fetch/DnsResolver"
 import { parseHostsFile } from "../../src/fetch/HostsFile"
@@ -65,8 +65,8 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       assert.deepStrictEqual((yield* resolver.lookup("api.localhost")).map((entry) => entry.address), ["127.0.0.1", "::1"])
       assert.deepStrictEqual(yield* resolver.lookup("intranet.example"), [v4("10.0.0.5")])
       assert.deepStrictEqual(yield* resolver.lookup("twice.example"), [v4("93.184.215.14"), { address: "2606:2800::1", family: 6 }])
-      const missing = yield* Effect.either(resolver.lookup("missing.example"))
-      assert.isTrue(Either.isLeft(missing) && missing.left.reason === "ENOTFOUND")
+      const missing = yield* Effect.result(resolver.lookup("missing.example"))
+      assert.isTrue(Result.isFailure(missing) && missing.left.reason === "ENOTFOUND")
       assert.deepStrictEqual(asked, ["twice.example", "missing.example"], "localhost and hosts-file names never reach DNS")
     })
   )
@@ -76,7 +76,7 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       const manual = manualQuery()
       const resolver = Layer.effect(DnsResolver, makeSystemResolver({ query: manual.query, hosts: Effect.succeed(new Map()), maxConcurrent: 2 }))
       const policy = yield* Effect.provide(AddressPolicy, AddressPolicy.make({ allowPrivateNetwork: false }).pipe(Layer.provide(resolver)))
-      const validate = (host: string) => Effect.fork(Effect.either(policy.validate(`http://${host}/`)))
+      const validate = (host: string) => Effect.forkChild(Effect.result(policy.validate(`http://${host}/`)))
       const first = yield* validate("a.example")
       const second = yield* validate("b.example")
       const third = yield* validate("c.example")
@@ -89,7 +89,7 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       yield* TestClock.adjust(Duration.millis(1))
       for (const fiber of [first, second, third]) {
         const outcome = yield* Fiber.join(fiber)
-        assert.isTrue(Either.isLeft(outcome) && outcome.left.code === "DNS_RESOLUTION_FAILED" && outcome.left.reason.includes("timed out after 10000 ms"))
+        assert.isTrue(Result.isFailure(outcome) && outcome.left.code === "DNS_RESOLUTION_FAILED" && outcome.left.reason.includes("timed out after 10000 ms"))
       }
       assert.strictEqual(manual.calls.length, 2, "the third lookup never got a slot: at most 2 queries at once")
       // Abandoned queries still hold their slots: a new lookup waits until one of them settles.
@@ -101,11 +101,11 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       assert.strictEqual(manual.calls[2]?.host, "d.example")
       manual.calls[2]?.answer(["93.184.215.15"])
       const answered = yield* Fiber.join(fourth)
-      assert.isTrue(Either.isRight(answered) && answered.right.addresses[0]?.address === "93.184.215.15")
+      assert.isTrue(Result.isSuccess(answered) && answered.right.addresses[0]?.address === "93.184.215.15")
     })
   )
 
-  it.scopedLive("c-ares against a loopback name server: A and AAAA, NXDOMAIN, and a silent server that leaves the thread pool free", () =>
+  it.live("c-ares against a loopback name server: A and AAAA, NXDOMAIN, and a silent server that leaves the thread pool free", () =>
     Effect.gen(function* () {
       const server = yield* Effect.acquireRelease(
         Effect.promise(() =>
@@ -126,13 +126,13 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
         { address: "2606:2800:220:1::1", family: 6 }
       ])
       assert.deepStrictEqual(yield* resolver.lookup("four.example"), [{ address: "93.184.215.20", family: 4 }])
-      const missing = yield* Effect.either(resolver.lookup("missing.example"))
-      assert.isTrue(Either.isLeft(missing) && missing.left.reason === "ENOTFOUND")
+      const missing = yield* Effect.result(resolver.lookup("missing.example"))
+      assert.isTrue(Result.isFailure(missing) && missing.left.reason === "ENOTFOUND")
 
       // Eight lookups hang on a name server that never answers (getaddrinfo would pin all four
       // libuv threads); meanwhile thread-pool work runs at once.
       const hanging = yield* Effect.forEach(Array.from({ length: 8 }, (_, index) => `blackhole${index}.example`), (host) =>
-        Effect.fork(resolver.lookup(host))
+        Effect.forkChild(resolver.lookup(host))
       )
       yield* until(() => server.questions.filter((question) => question.startsWith("blackhole")).length >= 16, "every silent question")
       const pooled = yield* Effect.promise(() =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Result, Layer, Option, Redacted } from "effect"
 import { FetchConfig } from "../../src/config/FetchConfig"
 import { SearchConfig } from "../../src/config/SearchConfig"
 import { AddressPolicy, DnsResolver } from "../../src/fetch/AddressPolicy"
@@ -7,7 +7,7 @@ import { AddressPolicy, DnsResolver } from "../../src/fetch/AddressPolicy"
 const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
 
 const fetchSettings = (env: Record<string, string>) =>
-  Effect.either(Effect.provide(FetchConfig, FetchConfig.layer.pipe(Layer.provide(withEnv(env)))))
+  Effect.result(Effect.provide(FetchConfig, FetchConfig.layer.pipe(Layer.provide(withEnv(env)))))
 
 describe("FetchConfig / SearchConfig", () => {
   it.effect("defaults (design decision 12): production, private networks closed, 5 MB cap, 15 s, 3 redirects, 50000 characters", () =>
@@ -31,8 +31,8 @@ describe("FetchConfig / SearchConfig", () => {
       assert.isTrue(settings.allowPrivateNetwork)
       assert.strictEqual(settings.maxBodyBytes, 50 * 1024 * 1024)
       const typo = yield* fetchSettings({ RUN_ENV: "dev" })
-      assert.isTrue(Either.isLeft(typo))
-      if (Either.isLeft(typo)) assert.include(String(typo.left), "RUN_ENV")
+      assert.isTrue(Result.isFailure(typo))
+      if (Result.isFailure(typo)) assert.include(String(typo.left), "RUN_ENV")
     })
   )
 
@@ -70,8 +70,8 @@ describe("FetchConfig / SearchConfig", () => {
       assert.deepStrictEqual(settings.engineOrder, ["crawl4ai", "safe_http"])
       assert.deepStrictEqual(settings.crawl4aiBaseUrl, Option.some("http://127.0.0.1:11235"))
       const bad = yield* fetchSettings({ FETCH_URL_TIMEOUT_MS: "soon" })
-      assert.isTrue(Either.isLeft(bad))
-      if (Either.isLeft(bad)) assert.include(String(bad.left), "FETCH_URL_TIMEOUT_MS")
+      assert.isTrue(Result.isFailure(bad))
+      if (Result.isFailure(bad)) assert.include(String(bad.left), "FETCH_URL_TIMEOUT_MS")
     })
   )
 

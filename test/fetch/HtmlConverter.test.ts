@@ -29,7 +29,7 @@ const workersSettleAt = (converter: Effect.Effect.Success<ReturnType<typeof make
   })
 
 describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
-  it.scopedLive("a page below the threshold converts on the calling thread, exactly as the synchronous converter does", () =>
+  it.live("a page below the threshold converts on the calling thread, exactly as the synchronous converter does", () =>
     Effect.gen(function*() {
       const converter = yield* makeHtmlConverter({ inlineBelowChars: 64 * 1024 })
       const conversion = yield* converter.convert({ html: small }, { baseUrl })
@@ -37,7 +37,7 @@ describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
       assert.strictEqual(yield* converter.workerCount, 0, "no worker thread for a small page")
     }))
 
-  it.scopedLive("a large page converts in a worker thread with the same result, and the worker is reused", () =>
+  it.live("a large page converts in a worker thread with the same result, and the worker is reused", () =>
     Effect.gen(function*() {
       const converter = yield* makeHtmlConverter({ inlineBelowChars: 64 * 1024, workers: 2 })
       const conversion = yield* converter.convert({ html: large }, { baseUrl })
@@ -51,7 +51,7 @@ describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
       assert.strictEqual(yield* converter.workerCount, 1, "one page at a time reuses the idle worker")
     }), 60_000)
 
-  it.scopedLive("a large body is decoded with its charset in the worker; its bytes are transferred, not copied", () =>
+  it.live("a large body is decoded with its charset in the worker; its bytes are transferred, not copied", () =>
     Effect.gen(function*() {
       const converter = yield* makeHtmlConverter({ inlineBelowChars: 64 * 1024 })
       const html = large.replace("<main>", "<main><p>Un café à Zürich</p>")
@@ -65,11 +65,11 @@ describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
       assert.strictEqual(yield* converter.workerCount, 1)
     }), 60_000)
 
-  it.scopedLive("pages beyond the workers and the queue are refused at once as busy", () =>
+  it.live("pages beyond the workers and the queue are refused at once as busy", () =>
     Effect.gen(function*() {
       const converter = yield* makeHtmlConverter({ inlineBelowChars: 1024, workers: 1, maxQueued: 1 })
-      const first = yield* Effect.fork(converter.convert({ html: large }))
-      const second = yield* Effect.fork(converter.convert({ html: large }))
+      const first = yield* Effect.forkChild(converter.convert({ html: large }))
+      const second = yield* Effect.forkChild(converter.convert({ html: large }))
       yield* workersSettleAt(converter, 1)
       const third = yield* Effect.exit(converter.convert({ html: large }))
       assert.isTrue(Exit.isFailure(third))
@@ -79,10 +79,10 @@ describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
       assert.isTrue(Exit.isSuccess(yield* Fiber.await(second)), "the queued page waits for the worker")
     }), 60_000)
 
-  it.scoped("a conversion past its deadline fails as a timeout and its worker is terminated", () =>
+  it.effect("a conversion past its deadline fails as a timeout and its worker is terminated", () =>
     Effect.gen(function*() {
       const converter = yield* makeHtmlConverter({ inlineBelowChars: 1024, timeout: Duration.seconds(20) })
-      const fiber = yield* Effect.fork(converter.convert({ html: large }))
+      const fiber = yield* Effect.forkChild(converter.convert({ html: large }))
       yield* workersSettleAt(converter, 1)
       yield* TestClock.adjust(Duration.seconds(21))
       const exit = yield* Fiber.await(fiber)
@@ -90,20 +90,20 @@ describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
       assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "took longer than 20s")
       yield* workersSettleAt(converter, 0)
       // The pool starts a fresh worker for the next page.
-      const next = yield* Effect.fork(converter.convert({ html: small + " ".repeat(2048) }))
+      const next = yield* Effect.forkChild(converter.convert({ html: small + " ".repeat(2048) }))
       assert.isTrue(Exit.isSuccess(yield* Fiber.await(next)))
     }), 60_000)
 
-  it.scopedLive("interrupting a conversion (the tool call killed) terminates its worker", () =>
+  it.live("interrupting a conversion (the tool call killed) terminates its worker", () =>
     Effect.gen(function*() {
       const converter = yield* makeHtmlConverter({ inlineBelowChars: 1024 })
-      const fiber = yield* Effect.fork(converter.convert({ html: article(2 * 1024 * 1024) }))
+      const fiber = yield* Effect.forkChild(converter.convert({ html: article(2 * 1024 * 1024) }))
       yield* workersSettleAt(converter, 1)
       yield* Fiber.interrupt(fiber)
       yield* workersSettleAt(converter, 0)
     }), 60_000)
 
-  it.scopedLive("a worker that dies (out of heap) fails the conversion with a clear error and leaves no thread behind", () =>
+  it.live("a worker that dies (out of heap) fails the conversion with a clear error and leaves no thread behind", () =>
     Effect.gen(function*() {
       const starved = yield* makeHtmlConverter({ inlineBelowChars: 1024, workerHeapMb: 4 })
       const exit = yield* Effect.exit(starved.convert({ html: article(4 * 1024 * 1024) }))
@@ -112,7 +112,7 @@ describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
       yield* workersSettleAt(starved, 0)
     }), 60_000)
 
-  it.scopedLive("closing the converter's scope terminates its workers", () =>
+  it.live("closing the converter's scope terminates its workers", () =>
     Effect.gen(function*() {
       const count = yield* Effect.scoped(Effect.gen(function*() {
         const converter = yield* makeHtmlConverter({ inlineBelowChars: 1024 })

@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Either, Exit, Fiber, Layer, TestClock } from "effect"
+import { Deferred, Duration, Effect, Result, Exit, Fiber, Layer, TestClock } from "effect"
 import { ResponseSizeError } from "../../src/fetch/ResponseSizeError"
 import { SafeHttp, SafeHttpError, type SafeHttpRequest } from "../../src/fetch/SafeHttp"
 import { pageServer } from "../support/fakeWeb/pageServer"
@@ -35,7 +35,7 @@ const within = <A>(promise: Promise<A>, ms: number) =>
   )
 
 describe("SafeHttp", () => {
-  it.scoped("a declared oversized body stops at the cap and the download is torn down", () =>
+  it.effect("a declared oversized body stops at the cap and the download is torn down", () =>
     Effect.gen(function* () {
       const { closed, markClosed } = closedSignal()
       let written = 0
@@ -51,14 +51,14 @@ describe("SafeHttp", () => {
         }
         pump()
       })
-      const result = yield* Effect.either(request({ ...dev, settings: { maxBodyBytes: MIB } }, { url: `${server.origin}/` }))
-      assert.isTrue(Either.isLeft(result) && result.left instanceof ResponseSizeError)
+      const result = yield* Effect.result(request({ ...dev, settings: { maxBodyBytes: MIB } }, { url: `${server.origin}/` }))
+      assert.isTrue(Result.isFailure(result) && result.left instanceof ResponseSizeError)
       assert.isTrue(yield* within(closed, 5_000))
       assert.isBelow(written, 64 * MIB)
     })
   )
 
-  it.scoped("a long-lived SafeHttp (as in production) closes the oversized download's socket and keeps serving", () =>
+  it.effect("a long-lived SafeHttp (as in production) closes the oversized download's socket and keeps serving", () =>
     Effect.gen(function* () {
       // One layer for every request: only the body reader's cancel can close the socket here,
       // the pool is not torn down between requests (its idle timer runs on the TestClock).
@@ -82,8 +82,8 @@ describe("SafeHttp", () => {
       const http = yield* keptAlive({ ...dev, settings: { maxBodyBytes: MIB } })
       const warm = yield* http.request({ url: `${server.origin}/first` })
       assert.strictEqual(Buffer.from(warm.body).toString(), "ok /first")
-      const big = yield* Effect.either(http.request({ url: `${server.origin}/big` }))
-      assert.isTrue(Either.isLeft(big) && big.left instanceof ResponseSizeError)
+      const big = yield* Effect.result(http.request({ url: `${server.origin}/big` }))
+      assert.isTrue(Result.isFailure(big) && big.left instanceof ResponseSizeError)
       assert.isTrue(yield* within(closed, 5_000), "the oversized download's socket was closed")
       const after = yield* http.request({ url: `${server.origin}/after` })
       assert.strictEqual(Buffer.from(after.body).toString(), "ok /after")
@@ -91,7 +91,7 @@ describe("SafeHttp", () => {
     })
   )
 
-  it.scoped("an endless chunked body stops at the cap", () =>
+  it.effect("an endless chunked body stops at the cap", () =>
     Effect.gen(function* () {
       const { closed, markClosed } = closedSignal()
       const server = yield* pageServer((_request, response) => {
@@ -104,14 +104,14 @@ describe("SafeHttp", () => {
         pump()
       })
       const http = yield* keptAlive({ ...dev, settings: { maxBodyBytes: 256 * 1024 } })
-      const result = yield* Effect.either(http.request({ url: `${server.origin}/` }))
-      assert.isTrue(Either.isLeft(result) && result.left instanceof ResponseSizeError)
-      if (Either.isLeft(result)) assert.include(result.left.message, "exceeds the maximum allowed size (0.25 MB)")
+      const result = yield* Effect.result(http.request({ url: `${server.origin}/` }))
+      assert.isTrue(Result.isFailure(result) && result.left instanceof ResponseSizeError)
+      if (Result.isFailure(result)) assert.include(result.left.message, "exceeds the maximum allowed size (0.25 MB)")
       assert.isTrue(yield* within(closed, 5_000), "closed while the service lives on")
     })
   )
 
-  it.scoped("a decompression bomb is counted after decompression and stops at the cap", () =>
+  it.effect("a decompression bomb is counted after decompression and stops at the cap", () =>
     Effect.gen(function* () {
       const bomb = gzipSync(Buffer.alloc(32 * MIB, 0))
       const server = yield* pageServer((_request, response) => {
@@ -119,8 +119,8 @@ describe("SafeHttp", () => {
         response.end(bomb)
       })
       assert.isBelow(bomb.length, MIB)
-      const result = yield* Effect.either(request({ ...dev, settings: { maxBodyBytes: 2 * MIB } }, { url: `${server.origin}/` }))
-      assert.isTrue(Either.isLeft(result) && result.left instanceof ResponseSizeError)
+      const result = yield* Effect.result(request({ ...dev, settings: { maxBodyBytes: 2 * MIB } }, { url: `${server.origin}/` }))
+      assert.isTrue(Result.isFailure(result) && result.left instanceof ResponseSizeError)
       const small = gzipSync(Buffer.from("hello gzip"))
       const ok = yield* pageServer((_request, response) => {
         response.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" })
@@ -143,7 +143,7 @@ describe("SafeHttp", () => {
           Deferred.unsafeDone(started, Exit.void)
           const drip = setInterval(() => (response.destroyed ? clearInterval(drip) : response.write("a")), 20)
         })
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Effect.forkChild(
           request({ ...dev, settings: { timeout: Duration.millis(15_000) } }, { url: `${server.origin}/` })
         )
         yield* Deferred.await(started)
@@ -168,7 +168,7 @@ describe("SafeHttp", () => {
       Effect.gen(function* () {
         const arrived = yield* Deferred.make<void>()
         const server = yield* pageServer(() => Deferred.unsafeDone(arrived, Exit.void))
-        const fiber = yield* Effect.fork(request(dev, { url: `${server.origin}/`, timeout: Duration.seconds(2) }))
+        const fiber = yield* Effect.forkChild(request(dev, { url: `${server.origin}/`, timeout: Duration.seconds(2) }))
         yield* Deferred.await(arrived)
         yield* TestClock.adjust(Duration.seconds(2))
         const exit = yield* Fiber.await(fiber)
@@ -177,7 +177,7 @@ describe("SafeHttp", () => {
     )
   )
 
-  it.scoped("interruption (kill, tool timeout) closes the socket", () =>
+  it.effect("interruption (kill, tool timeout) closes the socket", () =>
     Effect.gen(function* () {
       const arrived = yield* Deferred.make<void>()
       const { closed, markClosed } = closedSignal()
@@ -185,14 +185,14 @@ describe("SafeHttp", () => {
         incoming.socket.on("close", markClosed)
         Deferred.unsafeDone(arrived, Exit.void)
       })
-      const fiber = yield* Effect.fork(request(dev, { url: `${server.origin}/` }))
+      const fiber = yield* Effect.forkChild(request(dev, { url: `${server.origin}/` }))
       yield* Deferred.await(arrived)
       yield* Fiber.interrupt(fiber)
       assert.isTrue(yield* within(closed, 5_000))
     })
   )
 
-  it.scoped("the ToolContext abort signal cancels the request on the wire", () =>
+  it.effect("the ToolContext abort signal cancels the request on the wire", () =>
     Effect.gen(function* () {
       const arrived = yield* Deferred.make<void>()
       const { closed, markClosed } = closedSignal()
@@ -201,16 +201,16 @@ describe("SafeHttp", () => {
         Deferred.unsafeDone(arrived, Exit.void)
       })
       const controller = new AbortController()
-      const fiber = yield* Effect.fork(Effect.either(request(dev, { url: `${server.origin}/`, signal: controller.signal })))
+      const fiber = yield* Effect.forkChild(Effect.result(request(dev, { url: `${server.origin}/`, signal: controller.signal })))
       yield* Deferred.await(arrived)
       controller.abort()
       const result = yield* Fiber.join(fiber)
-      assert.isTrue(Either.isLeft(result) && result.left instanceof SafeHttpError && result.left.code === "ABORTED")
+      assert.isTrue(Result.isFailure(result) && result.left instanceof SafeHttpError && result.left.code === "ABORTED")
       assert.isTrue(yield* within(closed, 5_000))
     })
   )
 
-  it.scoped("303, and 301/302 after POST, continue as GET without the body; 307 keeps method and body", () =>
+  it.effect("303, and 301/302 after POST, continue as GET without the body; 307 keeps method and body", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((incoming, response) => {
         const status = /^\/(\d{3})$/.exec(incoming.url ?? "")?.[1]
@@ -236,7 +236,7 @@ describe("SafeHttp", () => {
     })
   )
 
-  it.scoped("credentials headers are dropped on a cross-origin hop and kept on a same-origin one", () =>
+  it.effect("credentials headers are dropped on a cross-origin hop and kept on a same-origin one", () =>
     Effect.gen(function* () {
       const other = yield* pageServer((incoming, response) => response.end(String(incoming.headers.authorization ?? "none")))
       const start = yield* pageServer((incoming, response) => {
@@ -259,14 +259,14 @@ describe("SafeHttp", () => {
     })
   )
 
-  it.scoped("a 3xx without Location and a non-2xx are reported as such", () =>
+  it.effect("a 3xx without Location and a non-2xx are reported as such", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((incoming, response) => {
         response.writeHead(incoming.url === "/nowhere" ? 302 : 503, { "content-type": "text/plain" })
         response.end("busy")
       })
-      const nowhere = yield* Effect.either(request(dev, { url: `${server.origin}/nowhere` }))
-      assert.isTrue(Either.isLeft(nowhere) && nowhere.left instanceof SafeHttpError && nowhere.left.code === "BAD_REDIRECT")
+      const nowhere = yield* Effect.result(request(dev, { url: `${server.origin}/nowhere` }))
+      assert.isTrue(Result.isFailure(nowhere) && nowhere.left instanceof SafeHttpError && nowhere.left.code === "BAD_REDIRECT")
       const busy = yield* request(dev, { url: `${server.origin}/busy` })
       assert.strictEqual(busy.status, 503)
     })

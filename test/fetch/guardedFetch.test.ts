@@ -28,7 +28,7 @@ const rejection = (promise: Promise<unknown>) =>
   Effect.promise(() => promise.then(() => undefined, (error: unknown) => error))
 
 describe("guardedFetch", () => {
-  it.scoped("connects to the pinned address and keeps the Host header", () =>
+  it.effect("connects to the pinned address and keeps the Host header", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((request, response) => {
         response.writeHead(200, { "content-type": "application/json" })
@@ -43,7 +43,7 @@ describe("guardedFetch", () => {
     })
   )
 
-  it.scoped("a redirect rejects (redirect: error) and is never followed", () =>
+  it.effect("a redirect rejects (redirect: error) and is never followed", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => {
         response.writeHead(307, { location: "http://169.254.169.254/latest" })
@@ -58,7 +58,7 @@ describe("guardedFetch", () => {
     })
   )
 
-  it.scoped("refuses other origins, credentials and blocked addresses before connecting", () =>
+  it.effect("refuses other origins, credentials and blocked addresses before connecting", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => response.end("hi"))
       const { connector, fetch } = yield* setup({ allowPrivateNetwork: false })
@@ -81,7 +81,7 @@ describe("guardedFetch", () => {
     })
   )
 
-  it.scoped("the body stops at maxResponseBytes with a ResponseSizeError", () =>
+  it.effect("the body stops at maxResponseBytes with a ResponseSizeError", () =>
     Effect.gen(function* () {
       let written = 0
       let closed = false
@@ -115,7 +115,7 @@ describe("guardedFetch", () => {
     })
   )
 
-  it.scoped("the caller's AbortSignal aborts a pending request", () =>
+  it.effect("the caller's AbortSignal aborts a pending request", () =>
     Effect.gen(function* () {
       const server = yield* pageServer(() => {
         // never answers

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TLSSocket } from "node:tls"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { FetchConfig } from "../../src/config/FetchConfig"
 import { AddressPolicy, DnsResolver } from "../../src/fetch/AddressPolicy"
 import { SafeHttp } from "../../src/fetch/SafeHttp"
@@ -30,7 +30,7 @@ const testCertificate = () => {
 
 const httpsServer = (pair: { readonly key: string; readonly cert: string }) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: ReturnType<typeof createServer>; readonly port: number; readonly servernames: Array<string> }>((resume) => {
+    Effect.callback<{ readonly server: ReturnType<typeof createServer>; readonly port: number; readonly servernames: Array<string> }>((resume) => {
       const servernames: Array<string> = []
       const server = createServer(pair, (request, response) => {
         servernames.push(String((request.socket as TLSSocket).servername))
@@ -38,14 +38,14 @@ const httpsServer = (pair: { readonly key: string; readonly cert: string }) =>
       })
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, port: (server.address() as AddressInfo).port, servernames })))
     }),
-    ({ server }) => Effect.async<void>((resume) => {
+    ({ server }) => Effect.callback<void>((resume) => {
       server.closeAllConnections()
       server.close(() => resume(Effect.void))
     })
   )
 
 describe("pinned TLS", () => {
-  it.scoped("https connects to the pinned IP while SNI and certificate checks use the host name", () =>
+  it.effect("https connects to the pinned IP while SNI and certificate checks use the host name", () =>
     Effect.gen(function* () {
       const pair = testCertificate()
       const { port, servernames } = yield* httpsServer(pair)
@@ -67,9 +67,9 @@ describe("pinned TLS", () => {
       assert.deepStrictEqual(servernames, ["pinned.test"])
       assert.deepStrictEqual(connector.attempts.map((attempt) => attempt.address), ["127.0.0.1"])
       // Same pinned address, another name: the certificate does not cover it, so the handshake fails.
-      const mismatch = yield* Effect.either(http.request({ url: `https://other.test:${port}/` }))
-      assert.isTrue(Either.isLeft(mismatch))
-      if (Either.isLeft(mismatch)) assert.match(mismatch.left.message, /altnames|certificate/i)
+      const mismatch = yield* Effect.result(http.request({ url: `https://other.test:${port}/` }))
+      assert.isTrue(Result.isFailure(mismatch))
+      if (Result.isFailure(mismatch)) assert.match(mismatch.left.message, /altnames|certificate/i)
     })
   )
 })

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process"
 import { networkInterfaces } from "node:os"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { request as undiciRequest } from "undici"
 import { AddressPolicy, DnsLookupError, DnsResolver, type DnsResolverShape, UrlPolicyError } from "../../src/fetch/AddressPolicy"
 import { makePinnedDispatcher } from "../../src/fetch/pinnedDispatcher"
@@ -23,8 +23,8 @@ const namespaceWorks =
   !insideNamespace &&
   spawnSync("unshare", ["-n", "sh", "-c", "ip link set lo up"], { stdio: "ignore", timeout: 10_000 }).status === 0
 
-const verdictOf = (result: Either.Either<unknown, UrlPolicyError>): Verdict => {
-  if (Either.isRight(result)) return "allow"
+const verdictOf = (result: Result.Result<unknown, UrlPolicyError>): Verdict => {
+  if (Result.isSuccess(result)) return "allow"
   const error = result.left
   if (error.code !== "PRIVATE_NETWORK_BLOCKED") return error.code
   return error.alwaysBlocked === true ? "always" : "blocked"
@@ -37,7 +37,7 @@ const runRequest = (options: WebKitOptions, url: string, extra: { readonly metho
   const stack = webStack(options)
   return {
     connector: stack.connector,
-    result: Effect.flatMap(SafeHttp, (http) => Effect.either(http.request({ url, ...extra }))).pipe(Effect.provide(stack.layer))
+    result: Effect.flatMap(SafeHttp, (http) => Effect.result(http.request({ url, ...extra }))).pipe(Effect.provide(stack.layer))
   }
 }
 
@@ -99,9 +99,9 @@ if (namespaceWorks) {
           it.effect(`[${entry.group}] ${mode}: ${JSON.stringify(entry.url)} → ${expected}`, () =>
             Effect.gen(function* () {
               const policy = yield* AddressPolicy
-              const result = yield* Effect.either(policy.validate(entry.url))
-              assert.strictEqual(verdictOf(result), expected, Either.isLeft(result) ? result.left.message : "allowed")
-              if (Either.isLeft(result) && (expected === "blocked" || expected === "always")) {
+              const result = yield* Effect.result(policy.validate(entry.url))
+              assert.strictEqual(verdictOf(result), expected, Result.isFailure(result) ? result.left.message : "allowed")
+              if (Result.isFailure(result) && (expected === "blocked" || expected === "always")) {
                 if (entry.address !== undefined) assert.strictEqual(result.left.address, entry.address)
                 assert.include(result.left.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
                 assert.include(result.left.message, result.left.host)
@@ -113,55 +113,55 @@ if (namespaceWorks) {
     })
 
     describe("no byte reaches a refused address", () => {
-      it.scoped("[90] loopback in every literal form never reaches a loopback server in production", () =>
+      it.effect("[90] loopback in every literal form never reaches a loopback server in production", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((_request, response) => response.end("secret"))
           const forms = ["127.0.0.1", "127.1", "0x7f.1", "2130706433", "017700000001", "0177.0.0.1", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "localhost", "loopback.test", "LOCALHOST."]
           for (const host of forms) {
             const { connector, result } = runRequest({ production: true, dns: ssrfDns }, `http://${host}:${server.port}/`)
             const outcome = yield* result
-            assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "UrlPolicyError", host)
+            assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError", host)
             assert.deepStrictEqual(connector.attempts, [], host)
           }
           assert.strictEqual(server.connections(), 0)
         })
       )
 
-      it.scoped("[90] IPv6 loopback forms never reach a ::1 server in production", () =>
+      it.effect("[90] IPv6 loopback forms never reach a ::1 server in production", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((_request, response) => response.end("secret"), "::1")
           for (const host of ["[::1]", "[0:0:0:0:0:0:0:1]", "[0000::1]"]) {
             const { connector, result } = runRequest({ production: true }, `http://${host}:${server.port}/`)
-            assert.isTrue(Either.isLeft(yield* result), host)
+            assert.isTrue(Result.isFailure(yield* result), host)
             assert.deepStrictEqual(connector.attempts, [])
           }
           assert.strictEqual(server.connections(), 0)
         })
       )
 
-      it.scoped("negative control: the same servers are reached when private networks are allowed", () =>
+      it.effect("negative control: the same servers are reached when private networks are allowed", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((_request, response) => response.end("hello"))
           for (const host of ["127.1", "0x7f.1", "[::ffff:127.0.0.1]", "localhost"]) {
             const { result } = runRequest({ production: false, dns: ssrfDns }, `http://${host}:${server.port}/`)
             const outcome = yield* result
-            assert.isTrue(Either.isRight(outcome) && Buffer.from(outcome.right.body).toString() === "hello", host)
+            assert.isTrue(Result.isSuccess(outcome) && Buffer.from(outcome.right.body).toString() === "hello", host)
           }
           assert.isAtLeast(server.connections(), 4)
         })
       )
 
-      it.scoped("mixed answers and names with a private answer open no connection", () =>
+      it.effect("mixed answers and names with a private answer open no connection", () =>
         Effect.gen(function* () {
           for (const host of ["mixed.test", "mixed-meta.test", "private.test", "mapped.test", "nowhere.invalid", "empty.test"]) {
             const { connector, result } = runRequest({ production: true, dns: ssrfDns, translate: { [PUBLIC]: "127.0.0.1" } }, `http://${host}/`)
-            assert.isTrue(Either.isLeft(yield* result), host)
+            assert.isTrue(Result.isFailure(yield* result), host)
             assert.deepStrictEqual(connector.attempts, [], host)
           }
         })
       )
 
-      it.scoped("a pinned dispatcher refuses any host but its own", () =>
+      it.effect("a pinned dispatcher refuses any host but its own", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((_request, response) => response.end("x"))
           const connector = loopbackConnector()
@@ -207,7 +207,7 @@ if (namespaceWorks) {
         ["to an unresolvable name", () => "http://nowhere.invalid/", "DNS_RESOLUTION_FAILED"]
       ]
       for (const [name, location, expected] of refusedRedirects) {
-        it.scoped(`a public page redirecting ${name} is refused before the next request (production)`, () =>
+        it.effect(`a public page redirecting ${name} is refused before the next request (production)`, () =>
           Effect.gen(function* () {
             const { start, target } = yield* redirecting(location)
             const { connector, result } = runRequest(
@@ -215,10 +215,10 @@ if (namespaceWorks) {
               `http://public.test:${start.port}/`
             )
             const outcome = yield* result
-            assert.isTrue(Either.isLeft(outcome))
-            if (Either.isLeft(outcome)) {
+            assert.isTrue(Result.isFailure(outcome))
+            if (Result.isFailure(outcome)) {
               assert.instanceOf(outcome.left, UrlPolicyError)
-              assert.strictEqual(verdictOf(Either.left(outcome.left as UrlPolicyError)), expected)
+              assert.strictEqual(verdictOf(Result.fail(outcome.left as UrlPolicyError)), expected)
             }
             assert.strictEqual(start.requests.length, 1)
             assert.strictEqual(target.connections(), 0)
@@ -227,28 +227,28 @@ if (namespaceWorks) {
         )
       }
 
-      it.scoped("in development a redirect to metadata is still refused, to loopback it is followed", () =>
+      it.effect("in development a redirect to metadata is still refused, to loopback it is followed", () =>
         Effect.gen(function* () {
           const meta = yield* redirecting(() => "http://[::a9fe:a9fe]/")
           const toMeta = runRequest({ production: false }, `${meta.start.origin}/`)
           const refused = yield* toMeta.result
-          assert.isTrue(Either.isLeft(refused) && refused.left._tag === "UrlPolicyError" && refused.left.alwaysBlocked === true)
+          assert.isTrue(Result.isFailure(refused) && refused.left._tag === "UrlPolicyError" && refused.left.alwaysBlocked === true)
           const local = yield* redirecting((port) => `http://127.0.0.1:${port}/`)
           const followed = yield* runRequest({ production: false }, `${local.start.origin}/`).result
-          assert.isTrue(Either.isRight(followed) && followed.right.redirects === 1)
+          assert.isTrue(Result.isSuccess(followed) && followed.right.redirects === 1)
           assert.strictEqual(local.target.connections(), 1)
         })
       )
 
-      it.scoped("a redirect loop ends with Too many redirects after exactly 4 requests", () =>
+      it.effect("a redirect loop ends with Too many redirects after exactly 4 requests", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((_request, response) => {
             response.writeHead(301, { location: "/loop" })
             response.end()
           })
           const outcome = yield* runRequest({ production: false }, `${server.origin}/loop`).result
-          assert.isTrue(Either.isLeft(outcome))
-          if (Either.isLeft(outcome)) {
+          assert.isTrue(Result.isFailure(outcome))
+          if (Result.isFailure(outcome)) {
             assert.instanceOf(outcome.left, SafeHttpError)
             assert.include(outcome.left.message, "Too many redirects")
             assert.include(outcome.left.message, "redirect loop")
@@ -257,7 +257,7 @@ if (namespaceWorks) {
         })
       )
 
-      it.scoped("[100] 3 hops succeed and 4 hops fail", () =>
+      it.effect("[100] 3 hops succeed and 4 hops fail", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((request, response) => {
             const left = Number(request.url?.slice(1) ?? "0")
@@ -267,15 +267,15 @@ if (namespaceWorks) {
             } else response.end("done")
           })
           const three = yield* runRequest({ production: false }, `${server.origin}/3`).result
-          assert.isTrue(Either.isRight(three) && three.right.redirects === 3)
+          assert.isTrue(Result.isSuccess(three) && three.right.redirects === 3)
           const four = yield* runRequest({ production: false }, `${server.origin}/4`).result
-          assert.isTrue(Either.isLeft(four) && four.left.message.includes("Too many redirects"))
+          assert.isTrue(Result.isFailure(four) && four.left.message.includes("Too many redirects"))
         })
       )
     })
 
     describe("DNS", () => {
-      it.scoped("rebinding between lookups: the second hop's private answer is refused (production)", () =>
+      it.effect("rebinding between lookups: the second hop's private answer is refused (production)", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((request, response) => {
             if (request.url === "/first") {
@@ -289,14 +289,14 @@ if (namespaceWorks) {
             `http://rebind.test:${server.port}/first`
           )
           const outcome = yield* result
-          assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.address === "127.0.0.1")
+          assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.address === "127.0.0.1")
           assert.deepStrictEqual(server.requests.map((request) => request.url), ["/first"])
           assert.strictEqual(dns.calls(), 2)
           assert.deepStrictEqual(connector.attempts.map((attempt) => attempt.address), [PUBLIC])
         })
       )
 
-      it.scoped("rebinding to metadata between lookups is refused even in development", () =>
+      it.effect("rebinding to metadata between lookups is refused even in development", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((request, response) => {
             response.writeHead(302, { location: "/again" })
@@ -305,26 +305,26 @@ if (namespaceWorks) {
           const dns = rebindingResolver("rebind.test", ["127.0.0.1", "169.254.169.254"])
           const { connector, result } = runRequest({ production: false, resolver: dns.resolver }, `http://rebind.test:${server.port}/`)
           const outcome = yield* result
-          assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.alwaysBlocked === true)
+          assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.alwaysBlocked === true)
           assert.strictEqual(server.requests.length, 1)
           assert.deepStrictEqual(connector.refused, [])
         })
       )
 
-      it.scoped("[101] one lookup per hop: the connection uses the pinned answer, never a re-resolution", () =>
+      it.effect("[101] one lookup per hop: the connection uses the pinned answer, never a re-resolution", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((request, response) => response.end(String(request.headers.host)))
           // A second lookup would answer the metadata address: if anything re-resolved, it would show.
           const dns = rebindingResolver("pinned.test", ["127.0.0.1", "169.254.169.254"])
           const { connector, result } = runRequest({ production: false, resolver: dns.resolver }, `http://pinned.test:${server.port}/`)
           const outcome = yield* result
-          assert.isTrue(Either.isRight(outcome) && Buffer.from(outcome.right.body).toString() === `pinned.test:${server.port}`)
+          assert.isTrue(Result.isSuccess(outcome) && Buffer.from(outcome.right.body).toString() === `pinned.test:${server.port}`)
           assert.strictEqual(dns.calls(), 1)
           assert.deepStrictEqual(connector.attempts.map((attempt) => attempt.address), ["127.0.0.1"])
         })
       )
 
-      it.scoped("fetch_url: a rebinding answer between gate 1 and the GET is refused; the model never reads the address", () =>
+      it.effect("fetch_url: a rebinding answer between gate 1 and the GET is refused; the model never reads the address", () =>
         Effect.gen(function* () {
           const server = yield* pageServer((_request, response) => response.end("page"))
           const dns = rebindingResolver("flip.test", [PUBLIC, "10.1.2.3"])
@@ -341,12 +341,12 @@ if (namespaceWorks) {
         })
       )
 
-      it.scoped("[95] a lookup failure is DNS_RESOLUTION_FAILED in every mode and opens nothing", () =>
+      it.effect("[95] a lookup failure is DNS_RESOLUTION_FAILED in every mode and opens nothing", () =>
         Effect.gen(function* () {
           for (const production of [true, false]) {
             const { connector, result } = runRequest({ production, dns: {} }, "http://nowhere.invalid/")
             const outcome = yield* result
-            assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.code === "DNS_RESOLUTION_FAILED")
+            assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.code === "DNS_RESOLUTION_FAILED")
             assert.deepStrictEqual(connector.attempts, [])
           }
         })

@@ -39,7 +39,7 @@ const deskFront = (desk: ApprovalDesk, rules: ReadonlyArray<{ readonly kind: "to
           return Option.some({
             answer: opened.value.answer,
             close: (outcome: ApprovalOutcome, by: string | undefined) =>
-              Effect.zipRight(desk.close(opened.value.id), Ref.update(closed, (all) => [...all, [outcome, by] as const]))
+              Effect.andThen(desk.close(opened.value.id), Ref.update(closed, (all) => [...all, [outcome, by] as const]))
           })
         })
     }
@@ -74,7 +74,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
   it.effect("approve: the invoking user's answer runs the tool; the question is closed as approved", () =>
     Effect.gen(function*() {
       const { approvals, asked, closed, desk, h, mail } = yield* setUp()
-      const fiber = yield* Effect.fork(call(h, approvals, "send_mail"))
+      const fiber = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       const question = yield* Queue.take(asked)
       assert.strictEqual(question.request.userId, "user-1")
       assert.deepStrictEqual(question.request.args, { to: "bob@example.com" })
@@ -91,7 +91,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
   it.effect("deny: the model gets denied_by_user, the tool never runs", () =>
     Effect.gen(function*() {
       const { approvals, asked, closed, desk, h, mail } = yield* setUp()
-      const fiber = yield* Effect.fork(call(h, approvals, "send_mail"))
+      const fiber = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       const question = yield* Queue.take(asked)
       yield* desk.press(question.id, { userId: "user-1", canManageServer: false }, "denied")
       const outcome = yield* Fiber.join(fiber)
@@ -104,7 +104,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
   it.effect("a button pressed by someone else counts for nothing; a Manage Server member's answer counts", () =>
     Effect.gen(function*() {
       const { approvals, asked, closed, desk, h, mail } = yield* setUp()
-      const fiber = yield* Effect.fork(call(h, approvals, "send_mail"))
+      const fiber = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       const question = yield* Queue.take(asked)
       assert.strictEqual(yield* desk.press(question.id, { userId: "user-2", canManageServer: false }, "approved"), "not_allowed")
       yield* TestClock.adjust(Duration.seconds(10))
@@ -119,7 +119,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
   it.effect("no answer: denied at exactly TOOL_APPROVAL_TIMEOUT_MS (120 s), not before", () =>
     Effect.gen(function*() {
       const { approvals, asked, closed, h, mail } = yield* setUp()
-      const fiber = yield* Effect.fork(call(h, approvals, "send_mail"))
+      const fiber = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       yield* Queue.take(asked)
       yield* TestClock.adjust(Duration.millis(119_999))
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still waiting 1 ms before the deadline")
@@ -135,7 +135,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
   it.effect("/kill during the wait stops the turn at once; the question is closed as stopped", () =>
     Effect.gen(function*() {
       const { approvals, asked, closed, desk, h, mail } = yield* setUp()
-      const fiber = yield* Effect.fork(call(h, approvals, "send_mail"))
+      const fiber = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       const question = yield* Queue.take(asked)
       yield* h.signals.kill({ requesterId: "user-1" })
       const outcome = yield* Fiber.join(fiber)
@@ -152,7 +152,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
       const h = yield* makeToolCallHarness({ tools: [hanging.tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
       const desk = yield* makeApprovalDesk()
       const { approvals, asked } = yield* deskFront(desk, [{ kind: "tool", name: "send_mail" }], Duration.seconds(120))
-      const fiber = yield* Effect.fork(call(h, approvals, "send_mail"))
+      const fiber = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       const question = yield* Queue.take(asked)
       yield* TestClock.adjust(Duration.seconds(100))
       yield* desk.press(question.id, { userId: "user-1", canManageServer: false }, "approved")
@@ -180,7 +180,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
       // The turn declared its guild tools (the registry caches them in the turn state).
       yield* h.registry.toolsForTurn({ provider: "p", model: "m", guildId: "guild-1", channelId: "channel-1", flags: (yield* Ref.get(h.state.flags)), turnState: h.state })
       for (const name of ["mail", "create_issue"]) {
-        const fiber = yield* Effect.fork(call(h, approvals, name))
+        const fiber = yield* Effect.forkChild(call(h, approvals, name))
         const question = yield* Queue.take(asked)
         assert.strictEqual(question.request.toolName, name)
         yield* desk.press(question.id, { userId: "user-1", canManageServer: false }, "approved")
@@ -196,7 +196,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
       const h = yield* makeToolCallHarness({ tools: [mail.tool] })
       const desk = yield* makeApprovalDesk(1)
       const { approvals, asked } = yield* deskFront(desk, [{ kind: "tool", name: "send_mail" }], Duration.seconds(120))
-      const first = yield* Effect.fork(call(h, approvals, "send_mail"))
+      const first = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       yield* Queue.take(asked)
       const second = yield* call(h, approvals, "send_mail")
       assert.include((payloadOf(second) as { reason: string }).reason, "nobody could be asked")

@@ -271,7 +271,7 @@ describe("the context budget in a turn (scripted model) [issue 23]", () => {
         return S.reply("too late")
       } }, ({ signals }) =>
         Effect.gen(function*() {
-          const turn = yield* Effect.fork(runGenerationTurn())
+          const turn = yield* Effect.forkChild(runGenerationTurn())
           yield* Effect.yieldNow()
           yield* signals.kill({ requesterId: "user-1" })
           const result = yield* Fiber.join(turn)
@@ -299,7 +299,7 @@ describe("context metrics [issue 23]", () => {
         stream: () => Stream.fail(new ProviderError({ reason: "ContextOverflow", provider: "refusing", detail: "too long", status: 400 }))
       })
       const model = instrumentModel(refusing, { tracing: false, metrics: true })
-      const ended = yield* Effect.either(Stream.runDrain(model.stream({ model: "m", apiKey: undefined, system: "", messages: [], tools: [], functionHistory: [] })))
+      const ended = yield* Effect.result(Stream.runDrain(model.stream({ model: "m", apiKey: undefined, system: "", messages: [], tools: [], functionHistory: [] })))
       assert.isTrue(ended._tag === "Left")
       assert.strictEqual((yield* Metric.value(counter)).count, before)
     }))

@@ -93,7 +93,7 @@ describe("context restart at the executeToolCall level (spec §2.6)", () => {
       const tool = yield* makeRecordingTool("gif_tool", () =>
         Effect.as(Effect.sleep("3 seconds"), toolSuccess({ type: "context_restart_gif", enhanced_context_item: { text: "gif frames" } })))
       const h = yield* makeToolCallHarness({ tools: [tool.tool] })
-      const fiber = yield* Effect.fork(run(h, { name: "gif_tool" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "gif_tool" }))
       yield* TestClock.adjust("3 seconds")
       const outcome = yield* Fiber.join(fiber)
       assert.deepStrictEqual(outcome._tag === "Restart" ? outcome.durationMs : -1, 3_000)

@@ -23,7 +23,7 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
     Effect.gen(function*() {
       const hanging = yield* makeHangingTool("hang")
       const h = yield* makeToolCallHarness({ tools: [hanging.tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
-      const fiber = yield* Effect.fork(run(h, { name: "hang", args: {} }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "hang", args: {} }))
       yield* Deferred.await(hanging.started)
       yield* TestClock.adjust(Duration.millis(9_999))
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still running one millisecond before the timeout")
@@ -50,7 +50,7 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
     Effect.gen(function*() {
       const hanging = yield* makeHangingTool("hang")
       const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
-      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
       yield* TestClock.adjust(Duration.seconds(300))
       assert.strictEqual(reasonOf(yield* Fiber.join(fiber)), "Tool \"hang\" timed out after 300s.")
@@ -67,7 +67,7 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
         const second = yield* run(h, { name: "second" })
         return [first, second] as const
       })
-      const fiber = yield* Effect.fork(chain)
+      const fiber = yield* Effect.forkChild(chain)
       yield* TestClock.adjust(Duration.seconds(6))
       yield* TestClock.adjust(Duration.seconds(6))
       const [first, second] = yield* Fiber.join(fiber)
@@ -82,7 +82,7 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
   it.effect("a tool finishing just before the timeout wins the race", () =>
     Effect.gen(function*() {
       const h = yield* makeToolCallHarness({ tools: [slowTool("edge", Duration.millis(9_999))], loop: { toolExecutionTimeout: Duration.seconds(10) } })
-      const fiber = yield* Effect.fork(run(h, { name: "edge" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "edge" }))
       yield* TestClock.adjust(Duration.seconds(10))
       const outcome = yield* Fiber.join(fiber)
       assert.isTrue(outcome._tag === "History" && outcome.success)
@@ -97,8 +97,8 @@ const slowCleanupTool = (name: string, cleanup: Duration.DurationInput) =>
     const tool = rawTool({
       name,
       execute: () =>
-        Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
-          Effect.ensuring(Effect.zipRight(Effect.sleep(cleanup), Deferred.succeed(cleaned, undefined)))
+        Effect.andThen(Deferred.succeed(started, undefined), Effect.never).pipe(
+          Effect.ensuring(Effect.andThen(Effect.sleep(cleanup), Deferred.succeed(cleaned, undefined)))
         )
     })
     return { tool, started, cleaned }
@@ -109,7 +109,7 @@ describe("executeToolCall: the race is decided at once (issue 11.7)", () => {
     Effect.gen(function*() {
       const slow = yield* slowCleanupTool("stuck", "60 seconds")
       const h = yield* makeToolCallHarness({ tools: [slow.tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
-      const fiber = yield* Effect.fork(run(h, { name: "stuck" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "stuck" }))
       yield* Deferred.await(slow.started)
       yield* TestClock.adjust(Duration.millis(9_999))
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
@@ -126,7 +126,7 @@ describe("executeToolCall: the race is decided at once (issue 11.7)", () => {
     Effect.gen(function*() {
       const slow = yield* slowCleanupTool("stuck", "60 seconds")
       const h = yield* makeToolCallHarness({ tools: [slow.tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
-      const fiber = yield* Effect.fork(run(h, { name: "stuck" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "stuck" }))
       yield* Deferred.await(slow.started)
       yield* TestClock.adjust(Duration.seconds(2))
       yield* h.signals.kill({ requesterId: "user-1" })
@@ -140,7 +140,7 @@ describe("executeToolCall: the race is decided at once (issue 11.7)", () => {
     Effect.gen(function*() {
       const tool = rawTool({ name: "stubborn", execute: () => Effect.uninterruptible(Effect.as(Effect.sleep("30 seconds"), toolSuccess({ late: true }))) })
       const h = yield* makeToolCallHarness({ tools: [tool], loop: { toolExecutionTimeout: Duration.seconds(10) } })
-      const fiber = yield* Effect.fork(run(h, { name: "stubborn" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "stubborn" }))
       yield* TestClock.adjust(Duration.seconds(10))
       const outcome = yield* Fiber.join(fiber)
       assert.strictEqual(reasonOf(outcome), "Tool \"stubborn\" timed out after 10s.")
@@ -159,7 +159,7 @@ describe("executeToolCall: TOOL_EXECUTION_TIMEOUT_MS (spec §10, design §5.2)",
       assert.strictEqual(Duration.toMillis(settings.toolExecutionTimeout), 10_000)
       const hanging = yield* makeHangingTool("hang")
       const h = yield* makeToolCallHarness({ tools: [hanging.tool], loop: { toolExecutionTimeout: settings.toolExecutionTimeout } })
-      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
       yield* TestClock.adjust(Duration.millis(500))
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
@@ -180,7 +180,7 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
     Effect.gen(function*() {
       const hanging = yield* makeHangingTool("hang")
       const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
-      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
       yield* h.signals.kill({ requesterId: "user-1" })
       const outcome = yield* Fiber.join(fiber)
@@ -202,10 +202,10 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
         // The kill arrives as a signal only: the turn's listeners hear it, no stop is registered.
         signals: (real) => ({
           ...real,
-          onKill: (listener) => Effect.as(Effect.forkDaemon(Effect.zipRight(Deferred.await(killSwitch), Effect.sync(listener))), () => {})
+          onKill: (listener) => Effect.as(Effect.forkDetach(Effect.andThen(Deferred.await(killSwitch), Effect.sync(listener))), () => {})
         })
       })
-      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
       yield* Deferred.succeed(killSwitch, undefined)
       const outcome = yield* Fiber.join(fiber)
@@ -276,7 +276,7 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
     Effect.gen(function*() {
       const hanging = yield* makeHangingTool("hang")
       const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
-      const fiber = yield* Effect.fork(run(h, { name: "hang" }))
+      const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
       const exit = yield* Fiber.interrupt(fiber)
       assert.isTrue(Exit.isInterrupted(exit))

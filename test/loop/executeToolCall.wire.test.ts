@@ -24,7 +24,7 @@ describe("executeToolCall: /kill cancels a promise-based tool on the wire (desig
             })).pipe(Effect.as(toolSuccess()))
       })
       const h = yield* makeToolCallHarness({ tools: [fetcher] })
-      const fiber = yield* Effect.fork(h.run(executeToolCall({ ...callInput({ name: "fetch_slow" }), iteration: 0, attempt: testAttempt })))
+      const fiber = yield* Effect.forkChild(h.run(executeToolCall({ ...callInput({ name: "fetch_slow" }), iteration: 0, attempt: testAttempt })))
       yield* Deferred.await(server.arrived)
       yield* h.signals.kill({ requesterId: "user-1" })
       const outcome = yield* Fiber.join(fiber)

@@ -71,7 +71,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
       script: ({ request }) => (request.model === "primary" ? [S.hang] : S.reply("late but fine"))
     }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runGenerationTurn())
+        const fiber = yield* Effect.forkChild(runGenerationTurn())
         yield* TestClock.adjust("300 seconds")
         const result = yield* Fiber.join(fiber)
         assert.deepStrictEqual(result.attempts, [
@@ -262,7 +262,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
       const ending = (script: S.Script, act: (harness: LoopHarness) => Effect.Effect<void> = () => Effect.void) =>
         withTurn({ models: ["primary"], tools: [sticker, failing], stickers: [wave], script }, (harness) =>
           Effect.gen(function*() {
-            const fiber = yield* Effect.fork(runGenerationTurn())
+            const fiber = yield* Effect.forkChild(runGenerationTurn())
             yield* act(harness)
             const result = yield* Fiber.join(fiber)
             return [result.status, result.stickerSelection?.id ?? "none"]
@@ -333,7 +333,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
   it.effect("[73] a timeout kept quiet because another key was pending is shown at finalize when nothing answered", () =>
     withTurn({ models: ["only"], keys: ["k0", "k1"], script: [[S.hang]] }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runGenerationTurn())
+        const fiber = yield* Effect.forkChild(runGenerationTurn())
         yield* TestClock.adjust("300 seconds")
         const result = yield* Fiber.join(fiber)
         assert.deepStrictEqual(result.attempts, [{ model: "only", keyIndex: 0, status: "timeout" }])
@@ -343,7 +343,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
   it.effect("[73] not surfaced: the deferred notice stays silent", () =>
     withTurn({ models: ["only"], keys: ["k0", "k1"], turn: { shouldSurfaceUserErrors: false }, script: [[S.hang]] }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runGenerationTurn())
+        const fiber = yield* Effect.forkChild(runGenerationTurn())
         yield* TestClock.adjust("300 seconds")
         yield* Fiber.join(fiber)
         assert.deepStrictEqual(yield* collected.notices, [])
@@ -352,7 +352,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
   it.effect("[73] primary timed out quietly, the fallback timed out loudly: one timeout notice, not two", () =>
     withTurn({ models: ["m1", "m2"], script: [[S.hang], [S.hang]] }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runGenerationTurn())
+        const fiber = yield* Effect.forkChild(runGenerationTurn())
         yield* TestClock.adjust("300 seconds")
         yield* TestClock.adjust("300 seconds")
         const result = yield* Fiber.join(fiber)

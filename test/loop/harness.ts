@@ -91,8 +91,8 @@ export const withLoopHarness = <A, E, R>(
     const registry: ToolRegistryShape = {
       ...tools.registry,
       requiresFollowUp: (name, provider, guildId) =>
-        Effect.zipRight(
-          Effect.zipRight(Ref.update(lookups, (all) => [...all, name]), Ref.update(calls, (all) => [...all, [name, provider, guildId] as const])),
+        Effect.andThen(
+          Effect.andThen(Ref.update(lookups, (all) => [...all, name]), Ref.update(calls, (all) => [...all, [name, provider, guildId] as const])),
           tools.registry.requiresFollowUp(name, provider, guildId)
         )
     }

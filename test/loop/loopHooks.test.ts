@@ -23,8 +23,8 @@ const recordingHooks = Effect.gen(function*() {
   const hooks: LoopHooks = {
     ...noHooks,
     requestNotes: Effect.succeed([{ role: "user", content: "a note from the hook" }]),
-    passSink: (sink) => ({ ...sink, write: (delta) => Effect.zipRight(Ref.update(written, (all) => [...all, delta]), sink.write(delta)) }),
-    aroundCalls: (calls) => Effect.zipRight(Ref.update(wrapped, (n) => n + 1), calls),
+    passSink: (sink) => ({ ...sink, write: (delta) => Effect.andThen(Ref.update(written, (all) => [...all, delta]), sink.write(delta)) }),
+    aroundCalls: (calls) => Effect.andThen(Ref.update(wrapped, (n) => n + 1), calls),
     passEnded: (text, fate) => Ref.update(fates, (all) => [...all, [text, fate] as const]),
     conclude: (input) =>
       Effect.map(Ref.getAndUpdate(concluded, (n) => n + 1), (n) =>
@@ -65,7 +65,7 @@ describe("the loop core and its hooks (docs/architecture.md, \"Loop core and its
       const r = yield* recordingHooks
       yield* withLoopHarness({ script: [[S.text("partial"), S.hang]] }, ({ signals }) =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoop({ attempt, apiKey: undefined, hooks: () => Effect.succeed({ ...r.hooks, holdsOutput: true }) }))
+          const fiber = yield* Effect.forkChild(runToolLoop({ attempt, apiKey: undefined, hooks: () => Effect.succeed({ ...r.hooks, holdsOutput: true }) }))
           yield* (yield* ScriptedProbe).awaitCall(0)
           yield* Effect.yieldNow()
           yield* signals.requestStop({ requesterId: "user-1" })

@@ -75,7 +75,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
       const tools = [timedTool(t, "one", "1 second"), timedTool(t, "two", "2 seconds"), timedTool(t, "three", "3 seconds")]
       yield* withLoopHarness({ tools, script: [calls("one", "two", "three"), S.reply("done")] }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("2999 millis")
           assert.isTrue((yield* Fiber.poll(fiber))._tag === "None", "still running before 3 s")
           yield* TestClock.adjust("1 millis")
@@ -94,7 +94,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
       const tools = [timedTool(t, "one", "10 seconds"), timedTool(t, "two", "20 seconds"), timedTool(t, "three", undefined)]
       yield* withLoopHarness({ tools, script: [calls("one", "two", "three"), S.reply("never")] }, ({ signals }) =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("1500 millis")
           assert.strictEqual(yield* Ref.get(t.running), 3)
           yield* signals.kill({ requesterId: "user-1" })
@@ -126,7 +126,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
       )
       yield* withLoopHarness({ tools, script: [calls("fetch_0", "fetch_1", "fetch_2"), S.reply("never")] }, ({ signals }) =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(loop())
+          const fiber = yield* Effect.forkChild(loop())
           yield* Effect.forEach(servers, (server) => Deferred.await(server.arrived))
           yield* signals.kill({ requesterId: "user-1" })
           assert.strictEqual((yield* Fiber.join(fiber)).status, "stopped_by_user")
@@ -145,7 +145,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
         script: [calls("one", "stuck", "three"), S.reply("done")]
       }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           for (let second = 0; second < 10; second++) yield* TestClock.adjust("1 second")
           const outcome = yield* Fiber.join(fiber)
           assert.strictEqual(outcome.result.status, "completed")
@@ -166,7 +166,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
         script: [calls("stuck_a", "stuck_b"), S.reply("done")]
       }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           for (let second = 0; second < 10; second++) yield* TestClock.adjust("1 second")
           assert.deepStrictEqual(yield* Ref.get(t.finalized), ["stuck_a"], "the first timed out at 10 s, the second only started then")
           for (let second = 0; second < 9; second++) yield* TestClock.adjust("1 second")
@@ -188,7 +188,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
         script: [calls(...names), S.reply("done")]
       }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("2999 millis")
           assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
           yield* TestClock.adjust("1 millis")
@@ -210,7 +210,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
       ]
       yield* withLoopHarness({ tools, script: [calls("s3", "free", "s1", "s2"), S.reply("done")] }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("4 seconds")
           const outcome = yield* Fiber.join(fiber)
           const at = (name: string) => (resultOf(outcome.functionHistory, name) as { at: number }).at
@@ -231,7 +231,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
         script: [calls(...names), S.reply("done")]
       }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("1 second")
           const outcome = yield* Fiber.join(fiber)
           // The refusal neither ran the tool nor counted as a failure (the error cap is 1 here).
@@ -260,7 +260,7 @@ describe("folding the outcomes of one pass, in the model's order", () => {
       script: [callsWith([["late"], ["early"]], "Looking."), callsWith([["early"]]), S.reply("done")]
     }, () =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+        const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
         yield* TestClock.adjust("2 seconds")
         const outcome = yield* Fiber.join(fiber)
         assert.deepStrictEqual(entriesOf(outcome.functionHistory), [["late", { n: 1 }, 1], ["early", { n: 2 }, 1], ["early", { n: 2 }, 2]])
@@ -307,13 +307,13 @@ describe("folding the outcomes of one pass, in the model's order", () => {
   it.effect("endTurn takes effect after the whole batch: the slower call still runs and is replayed", () =>
     Effect.gen(function*() {
       const slowDone = yield* Ref.make(false)
-      const lateTool = rawTool({ name: "late", execute: () => Effect.as(Effect.zipRight(Effect.sleep("1 second"), Ref.set(slowDone, true)), toolSuccess()) })
+      const lateTool = rawTool({ name: "late", execute: () => Effect.as(Effect.andThen(Effect.sleep("1 second"), Ref.set(slowDone, true)), toolSuccess()) })
       yield* withLoopHarness({
         tools: [ok("ender", undefined, { execute: () => Effect.succeed(toolSuccess(undefined, { endTurn: true })) }), lateTool],
         script: [calls("ender", "late"), S.reply("never")]
       }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+          const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("1 second")
           const outcome = yield* Fiber.join(fiber)
           assert.strictEqual(outcome.result.status, "completed")
@@ -464,7 +464,7 @@ describe("folding the outcomes of one pass, in the model's order", () => {
   it.effect("a stop while the calls run aborts the pass: stopped_by_user, no result reaches the model", () =>
     withLoopHarness({ tools: [slow("a", "1 second"), slow("b", "2 seconds")], script: [calls("a", "b"), S.reply("never")] }, ({ signals }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runToolLoopDetailed({ attempt, apiKey: undefined }))
+        const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
         yield* TestClock.adjust("500 millis")
         yield* signals.requestStop({ requesterId: "user-1" })
         yield* TestClock.adjust("2 seconds")

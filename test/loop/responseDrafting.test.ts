@@ -43,7 +43,7 @@ const packetOf = (request: GenerationRequest | undefined) => request?.messages.m
 
 /** Waits (without moving the clock) until some fiber sleeps on the TestClock until `at` (ms). */
 const untilSleepingUntil = (at: number) =>
-  Effect.repeat(Effect.zipRight(Effect.yieldNow(), TestClock.sleeps()), { until: (sleeps) => Chunk.some(sleeps, (wake) => wake === at) })
+  Effect.repeat(Effect.andThen(Effect.yieldNow(), TestClock.sleeps()), { until: (sleeps) => Chunk.some(sleeps, (wake) => wake === at) })
 
 const deliveredTexts = (events: ReadonlyArray<{ readonly _tag: string; readonly text?: string }>) =>
   events.flatMap((event) => (event._tag === "Delivered" && event.text !== undefined ? [event.text] : []))
@@ -55,7 +55,7 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
     }, ({ collected }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(1)
         yield* TestClock.adjust("1 second")
         assert.strictEqual(yield* collected.delivered, "", "held while the reviewer has not answered")
@@ -142,7 +142,7 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
     }, ({ collected, signals, stopResponses }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(1)
         // A stop registered (not a kill) while the reviewer works: its stop response is queued.
         yield* signals.requestStop({ requesterId: "u1", stopContext: { requesterId: "u1", originalMessageId: "m9" } })
@@ -159,7 +159,7 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
     }, ({ collected, signals, stopResponses }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(1)
         yield* signals.requestFollowUp
         yield* TestClock.adjust("1 second")
@@ -175,7 +175,7 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
     }, ({ collected, signals, stopResponses }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(1)
         yield* signals.requestFollowUp
         // Past the moment the reviewer would have approved.
@@ -194,7 +194,7 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
     }, ({ collected, signals, stopResponses }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(1)
         yield* signals.requestStop({ requesterId: "u1", stopContext: { requesterId: "u1", originalMessageId: "m9" } })
         yield* TestClock.adjust("1 second")
@@ -225,7 +225,7 @@ describe("Response Drafting: completing the pending response (spec §2.10)", () 
     }, ({ collected, signals }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         // The response review (call 3) approves; the first part's delivery then takes 1 s.
         yield* probe.awaitCall(3)
         yield* untilSleepingUntil(1000)
@@ -289,7 +289,7 @@ describe("Response Drafting: scenarios 29 and 52 under drafting", () => {
     }, ({ collected }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(2)
         yield* TestClock.adjust("1 second")
         assert.strictEqual(yield* collected.delivered, "", "\"Done!\" is held until the reviewer approves")
@@ -304,7 +304,7 @@ describe("Response Drafting: scenarios 29 and 52 under drafting", () => {
   it.effect("[52] a /kill mid-pass: stopped_by_user, the held \"partial\" is never posted, the stop response queued at the front", () =>
     withLoopHarness({ script: S.byModel({ [AUTHOR]: [[S.text("partial"), S.hang]], [REVIEWER]: [approve] }) }, ({ collected, signals, stopResponses }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* TestClock.adjust("1 second")
         yield* signals.kill({ requesterId: "u1", stopContext: { requesterId: "u1", originalMessageId: "m9" } })
         const result = yield* Fiber.join(fiber)
@@ -317,7 +317,7 @@ describe("Response Drafting: scenarios 29 and 52 under drafting", () => {
   it.effect("[52] without a stop context the stop request is cleared (it must not abort the next turn)", () =>
     withLoopHarness({ script: S.byModel({ [AUTHOR]: [[S.text("partial"), S.hang]] }) }, ({ signals, stopResponses }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* TestClock.adjust("1 second")
         yield* signals.requestStop({ requesterId: "u1" })
         const result = yield* Fiber.join(fiber)
@@ -334,7 +334,7 @@ describe("Response Drafting: every review is bounded (stream budgets, /kill) and
     withLoopHarness({ script: S.byModel({ [AUTHOR]: [S.reply("Held.")], [REVIEWER]: [[S.hang]] }), loop: budgets }, ({ collected, signals, stopResponses }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(1)
         yield* signals.kill({ requesterId: "u1", stopContext: { requesterId: "u1" } })
         const result = yield* Fiber.join(fiber)
@@ -348,7 +348,7 @@ describe("Response Drafting: every review is bounded (stream budgets, /kill) and
     withLoopHarness({ script: S.byModel({ [AUTHOR]: [S.reply("Held.")], [REVIEWER]: [[S.hang]] }), loop: budgets }, ({ collected, tools }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* probe.awaitCall(1)
         yield* TestClock.adjust("29 seconds")
         assert.strictEqual(yield* collected.delivered, "")
@@ -368,7 +368,7 @@ describe("Response Drafting: every review is bounded (stream budgets, /kill) and
       loop: budgets
     }, ({ collected, tools }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* TestClock.adjust("19 seconds")
         assert.strictEqual(yield* collected.delivered, "")
         yield* TestClock.adjust("1 second")
@@ -570,7 +570,7 @@ describe("Response Drafting: the tool checkpoint (spec §3 step 5b)", () => {
         script: S.byModel({ [AUTHOR]: [S.callTool("lookup"), S.reply("Done.")], [REVIEWER]: [[S.hang], approve] })
       }, ({ tools }) =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(loop())
+          const fiber = yield* Effect.forkChild(loop())
           yield* TestClock.adjust("29 seconds")
           assert.strictEqual((yield* Ref.get(lookup.calls)).length, 0, "not dispatched while under review")
           yield* TestClock.adjust("1 second")
@@ -590,7 +590,7 @@ describe("Response Drafting: the tool checkpoint (spec §3 step 5b)", () => {
       }, ({ collected, signals }) =>
         Effect.gen(function*() {
           const probe = yield* ScriptedProbe
-          const fiber = yield* Effect.fork(loop())
+          const fiber = yield* Effect.forkChild(loop())
           yield* probe.awaitCall(1)
           yield* signals.requestFollowUp
           yield* TestClock.adjust("1 second")
@@ -610,7 +610,7 @@ describe("Response Drafting: the tool checkpoint (spec §3 step 5b)", () => {
       }, ({ collected, signals }) =>
         Effect.gen(function*() {
           const probe = yield* ScriptedProbe
-          const fiber = yield* Effect.fork(loop())
+          const fiber = yield* Effect.forkChild(loop())
           yield* probe.awaitCall(1)
           yield* signals.kill({ requesterId: "u1" })
           const result = yield* Fiber.join(fiber)

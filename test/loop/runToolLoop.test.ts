@@ -302,7 +302,7 @@ describe("runToolLoop (spec §2)", () => {
   it.effect("[52] stopped_by_user keeps the partial text and queues the stop response when a stop context exists", () =>
     withLoopHarness({ script: [[S.text("partial"), S.hang]] }, ({ signals, stopResponses }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* TestClock.adjust("1 second")
         yield* signals.kill({ requesterId: "u1", stopContext: { requesterId: "u1", originalMessageId: "m9" } })
         const result = yield* Fiber.join(fiber)
@@ -313,7 +313,7 @@ describe("runToolLoop (spec §2)", () => {
   it.effect("[52] without a stop context the stop request is cleared (it must not abort the next turn)", () =>
     withLoopHarness({ script: [[S.text("partial"), S.hang]] }, ({ signals, stopResponses }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* TestClock.adjust("1 second")
         yield* signals.requestStop({ requesterId: "u1" })
         const result = yield* Fiber.join(fiber)
@@ -327,7 +327,7 @@ describe("runToolLoop (spec §2)", () => {
       const hanging = yield* makeHangingTool("slow")
       yield* withLoopHarness({ tools: [hanging.tool], script: [S.callTool("slow", {}, "Working on it."), S.reply("never")] }, ({ signals, collected }) =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(loop())
+          const fiber = yield* Effect.forkChild(loop())
           yield* Deferred.await(hanging.started)
           yield* signals.kill({ requesterId: "u1" })
           const result = yield* Fiber.join(fiber)
@@ -346,7 +346,7 @@ describe("runToolLoop (spec §2)", () => {
   it.effect("[53] follow_up_interrupt ends the attempt with that status", () =>
     withLoopHarness({ script: [[S.text("abc"), S.hang]] }, ({ signals }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(loop())
+        const fiber = yield* Effect.forkChild(loop())
         yield* TestClock.adjust("1 second")
         yield* signals.requestFollowUp
         assert.strictEqual((yield* Fiber.join(fiber)).status, "follow_up_interrupt")
@@ -449,7 +449,7 @@ describe("runToolLoop (spec §2)", () => {
         script: [S.callTool("stuck"), S.reply("moving on")]
       }, () =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(loop())
+          const fiber = yield* Effect.forkChild(loop())
           yield* TestClock.adjust("10 seconds")
           const result = yield* Fiber.join(fiber)
           assert.strictEqual(result.status, "completed")

@@ -52,7 +52,7 @@ const fakeCredentials = (fake: Fake) =>
     const materialized = yield* Ref.make<ReadonlyArray<number>>([])
     const told = yield* Ref.make<ReadonlyArray<number | undefined>>([])
     const credentials: TurnCredentials = {
-      personalKey: Option.map(Option.fromNullable(fake.personalKey), Redacted.make),
+      personalKey: Option.map(Option.fromNullishOr(fake.personalKey), Redacted.make),
       userByokMode: fake.userByokMode ?? false,
       serverRouteOptOut: fake.serverRouteOptOut ?? false,
       serverCredential: Effect.gen(function*() {
@@ -207,7 +207,7 @@ describe("[72] runGenerationTurn: personal route, then the server route (spec §
       Effect.gen(function*() {
         const result = yield* runGenerationTurn().pipe(
           Effect.provideService(CurrentTurn, { ...tools.turn, isUserImpersonation: true, shouldSurfaceUserErrors: false }),
-          Effect.either
+          Effect.result
         )
         // Impersonation never uses the user's personal key either: the server route is planned.
         assert.isTrue(result._tag === "Right" && result.right.credentialSource === "server")
@@ -266,7 +266,7 @@ describe("[72] runGenerationTurn: personal route, then the server route (spec §
       models: ["only"]
     }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runGenerationTurn())
+        const fiber = yield* Effect.forkChild(runGenerationTurn())
         yield* TestClock.adjust("300 seconds")
         yield* TestClock.adjust("300 seconds")
         const result = yield* Fiber.join(fiber)
@@ -280,7 +280,7 @@ describe("[72] runGenerationTurn: personal route, then the server route (spec §
   it.effect("[72] spec §4: a stream timeout on the personal key alone shows the personal variant", () =>
     withRoutes({ script: () => [S.hang], fake: { personalKey: PERSONAL, userByokMode: true }, models: ["only"] }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(runGenerationTurn())
+        const fiber = yield* Effect.forkChild(runGenerationTurn())
         yield* TestClock.adjust("300 seconds")
         const result = yield* Fiber.join(fiber)
         assert.strictEqual(result.credentialSource, "personal")

@@ -103,7 +103,7 @@ describe("streamOnce (spec §4)", () => {
   it.effect("[58] no content for the first-token budget ⇒ timeout(first_token) with the first-token notice; not a moment earlier", () =>
     withPassHarness({ script: [[S.keepAlive, S.sleep("200 seconds"), S.keepAlive, S.hang]] }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("299 seconds")
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "keep-alives do not end the first-token budget early")
         yield* TestClock.adjust("1 second")
@@ -117,7 +117,7 @@ describe("streamOnce (spec §4)", () => {
   it.effect("[58] the first-token budget follows LoopConfig.firstTokenTimeout", () =>
     withPassHarness({ script: [[S.hang]], config: { firstTokenTimeout: Duration.seconds(400) } }, () =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("399 seconds")
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
         yield* TestClock.adjust("1 second")
@@ -127,7 +127,7 @@ describe("streamOnce (spec §4)", () => {
   it.effect("[59] content then silence for the inactivity budget ⇒ timeout(idle)", () =>
     withPassHarness({ script: [[S.sleep("250 seconds"), S.text("Hi"), S.hang]] }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("250 seconds")
         yield* TestClock.adjust("119 seconds")
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
@@ -143,7 +143,7 @@ describe("streamOnce (spec §4)", () => {
       config: { streamInactivityTimeout: Duration.seconds(10) }
     }, () =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("7 seconds")
         yield* TestClock.adjust(Duration.millis(9_999))
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "not before 17 s")
@@ -157,7 +157,7 @@ describe("streamOnce (spec §4)", () => {
       script: [Array.from({ length: 20 }, (_, i) => [S.sleep("100 seconds"), S.text(`${i} `)]).flat()]
     }, () =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("2000 seconds")
         const pass = yield* Fiber.join(fiber)
         assert.strictEqual(pass._tag, "Completed")
@@ -169,7 +169,7 @@ describe("streamOnce (spec §4)", () => {
       script: [[S.text("a"), ...Array.from({ length: 10 }, () => [S.sleep("30 seconds"), S.keepAlive]).flat(), S.hang]]
     }, () =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("120 seconds")
         const pass = yield* Fiber.join(fiber)
         assert.strictEqual(pass._tag, "Timeout")
@@ -179,7 +179,7 @@ describe("streamOnce (spec §4)", () => {
   it.effect("[60] errors suppressed for the attempt ⇒ no notice; the pass carries phase and sawProgress for the outer tier", () =>
     withPassHarness({ script: [[S.text("x"), S.hang]] }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run({}, { suppressUserErrors: true }))
+        const fiber = yield* Effect.forkChild(run({}, { suppressUserErrors: true }))
         yield* TestClock.adjust("120 seconds")
         const pass = yield* Fiber.join(fiber)
         assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "x", phase: "idle", sawProgress: true }))
@@ -198,7 +198,7 @@ describe("streamOnce (spec §4)", () => {
     withPassHarness({ script: [[S.text("partial "), S.hang]], sink: { chunkSize: 1000 } }, ({ collected, signals }) =>
       Effect.gen(function*() {
         const probe = yield* ScriptedProbe
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("1 second")
         yield* signals.kill({ requesterId: "u1" })
         const pass = yield* Fiber.join(fiber)
@@ -222,7 +222,7 @@ describe("streamOnce (spec §4)", () => {
       const real = yield* makeTurnSignals("channel-1")
       // The request listener is blind here, so the deadline is first to see the stop: the race the timeout path settles.
       const signals: TurnSignalsShape = { ...real, onRequest: () => Effect.succeed(() => {}) }
-      const fiber = yield* Effect.fork(streamOnce({ request: request(), attempt: attempt() }).pipe(
+      const fiber = yield* Effect.forkChild(streamOnce({ request: request(), attempt: attempt() }).pipe(
         Effect.provide(Layer.mergeAll(
           Scripted.layer({ script: [[S.text("partial "), S.hang]] }),
           Layer.succeed(ResponseSink, collected.sink),
@@ -247,7 +247,7 @@ describe("streamOnce (spec §4)", () => {
       config: { streamInactivityTimeout: Duration.seconds(10) }
     }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust(Duration.millis(68_999))
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "two 30 s writes and 9 s of provider time")
         yield* TestClock.adjust(Duration.millis(1))
@@ -264,7 +264,7 @@ describe("streamOnce (spec §4)", () => {
       config: { streamInactivityTimeout: Duration.seconds(10) }
     }, ({ collected }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust(Duration.millis(23_999))
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "14 s of delivery do not count")
         yield* TestClock.adjust(Duration.millis(1))
@@ -281,7 +281,7 @@ describe("streamOnce (spec §4)", () => {
   it.effect("[53] a follow-up request interrupts the pass and discards the buffered text", () =>
     withPassHarness({ script: [[S.text("12345"), S.text("678"), S.hang]], sink: { chunkSize: 5 } }, ({ collected, signals }) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run())
+        const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("1 second")
         yield* signals.requestFollowUp
         const pass = yield* Fiber.join(fiber)

@@ -40,7 +40,7 @@ const call = (name: string, args: Record<string, unknown>): Effect.Effect<ToolRe
   })
 
 describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
-  it.scoped("[decision 14] the layer is ready once every server's first attempt ended: tools are there at once, a refused server costs nothing", () =>
+  it.effect("[decision 14] the layer is ready once every server's first attempt ended: tools are there at once, a refused server costs nothing", () =>
     Effect.gen(function* () {
       const healthy = yield* serve(() => startStreamableServer())
       const down = yield* serve(startDroppingServer)
@@ -52,12 +52,12 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("[decision 14] a hanging server holds start-up for MCP_STARTUP_WAIT_MS exactly (TestClock), not for its connect timeout", () =>
+  it.effect("[decision 14] a hanging server holds start-up for MCP_STARTUP_WAIT_MS exactly (TestClock), not for its connect timeout", () =>
     Effect.gen(function* () {
       const hanging = yield* serve(() => startHangingServer())
       const healthy = yield* serve(() => startStreamableServer())
       const logs = yield* makeLogCapture
-      const build = yield* Effect.fork(logs.capture(Layer.build(globals([http("slow", hanging.url), http("main", healthy.url)], { startupWait: Duration.seconds(20) }))))
+      const build = yield* Effect.forkChild(logs.capture(Layer.build(globals([http("slow", hanging.url), http("main", healthy.url)], { startupWait: Duration.seconds(20) }))))
       yield* waitUntil(() => healthy.log.requests.some((request) => request.method === "GET"), "the healthy server's connection")
       yield* awaitSleepDue(20_000)
       yield* TestClock.adjust(Duration.millis(19_999))
@@ -73,7 +73,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("[decision 14] a server that connects after the wait joins later, with a warning", () =>
+  it.effect("[decision 14] a server that connects after the wait joins later, with a warning", () =>
     Effect.gen(function* () {
       let open: () => void = () => undefined
       const opened = new Promise<void>((resolve) => {
@@ -81,7 +81,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
       })
       const late = yield* serve(() => startStreamableServer({ beforeHandle: () => opened }))
       const logs = yield* makeLogCapture
-      const build = yield* Effect.fork(logs.capture(Layer.build(globals([http("late", late.url)], { startupWait: Duration.seconds(5) }))))
+      const build = yield* Effect.forkChild(logs.capture(Layer.build(globals([http("late", late.url)], { startupWait: Duration.seconds(5) }))))
       yield* waitUntil(() => late.log.requests.length === 1, "the first request")
       yield* awaitSleepDue(5_000)
       yield* TestClock.adjust(Duration.seconds(5))
@@ -94,7 +94,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("[decision 14] a front built on GlobalMcpConnections (the Discord login) opens after the first attempts, sharing the one connection", () =>
+  it.effect("[decision 14] a front built on GlobalMcpConnections (the Discord login) opens after the first attempts, sharing the one connection", () =>
     Effect.gen(function* () {
       const healthy = yield* serve(() => startStreamableServer())
       const config = McpConfig.make({ globalServers: [http("main", healthy.url)] })
@@ -110,7 +110,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("[84] global engine names web-search / iask-search / monica-search never reach the declarations", () =>
+  it.effect("[84] global engine names web-search / iask-search / monica-search never reach the declarations", () =>
     Effect.gen(function* () {
       const engines = ["web-search", "iask-search", "monica-search"].map((name) => ({ name, run: async () => text(name) }))
       const server = yield* serve(() => startStreamableServer({ tools: [...engines, { name: "lookup", run: async () => text("ok") }] }))
@@ -121,7 +121,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("closing the layer's scope unregisters the tools and closes the client", () =>
+  it.effect("closing the layer's scope unregisters the tools and closes the client", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       yield* Effect.scoped(
@@ -136,7 +136,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("an expired session: the call is not replayed, the server reconnects and its tools come back", () =>
+  it.effect("an expired session: the call is not replayed, the server reconnects and its tools come back", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       yield* Layer.build(globals([http("main", server.url)]))
@@ -154,7 +154,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("a server that is down is retried with backoff (2 s, 4 s, 8 s …) in the background", () =>
+  it.effect("a server that is down is retried with backoff (2 s, 4 s, 8 s …) in the background", () =>
     Effect.gen(function* () {
       const server = yield* serve(startDroppingServer)
       yield* Layer.build(globals([http("down", server.url)]))
@@ -169,7 +169,7 @@ describe("GlobalMcpServersLive (MCP_SERVERS)", () => {
     }).pipe(Effect.provide(registryLayer))
   )
 
-  it.scoped("a stdio server (operator-configured command) is spawned, used and stopped with the layer", () =>
+  it.effect("a stdio server (operator-configured command) is spawned, used and stopped with the layer", () =>
     Effect.gen(function* () {
       const script = fileURLToPath(new URL("../support/mcpServers/stdioServer.ts", import.meta.url))
       const stdio: GlobalMcpServerConfig = { name: "local", transport: "stdio", command: process.execPath, args: ["--import", "tsx", script] }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, TestClock } from "effect"
+import { Duration, Effect, Result, TestClock } from "effect"
 import { GuildMcpAdmin, type AddGuildMcpServer } from "../../src/mcp/GuildMcpAdmin"
 import { GuildMcpPool } from "../../src/mcp/GuildMcpPool"
 import { GuildMcpRegistry } from "../../src/mcp/GuildMcpRegistry"
@@ -16,10 +16,10 @@ const request = (overrides: Partial<AddGuildMcpServer> & { readonly url: string 
 })
 
 const failure = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
-  Effect.map(Effect.either(effect), (result) => (Either.isLeft(result) ? result.left : undefined))
+  Effect.map(Effect.result(effect), (result) => (Result.isFailure(result) ? result.left : undefined))
 
 describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
-  it.scoped("add validates the name and the URL with the address policy", () =>
+  it.effect("add validates the name and the URL with the address policy", () =>
     Effect.gen(function* () {
       const admin = yield* GuildMcpAdmin
       const badName = yield* failure(admin.add(request({ name: "no spaces!", url: "http://tools.example/mcp" })))
@@ -50,7 +50,7 @@ describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
     }).pipe(Effect.provide(guildMcpLayer({ allowPrivateNetwork: false, dns: { "tools.example": ["93.184.215.14"] } }).layer))
   )
 
-  it.scoped("at most 10 servers per guild; names are unique per guild", () =>
+  it.effect("at most 10 servers per guild; names are unique per guild", () =>
     Effect.gen(function* () {
       const admin = yield* GuildMcpAdmin
       for (let index = 0; index < 10; index++) {
@@ -70,20 +70,20 @@ describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[86] remove and disable clear a quarantine at once, even for a server that never connected", () =>
+  it.effect("[86] remove and disable clear a quarantine at once, even for a server that never connected", () =>
     Effect.gen(function* () {
       const server = yield* serve(startDroppingServer)
       const admin = yield* GuildMcpAdmin
       const pool = yield* GuildMcpPool
       const registry = yield* GuildMcpRegistry
       const config = yield* admin.add(request({ url: server.url }))
-      yield* Effect.either(pool.session(config))
+      yield* Effect.result(pool.session(config))
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Quarantined")
       yield* admin.disable("guild-1", "tools")
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Idle")
       yield* admin.enable("guild-1", "tools")
       assert.isTrue((yield* registry.list("guild-1"))[0]?.enabled)
-      yield* Effect.either(pool.session(config))
+      yield* Effect.result(pool.session(config))
       assert.strictEqual(server.connections(), 2, "dialed again right away after disable/enable")
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Quarantined")
       yield* TestClock.adjust(Duration.seconds(5))
@@ -93,7 +93,7 @@ describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("disable closes the pooled client; list shows the live connection", () =>
+  it.effect("disable closes the pooled client; list shows the live connection", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const admin = yield* GuildMcpAdmin
@@ -116,7 +116,7 @@ describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
     ["SQLite store", Stores.layerMemory]
   ] as const
   for (const [where, registry] of registries) {
-    it.scoped(`[item 6] names match in any case (${where}): remove and disable close the pooled connection`, () =>
+    it.effect(`[item 6] names match in any case (${where}): remove and disable close the pooled connection`, () =>
       Effect.gen(function* () {
         const server = yield* serve(() => startStreamableServer())
         const admin = yield* GuildMcpAdmin

@@ -1,6 +1,6 @@
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, Exit, Fiber, Option, TestClock } from "effect"
+import { Duration, Effect, Result, Exit, Fiber, Option, TestClock } from "effect"
 import { GuildMcpPool } from "../../src/mcp/GuildMcpPool"
 import {
   deadPortUrl,
@@ -17,7 +17,7 @@ const gets = (log: { readonly requests: ReadonlyArray<{ readonly method: string 
   log.requests.filter((request) => request.method === "GET").length
 
 describe("GuildMcpPool", () => {
-  it.scoped("connects over Streamable HTTP, pools the session and reuses it", () =>
+  it.effect("connects over Streamable HTTP, pools the session and reuses it", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const pool = yield* GuildMcpPool
@@ -37,7 +37,7 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[87] Streamable HTTP answers 4xx, SSE succeeds: a second, fresh client is used and the SSE one is pooled", () =>
+  it.effect("[87] Streamable HTTP answers 4xx, SSE succeeds: a second, fresh client is used and the SSE one is pooled", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startSseServer())
       const pool = yield* GuildMcpPool
@@ -56,11 +56,11 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[88] a Streamable HTTP server that hangs fails after exactly the connect timeout, with no SSE attempt", () =>
+  it.effect("[88] a Streamable HTTP server that hangs fails after exactly the connect timeout, with no SSE attempt", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startHangingServer())
       const pool = yield* GuildMcpPool
-      const fiber = yield* Effect.fork(pool.session(guildServer({ url: server.url })))
+      const fiber = yield* Effect.forkChild(pool.session(guildServer({ url: server.url })))
       yield* waitUntil(() => server.log.requests.length === 1, "the initialize POST")
       yield* TestClock.adjust(Duration.millis(14_999))
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still connecting 1 ms before the timeout")
@@ -77,18 +77,18 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[88] an SSE server that never sends its endpoint event fails after the connect timeout and the stream is closed", () =>
+  it.effect("[88] an SSE server that never sends its endpoint event fails after the connect timeout and the stream is closed", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startHangingServer({ postStatus: 405 }))
       const pool = yield* GuildMcpPool
-      const fiber = yield* Effect.fork(Effect.either(pool.session(guildServer({ url: server.url }))))
+      const fiber = yield* Effect.forkChild(Effect.result(pool.session(guildServer({ url: server.url }))))
       yield* waitUntil(() => gets(server.log) === 1, "the SSE GET")
       yield* TestClock.adjust(Duration.millis(14_999))
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
       yield* TestClock.adjust(Duration.millis(1))
       const result = yield* Fiber.join(fiber)
-      assert.isTrue(Either.isLeft(result))
-      if (Either.isLeft(result) && result.left._tag === "McpConnectError") {
+      assert.isTrue(Result.isFailure(result))
+      if (Result.isFailure(result) && result.left._tag === "McpConnectError") {
         assert.deepStrictEqual(
           result.left.attempts.map((attempt) => [attempt.transport, attempt.reason]),
           [["streamable-http", "http"], ["sse", "timeout"]]
@@ -100,22 +100,22 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("one connect in flight per key: concurrent callers share it", () =>
+  it.effect("one connect in flight per key: concurrent callers share it", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startHangingServer())
       const pool = yield* GuildMcpPool
       const config = guildServer({ url: server.url })
-      const fibers = yield* Effect.forEach([1, 2, 3, 4, 5], () => Effect.fork(Effect.either(pool.session(config))))
+      const fibers = yield* Effect.forEach([1, 2, 3, 4, 5], () => Effect.forkChild(Effect.result(pool.session(config))))
       yield* waitUntil(() => server.log.requests.length === 1, "the first POST")
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Connecting")
       yield* TestClock.adjust(Duration.seconds(15))
       const results = yield* Effect.forEach(fibers, Fiber.join)
-      assert.isTrue(results.every(Either.isLeft))
+      assert.isTrue(results.every(Result.isFailure))
       assert.strictEqual(posts(server.log), 1)
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("concurrent callers of a healthy server share one session (one initialize)", () =>
+  it.effect("concurrent callers of a healthy server share one session (one initialize)", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const pool = yield* GuildMcpPool
@@ -126,12 +126,12 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("a caller killed while waiting does not cancel the shared attempt", () =>
+  it.effect("a caller killed while waiting does not cancel the shared attempt", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const pool = yield* GuildMcpPool
       const config = guildServer({ url: server.url })
-      const first = yield* Effect.fork(pool.session(config))
+      const first = yield* Effect.forkChild(pool.session(config))
       yield* Fiber.interrupt(first)
       const session = yield* pool.session(config)
       assert.strictEqual(session.transport, "streamable-http")
@@ -139,31 +139,31 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[85] a failed server is not dialed again before the cooldown; exactly one attempt right after it", () =>
+  it.effect("[85] a failed server is not dialed again before the cooldown; exactly one attempt right after it", () =>
     Effect.gen(function* () {
       const server = yield* serve(startDroppingServer)
       const pool = yield* GuildMcpPool
       const config = guildServer({ url: server.url })
-      const first = yield* Effect.either(pool.session(config))
-      assert.isTrue(Either.isLeft(first) && first.left._tag === "McpConnectError")
+      const first = yield* Effect.result(pool.session(config))
+      assert.isTrue(Result.isFailure(first) && first.left._tag === "McpConnectError")
       assert.strictEqual(server.connections(), 1)
 
       yield* TestClock.adjust(Duration.millis(299_999))
-      const held = yield* Effect.either(pool.session(config))
-      assert.isTrue(Either.isLeft(held) && held.left._tag === "McpQuarantinedError")
+      const held = yield* Effect.result(pool.session(config))
+      assert.isTrue(Result.isFailure(held) && held.left._tag === "McpQuarantinedError")
       assert.strictEqual(server.connections(), 1)
 
       yield* TestClock.adjust(Duration.millis(1))
-      const retried = yield* Effect.either(pool.session(config))
-      assert.isTrue(Either.isLeft(retried) && retried.left._tag === "McpConnectError")
+      const retried = yield* Effect.result(pool.session(config))
+      assert.isTrue(Result.isFailure(retried) && retried.left._tag === "McpConnectError")
       assert.strictEqual(server.connections(), 2)
-      const again = yield* Effect.either(pool.session(config))
-      assert.isTrue(Either.isLeft(again) && again.left._tag === "McpQuarantinedError")
+      const again = yield* Effect.result(pool.session(config))
+      assert.isTrue(Result.isFailure(again) && again.left._tag === "McpQuarantinedError")
       assert.strictEqual(server.connections(), 2)
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[85] a dead server is dialed once per cooldown window over a simulated hour (1 turn every 10 s)", () =>
+  it.effect("[85] a dead server is dialed once per cooldown window over a simulated hour (1 turn every 10 s)", () =>
     Effect.gen(function* () {
       const dropping = yield* serve(startDroppingServer)
       const refused = yield* Effect.promise(deadPortUrl)
@@ -174,8 +174,8 @@ describe("GuildMcpPool", () => {
       let attempts = 0
       for (let turn = 0; turn < 360; turn++) {
         for (const config of [droppingConfig, refusedConfig]) {
-          const result = yield* Effect.either(pool.session(config))
-          if (Either.isLeft(result) && result.left._tag === "McpQuarantinedError") quarantined++
+          const result = yield* Effect.result(pool.session(config))
+          if (Result.isFailure(result) && result.left._tag === "McpQuarantinedError") quarantined++
           else if (config === refusedConfig) attempts++
         }
         yield* TestClock.adjust(Duration.seconds(10))
@@ -187,13 +187,13 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[85] the quarantine is cleared by a successful connect: a later failure gets a fresh cooldown", () =>
+  it.effect("[85] the quarantine is cleared by a successful connect: a later failure gets a fresh cooldown", () =>
     Effect.gen(function* () {
       const dropping = yield* serve(startDroppingServer)
       const healthy = yield* serve(() => startStreamableServer())
       const pool = yield* GuildMcpPool
       const down = guildServer({ url: dropping.url })
-      assert.isTrue(Either.isLeft(yield* Effect.either(pool.session(down))))
+      assert.isTrue(Result.isFailure(yield* Effect.result(pool.session(down))))
       yield* TestClock.adjust(Duration.minutes(5))
       // The admin fixed the URL meanwhile (same name, new URL): one attempt, it succeeds.
       const session = yield* pool.session(guildServer({ url: healthy.url }))
@@ -201,7 +201,7 @@ describe("GuildMcpPool", () => {
       yield* pool.invalidate(guildServer({ url: healthy.url }), session)
       yield* TestClock.adjust(Duration.seconds(10))
       // Back to the broken URL 10 s later: dialed at once (no stale quarantine), then held again.
-      assert.isTrue(Either.isLeft(yield* Effect.either(pool.session(down))))
+      assert.isTrue(Result.isFailure(yield* Effect.result(pool.session(down))))
       assert.strictEqual(dropping.connections(), 2)
       const status = yield* pool.status("guild-1", "tools")
       assert.isTrue(status._tag === "Quarantined")
@@ -209,37 +209,37 @@ describe("GuildMcpPool", () => {
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("[86] disconnect (remove/disable) clears the quarantine at once", () =>
+  it.effect("[86] disconnect (remove/disable) clears the quarantine at once", () =>
     Effect.gen(function* () {
       const server = yield* serve(startDroppingServer)
       const pool = yield* GuildMcpPool
       const config = guildServer({ url: server.url })
-      yield* Effect.either(pool.session(config))
+      yield* Effect.result(pool.session(config))
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Quarantined")
       yield* pool.disconnect("guild-1", "tools")
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Idle")
       yield* TestClock.adjust(Duration.seconds(1))
-      yield* Effect.either(pool.session(config))
+      yield* Effect.result(pool.session(config))
       assert.strictEqual(server.connections(), 2)
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("disconnect during a connect abandons it: waiters fail, the late client is closed, nothing is pooled", () =>
+  it.effect("disconnect during a connect abandons it: waiters fail, the late client is closed, nothing is pooled", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startHangingServer())
       const pool = yield* GuildMcpPool
-      const fiber = yield* Effect.fork(Effect.either(pool.session(guildServer({ url: server.url }))))
+      const fiber = yield* Effect.forkChild(Effect.result(pool.session(guildServer({ url: server.url }))))
       yield* waitUntil(() => server.log.requests.length === 1, "the POST")
       yield* pool.disconnect("guild-1", "tools")
       const result = yield* Fiber.join(fiber)
-      assert.isTrue(Either.isLeft(result) && result.left._tag === "McpServerUnavailableError")
+      assert.isTrue(Result.isFailure(result) && result.left._tag === "McpServerUnavailableError")
       yield* TestClock.adjust(Duration.seconds(15))
       // The abandoned attempt's failure must not re-quarantine a removed server.
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Idle")
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
 
-  it.scoped("idle connections are evicted after the TTL, swept every 60 s; the next use reconnects", () =>
+  it.effect("idle connections are evicted after the TTL, swept every 60 s; the next use reconnects", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const pool = yield* GuildMcpPool

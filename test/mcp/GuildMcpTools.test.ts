@@ -49,7 +49,7 @@ const declaredTools = Effect.gen(function* () {
 })
 
 describe("GuildMcpTools exposure (spec §6.3)", () => {
-  it.scoped("[82] a guild url_fetcher providing `fetch` hides the built-in fetch_url; a name colliding with a built-in is dropped", () =>
+  it.effect("[82] a guild url_fetcher providing `fetch` hides the built-in fetch_url; a name colliding with a built-in is dropped", () =>
     Effect.gen(function* () {
       const fetcher = yield* serve(() => startStreamableServer({ tools: [fetchTool] }))
       const generic = yield* serve(() => startStreamableServer({ tools: [tool("manage_message"), tool("weather")] }))
@@ -67,7 +67,7 @@ describe("GuildMcpTools exposure (spec §6.3)", () => {
     })
   )
 
-  it.scoped("[83] without guild replacements web_search and fetch_url remain and there are no MCP tools", () =>
+  it.effect("[83] without guild replacements web_search and fetch_url remain and there are no MCP tools", () =>
     Effect.gen(function* () {
       const tools = yield* declaredTools.pipe(Effect.provide(registryWithGuildMcp().layer))
       assert.deepStrictEqual(names(tools), ["fetch_url", "manage_message", "web_search"])
@@ -75,7 +75,7 @@ describe("GuildMcpTools exposure (spec §6.3)", () => {
     })
   )
 
-  it.scoped("a guild web_search server hides the built-in web_search; {url_fetch_tool} stays fetch_url", () =>
+  it.effect("a guild web_search server hides the built-in web_search; {url_fetch_tool} stays fetch_url", () =>
     Effect.gen(function* () {
       const search = yield* serve(() => startStreamableServer({ tools: [searchTool] }))
       const registrations = [guildServer({ name: "searcher", type: "web_search", url: search.url })]
@@ -87,7 +87,7 @@ describe("GuildMcpTools exposure (spec §6.3)", () => {
     })
   )
 
-  it.scoped("{url_fetch_tool} resolves to the guild url_fetcher function", () =>
+  it.effect("{url_fetch_tool} resolves to the guild url_fetcher function", () =>
     Effect.gen(function* () {
       const fetcher = yield* serve(() => startStreamableServer({ tools: [tool("summarize"), fetchTool] }))
       const registrations = [guildServer({ name: "fetcher", type: "url_fetcher", url: fetcher.url })]
@@ -101,7 +101,7 @@ describe("GuildMcpTools exposure (spec §6.3)", () => {
     })
   )
 
-  it.scoped("a name provided by two enabled servers is not routed; a reserved name is only for its own family", () =>
+  it.effect("a name provided by two enabled servers is not routed; a reserved name is only for its own family", () =>
     Effect.gen(function* () {
       const a = yield* serve(() => startStreamableServer({ tools: [tool("shared"), tool("only_a"), tool("fetch_url")] }))
       const b = yield* serve(() => startStreamableServer({ tools: [tool("shared"), tool("only_b")] }))
@@ -112,7 +112,7 @@ describe("GuildMcpTools exposure (spec §6.3)", () => {
     })
   )
 
-  it.scoped("two enabled url_fetcher servers replace nothing: fetch_url stays", () =>
+  it.effect("two enabled url_fetcher servers replace nothing: fetch_url stays", () =>
     Effect.gen(function* () {
       const a = yield* serve(() => startStreamableServer({ tools: [fetchTool] }))
       const b = yield* serve(() => startStreamableServer({ tools: [tool("read_page")] }))
@@ -125,7 +125,7 @@ describe("GuildMcpTools exposure (spec §6.3)", () => {
     })
   )
 
-  it.scoped("a disabled server is never dialed; an unreachable one only drops its own tools", () =>
+  it.effect("a disabled server is never dialed; an unreachable one only drops its own tools", () =>
     Effect.gen(function* () {
       const healthy = yield* serve(() => startStreamableServer({ tools: [tool("weather")] }))
       const disabled = yield* serve(() => startStreamableServer({ tools: [tool("secret")] }))
@@ -166,7 +166,7 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
       }).pipe(Effect.provide(registryWithGuildMcp({ registrations: [registration] }).layer))
     })
 
-  it.scoped("success: data.summary is the joined text; a progress notice is shown", () =>
+  it.effect("success: data.summary is the joined text; a progress notice is shown", () =>
     withServer(undefined, ({ call, progress, server }) =>
       Effect.gen(function* () {
         const result = yield* call("echo", { text: "hi" })
@@ -177,7 +177,7 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
     )
   )
 
-  it.scoped("isError: a failure carrying the joined text", () =>
+  it.effect("isError: a failure carrying the joined text", () =>
     withServer(undefined, ({ call }) =>
       Effect.gen(function* () {
         const result = yield* call("explode", {})
@@ -187,7 +187,7 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
     )
   )
 
-  it.scoped("structured content only: data.summary is its JSON", () =>
+  it.effect("structured content only: data.summary is its JSON", () =>
     withServer(undefined, ({ call }) =>
       Effect.gen(function* () {
         const result = yield* call("structured", {})
@@ -196,10 +196,10 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
     )
   )
 
-  it.scoped("a call past GUILD_MCP_EXECUTION_TIMEOUT_MS fails after exactly 30 s and its HTTP request is closed", () =>
+  it.effect("a call past GUILD_MCP_EXECUTION_TIMEOUT_MS fails after exactly 30 s and its HTTP request is closed", () =>
     withServer(undefined, ({ call, server }) =>
       Effect.gen(function* () {
-        const fiber = yield* Effect.fork(call("slow", {}))
+        const fiber = yield* Effect.forkChild(call("slow", {}))
         yield* waitUntil(() => server.log.toolCalls.length === 1, "the slow call to start")
         yield* TestClock.adjust(Duration.millis(29_999))
         assert.strictEqual(server.log.closedCallRequests, 0)
@@ -215,10 +215,10 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
     )
   )
 
-  it.scoped("kill during a call (the tool fiber is interrupted) closes the call's HTTP request on the server", () =>
+  it.effect("kill during a call (the tool fiber is interrupted) closes the call's HTTP request on the server", () =>
     withServer(undefined, ({ call, server }) =>
       Effect.gen(function* () {
-        const fiber = yield* Effect.fork(call("slow", {}))
+        const fiber = yield* Effect.forkChild(call("slow", {}))
         yield* waitUntil(() => server.log.toolCalls.length === 1, "the slow call to start")
         yield* Fiber.interrupt(fiber)
         yield* waitUntil(() => server.log.closedCallRequests === 1, "the call's HTTP request to close")
@@ -231,10 +231,10 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
     )
   )
 
-  it.scoped("the turn's AbortSignal also cancels the call on the wire", () =>
+  it.effect("the turn's AbortSignal also cancels the call on the wire", () =>
     withServer(undefined, ({ call, controller, server }) =>
       Effect.gen(function* () {
-        const fiber = yield* Effect.fork(call("slow", {}))
+        const fiber = yield* Effect.forkChild(call("slow", {}))
         yield* waitUntil(() => server.log.toolCalls.length === 1, "the slow call to start")
         controller.abort()
         const result = yield* Fiber.join(fiber)
@@ -244,7 +244,7 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
     )
   )
 
-  it.scoped("an expired session (404) is re-established once and the call is not replayed", () =>
+  it.effect("an expired session (404) is re-established once and the call is not replayed", () =>
     withServer(undefined, ({ call, server }) =>
       Effect.gen(function* () {
         assert.isTrue((yield* call("echo", { text: "one" })).success)
@@ -261,7 +261,7 @@ describe("GuildMcpTools execution (spec §6.5)", () => {
     )
   )
 
-  it.scoped("a server disabled after the turn started refuses the call without contacting the server", () =>
+  it.effect("a server disabled after the turn started refuses the call without contacting the server", () =>
     withServer(undefined, ({ call, server }) =>
       Effect.gen(function* () {
         const registry = yield* ToolRegistry

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Result, Layer, Option, Redacted } from "effect"
 import { McpConfig } from "../../src/config/McpConfig"
 
 const load = (env: Record<string, string>) =>
-  Effect.either(
+  Effect.result(
     McpConfig.pipe(
       Effect.provide(McpConfig.layer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))))
     )
@@ -33,8 +33,8 @@ describe("McpConfig (design §5.2, spec §10)", () => {
           { name: "files", transport: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] }
         ])
       })
-      assert.isTrue(Either.isRight(result))
-      if (Either.isRight(result)) {
+      assert.isTrue(Result.isSuccess(result))
+      if (Result.isSuccess(result)) {
         assert.deepStrictEqual(result.right.globalServers, [
           { name: "search", url: "https://mcp.example/mcp", transport: "streamable-http", args: [] },
           { name: "legacy", url: "http://10.0.0.5:3000/sse", transport: "sse", args: [] },
@@ -59,8 +59,8 @@ describe("McpConfig (design §5.2, spec §10)", () => {
       const messages: Array<string> = []
       for (const raw of cases) {
         const result = yield* load({ MCP_SERVERS: raw })
-        assert.isTrue(Either.isLeft(result), raw)
-        if (Either.isLeft(result)) {
+        assert.isTrue(Result.isFailure(result), raw)
+        if (Result.isFailure(result)) {
           assert.include(String(result.left), "MCP_SERVERS is not a valid JSON array of servers", raw)
           messages.push(String(result.left))
         }
@@ -79,7 +79,7 @@ describe("McpConfig (design §5.2, spec §10)", () => {
         GUILD_MCP_FAILURE_COOLDOWN_MS: "soon",
         GUILD_MCP_CONNECTION_TTL_MINUTES: "1.5"
       })
-      if (Either.isLeft(result)) return assert.fail(String(result.left))
+      if (Result.isFailure(result)) return assert.fail(String(result.left))
       assert.strictEqual(Duration.toMillis(result.right.guildConnectTimeout), 2_500)
       assert.strictEqual(Duration.toMillis(result.right.guildExecutionTimeout), 30_000)
       assert.strictEqual(Duration.toMillis(result.right.guildFailureCooldown), 300_000)
@@ -90,7 +90,7 @@ describe("McpConfig (design §5.2, spec §10)", () => {
   it.effect("SMITHERY_API_KEY enables Smithery Connect; the base URL and namespace can be overridden", () =>
     Effect.gen(function* () {
       const defaults = yield* load({ SMITHERY_API_KEY: "sk-1" })
-      if (Either.isLeft(defaults)) return assert.fail(String(defaults.left))
+      if (Result.isFailure(defaults)) return assert.fail(String(defaults.left))
       const smithery = Option.getOrThrow(defaults.right.smithery)
       assert.strictEqual(Redacted.value(smithery.apiKey), "sk-1")
       assert.strictEqual(smithery.baseUrl, "https://api.smithery.ai")
@@ -98,20 +98,20 @@ describe("McpConfig (design §5.2, spec §10)", () => {
       assert.notInclude(String(smithery.apiKey), "sk-1")
 
       const custom = yield* load({ SMITHERY_API_KEY: "sk-1", SMITHERY_API_BASE_URL: "http://127.0.0.1:4010/", SMITHERY_NAMESPACE: "team" })
-      if (Either.isLeft(custom)) return assert.fail(String(custom.left))
+      if (Result.isFailure(custom)) return assert.fail(String(custom.left))
       const overridden = Option.getOrThrow(custom.right.smithery)
       assert.strictEqual(overridden.baseUrl, "http://127.0.0.1:4010")
       assert.deepStrictEqual(overridden.namespace, Option.some("team"))
 
       const bad = yield* load({ SMITHERY_API_KEY: "sk-1", SMITHERY_API_BASE_URL: "not a url" })
-      assert.isTrue(Either.isLeft(bad) && String(bad.left).includes("SMITHERY_API_BASE_URL"))
+      assert.isTrue(Result.isFailure(bad) && String(bad.left).includes("SMITHERY_API_BASE_URL"))
     })
   )
 
   it.effect("[decisions 13, 14, 19] MCP_STARTUP_WAIT_MS, GUILD_MCP_ALLOW_PRIVATE_NETWORK, GUILD_MCP_MAX_TOOLS, MCP_RESULT_MAX_CHARS", () =>
     Effect.gen(function* () {
       const defaults = yield* load({})
-      if (Either.isLeft(defaults)) return assert.fail(String(defaults.left))
+      if (Result.isFailure(defaults)) return assert.fail(String(defaults.left))
       assert.strictEqual(Duration.toMillis(defaults.right.startupWait), 20_000)
       assert.isFalse(defaults.right.guildAllowPrivateNetwork)
       assert.strictEqual(defaults.right.guildMaxTools, 64)
@@ -124,10 +124,10 @@ describe("McpConfig (design §5.2, spec §10)", () => {
 
       // RUN_ENV and fetch_url's opt-in never open guild MCP.
       const fetchOnly = yield* load({ RUN_ENV: "development", FETCH_URL_ALLOW_PRIVATE_NETWORK: "true" })
-      assert.isTrue(Either.isRight(fetchOnly) && !fetchOnly.right.guildAllowPrivateNetwork)
+      assert.isTrue(Result.isSuccess(fetchOnly) && !fetchOnly.right.guildAllowPrivateNetwork)
 
       const set = yield* load({ MCP_STARTUP_WAIT_MS: "0", GUILD_MCP_ALLOW_PRIVATE_NETWORK: "TRUE", GUILD_MCP_MAX_TOOLS: "8", MCP_RESULT_MAX_CHARS: "100" })
-      if (Either.isLeft(set)) return assert.fail(String(set.left))
+      if (Result.isFailure(set)) return assert.fail(String(set.left))
       assert.strictEqual(Duration.toMillis(set.right.startupWait), 0)
       assert.isTrue(set.right.guildAllowPrivateNetwork)
       assert.strictEqual(set.right.guildMaxTools, 8)
@@ -135,7 +135,7 @@ describe("McpConfig (design §5.2, spec §10)", () => {
 
       for (const name of ["MCP_STARTUP_WAIT_MS", "GUILD_MCP_MAX_TOOLS", "MCP_RESULT_MAX_CHARS"]) {
         const bad = yield* load({ [name]: "lots" })
-        assert.isTrue(Either.isLeft(bad) && String(bad.left).includes(name), name)
+        assert.isTrue(Result.isFailure(bad) && String(bad.left).includes(name), name)
       }
     })
   )

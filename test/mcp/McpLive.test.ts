@@ -14,7 +14,7 @@ import { eventually, guildTurn, serve } from "../support/mcpServers/mcpTestKit"
 import { text } from "../support/mcpServers/testTools"
 
 describe("McpLive (composition root wiring)", () => {
-  it.scoped("global and guild MCP tools reach the registry through the layers main.ts wires", () =>
+  it.effect("global and guild MCP tools reach the registry through the layers main.ts wires", () =>
     Effect.gen(function* () {
       const globalServer = yield* serve(() => startStreamableServer({ tools: [{ name: "global_lookup", run: async () => text("g") }] }))
       const guildServer = yield* serve(() => startStreamableServer({ tools: [{ name: "guild_lookup", run: async () => text("l") }] }))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Option, Redacted } from "effect"
+import { Effect, Result, Option, Redacted } from "effect"
 import { GuildMcpPool } from "../../src/mcp/GuildMcpPool"
 import { smitheryConnectionId } from "../../src/mcp/SmitheryConnect"
 import { ToolRegistry } from "../../src/tools/ToolRegistry"
@@ -32,7 +32,7 @@ const stack = (smitheryBaseUrl: string, registrations = [] as ReadonlyArray<Retu
   })
 
 describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
-  it.scoped("[89] a *.run.tools server with a Smithery key connects through Smithery Connect only; the key never reaches the upstream host", () =>
+  it.effect("[89] a *.run.tools server with a Smithery key connects through Smithery Connect only; the key never reaches the upstream host", () =>
     Effect.gen(function* () {
       const smithery = yield* serve(() =>
         startFakeSmithery({ apiKey: SMITHERY_KEY, tools: [{ name: "forecast", run: async () => text("sunny") }] })
@@ -62,7 +62,7 @@ describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
     })
   )
 
-  it.scoped("Smithery failing falls back to Streamable HTTP on the upstream, which gets the guild's headers but never the Smithery key", () =>
+  it.effect("Smithery failing falls back to Streamable HTTP on the upstream, which gets the guild's headers but never the Smithery key", () =>
     Effect.gen(function* () {
       const smithery = yield* serve(() => startFakeSmithery({ apiKey: SMITHERY_KEY, upsertStatus: 500 }))
       const upstream = yield* serve(() => startStreamableServer())
@@ -83,7 +83,7 @@ describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
     })
   )
 
-  it.scoped("the connection id is stable: reconnecting re-uses the same Smithery connection; the namespace is looked up once", () =>
+  it.effect("the connection id is stable: reconnecting re-uses the same Smithery connection; the namespace is looked up once", () =>
     Effect.gen(function* () {
       const smithery = yield* serve(() => startFakeSmithery({ apiKey: SMITHERY_KEY }))
       const registration = guildServer({ name: "weather", url: "http://weather.run.tools:9/mcp" })
@@ -100,7 +100,7 @@ describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
     })
   )
 
-  it.scoped("an account without namespaces gets one created", () =>
+  it.effect("an account without namespaces gets one created", () =>
     Effect.gen(function* () {
       const smithery = yield* serve(() => startFakeSmithery({ apiKey: SMITHERY_KEY, namespaces: [] }))
       const session = yield* Effect.flatMap(GuildMcpPool, (pool) =>
@@ -111,7 +111,7 @@ describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
     })
   )
 
-  it.scoped("a server outside *.run.tools never involves Smithery, key or not", () =>
+  it.effect("a server outside *.run.tools never involves Smithery, key or not", () =>
     Effect.gen(function* () {
       const smithery = yield* serve(() => startFakeSmithery({ apiKey: SMITHERY_KEY }))
       const upstream = yield* serve(() => startStreamableServer())
@@ -124,7 +124,7 @@ describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
     })
   )
 
-  it.scoped("without a Smithery key a *.run.tools server is dialed directly", () =>
+  it.effect("without a Smithery key a *.run.tools server is dialed directly", () =>
     Effect.gen(function* () {
       const upstream = yield* serve(() => startStreamableServer())
       const session = yield* Effect.flatMap(GuildMcpPool, (pool) =>
@@ -134,13 +134,13 @@ describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
     })
   )
 
-  it.scoped("a Smithery failure is listed with the other transports' failures, without echoing Smithery's answer", () =>
+  it.effect("a Smithery failure is listed with the other transports' failures, without echoing Smithery's answer", () =>
     Effect.gen(function* () {
       const smithery = yield* serve(() => startFakeSmithery({ apiKey: "a-different-key" }))
-      const result = yield* Effect.either(
+      const result = yield* Effect.result(
         Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ name: "weather", url: "http://weather.run.tools:9/mcp" })))
       ).pipe(Effect.provide(stack(smithery.baseUrl).layer))
-      if (Either.isRight(result) || result.left._tag !== "McpConnectError") return assert.fail("expected McpConnectError")
+      if (Result.isSuccess(result) || result.left._tag !== "McpConnectError") return assert.fail("expected McpConnectError")
       assert.deepStrictEqual(
         result.left.attempts.map((attempt) => [attempt.transport, attempt.reason]),
         [["smithery", "http"], ["streamable-http", "network"]]

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { AddressPolicy } from "../../src/fetch/AddressPolicy"
 import { DnsLookupError, type DnsResolverShape, makeSystemResolver } from "../../src/fetch/DnsResolver"
 import { GuildMcpAdmin, type AddGuildMcpServer } from "../../src/mcp/GuildMcpAdmin"
@@ -15,12 +15,12 @@ const PUBLIC_IP = "93.184.215.14"
 const request = (url: string, name = "tools"): AddGuildMcpServer => ({ guildId: "guild-1", name, url, type: "generic", addedBy: "admin-1" })
 
 const refusal = (url: string) =>
-  Effect.flatMap(GuildMcpAdmin, (admin) => Effect.either(admin.add(request(url)))).pipe(
-    Effect.map((result) => (Either.isLeft(result) ? result.left : undefined))
+  Effect.flatMap(GuildMcpAdmin, (admin) => Effect.result(admin.add(request(url)))).pipe(
+    Effect.map((result) => (Result.isFailure(result) ? result.left : undefined))
   )
 
 describe("guild MCP address policy (design decision 13)", () => {
-  it.scoped("a default install (no RUN_ENV, no opt-in) refuses a loopback /mcp add before any request", () =>
+  it.effect("a default install (no RUN_ENV, no opt-in) refuses a loopback /mcp add before any request", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const stack = guildMcpLayer({ env: {} })
@@ -32,21 +32,21 @@ describe("guild MCP address policy (design decision 13)", () => {
     })
   )
 
-  it.scoped("RUN_ENV=development and FETCH_URL_ALLOW_PRIVATE_NETWORK=true open fetch_url, not guild MCP", () =>
+  it.effect("RUN_ENV=development and FETCH_URL_ALLOW_PRIVATE_NETWORK=true open fetch_url, not guild MCP", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const stack = guildMcpLayer({ env: { RUN_ENV: "development", FETCH_URL_ALLOW_PRIVATE_NETWORK: "true" } })
       const { fetchAllowed, refused } = yield* Effect.gen(function* () {
-        const fetchAllowed = yield* Effect.either(Effect.flatMap(AddressPolicy, (policy) => policy.validate(server.url)))
+        const fetchAllowed = yield* Effect.result(Effect.flatMap(AddressPolicy, (policy) => policy.validate(server.url)))
         return { fetchAllowed, refused: yield* refusal(server.url) }
       }).pipe(Effect.provide(stack.layer))
-      assert.isTrue(Either.isRight(fetchAllowed), "fetch_url's policy follows its own opt-in")
+      assert.isTrue(Result.isSuccess(fetchAllowed), "fetch_url's policy follows its own opt-in")
       assert.strictEqual(refused?.reason, "private_address")
       assert.strictEqual(server.log.requests.length, 0)
     })
   )
 
-  it.scoped("GUILD_MCP_ALLOW_PRIVATE_NETWORK=true lets a loopback server be added and used", () =>
+  it.effect("GUILD_MCP_ALLOW_PRIVATE_NETWORK=true lets a loopback server be added and used", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const session = yield* Effect.gen(function* () {
@@ -57,7 +57,7 @@ describe("guild MCP address policy (design decision 13)", () => {
     })
   )
 
-  it.scoped("private, mapped, encoded, link-local and private-resolving URLs are refused at /mcp add; nothing is stored or dialed", () =>
+  it.effect("private, mapped, encoded, link-local and private-resolving URLs are refused at /mcp add; nothing is stored or dialed", () =>
     Effect.gen(function* () {
       const resolver = yield* makeSystemResolver({
         // Names resolve through this table; `localhost` must never reach it.
@@ -113,7 +113,7 @@ describe("guild MCP address policy (design decision 13)", () => {
     })
   )
 
-  it.scoped("DNS rebinding: public at /mcp add, loopback at connect time: refused before a socket, the guild sees only 'unreachable'", () =>
+  it.effect("DNS rebinding: public at /mcp add, loopback at connect time: refused before a socket, the guild sees only 'unreachable'", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       let rebound = false
@@ -136,15 +136,15 @@ describe("guild MCP address policy (design decision 13)", () => {
           yield* admin.disable("guild-1", "rebind")
           yield* admin.enable("guild-1", "rebind")
           const { context } = yield* makeToolContext()
-          const result = yield* Effect.either(tool === undefined ? Effect.dieMessage("no tool") : tool.execute({ text: "x" }).pipe(provideToolContext(context)))
+          const result = yield* Effect.result(tool === undefined ? Effect.dieMessage("no tool") : tool.execute({ text: "x" }).pipe(provideToolContext(context)))
           const [view] = yield* admin.list("guild-1")
           return { result, view, dialedWhilePublic }
         }).pipe(Effect.provide(stack.layer))
       )
       assert.isAbove(outcome.dialedWhilePublic, 0)
       assert.strictEqual(stack.connector.attempts.length, outcome.dialedWhilePublic, "no socket once the name points at loopback")
-      assert.isTrue(Either.isLeft(outcome.result))
-      const shown = Either.isLeft(outcome.result) ? outcome.result.left.message : ""
+      assert.isTrue(Result.isFailure(outcome.result))
+      const shown = Result.isFailure(outcome.result) ? outcome.result.left.message : ""
       assert.include(shown, "MCP server 'rebind' is unreachable right now.")
       assert.notInclude(shown, "127.0.0.1")
       assert.notInclude(shown, "loopback")

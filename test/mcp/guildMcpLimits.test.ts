@@ -89,7 +89,7 @@ describe("limits on untrusted MCP servers (design decision 19)", () => {
     assert.isTrue(exposure.warnings.some((warning) => warning.includes("1 guild MCP tool(s) left out") && warning.includes("four")))
   })
 
-  it.scoped("a guild server's 7 MiB tool result reaches the model cut to MCP_RESULT_MAX_CHARS, with a marker", () =>
+  it.effect("a guild server's 7 MiB tool result reaches the model cut to MCP_RESULT_MAX_CHARS, with a marker", () =>
     Effect.gen(function* () {
       const hostile = yield* serve(() => startHostileServer("schemas"))
       const result = yield* execute("flood").pipe(
@@ -103,7 +103,7 @@ describe("limits on untrusted MCP servers (design decision 19)", () => {
     })
   )
 
-  it.scoped("GUILD_MCP_MAX_TOOLS, the declarations budget and MCP_RESULT_MAX_CHARS are settings", () =>
+  it.effect("GUILD_MCP_MAX_TOOLS, the declarations budget and MCP_RESULT_MAX_CHARS are settings", () =>
     Effect.gen(function* () {
       const many: ReadonlyArray<TestTool> = Array.from({ length: 10 }, (_, index) => ({ name: `t${index}`, run: async () => text("z".repeat(3_000)) }))
       const server = yield* serve(() => startStreamableServer({ tools: many }))
@@ -125,7 +125,7 @@ describe("limits on untrusted MCP servers (design decision 19)", () => {
     })
   )
 
-  it.scoped("a guild schema nested 32 levels is kept and one nested 33 levels is skipped (the default depth bound)", () =>
+  it.effect("a guild schema nested 32 levels is kept and one nested 33 levels is skipped (the default depth bound)", () =>
     Effect.gen(function* () {
       // Each wrapper `{ type, properties: { x } }` is two levels; the leaves add one (string) or two (array).
       const nest = (wrappers: number, leaf: Record<string, unknown>): Record<string, unknown> =>
@@ -152,7 +152,7 @@ describe("limits on untrusted MCP servers (design decision 19)", () => {
     })
   )
 
-  it.scoped("a turn declares guild tools up to 128 KiB in total: the tool that would cross it is left out with a warning", () =>
+  it.effect("a turn declares guild tools up to 128 KiB in total: the tool that would cross it is left out with a warning", () =>
     Effect.gen(function* () {
       // Ten tools of about 14 000 characters each (each under the 16 KiB schema bound): nine fit in 131 072.
       const fat: ReadonlyArray<TestTool> = Array.from({ length: 10 }, (_, index) => ({
@@ -173,7 +173,7 @@ describe("limits on untrusted MCP servers (design decision 19)", () => {
     })
   )
 
-  it.scoped("a global server's results are cut too (MCP_RESULT_MAX_CHARS)", () =>
+  it.effect("a global server's results are cut too (MCP_RESULT_MAX_CHARS)", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer({ tools: [{ name: "long", run: async () => text("g".repeat(80_000)) }] }))
       const registry = ToolRegistry.layer.pipe(Layer.provide(GuildToolSource.none))

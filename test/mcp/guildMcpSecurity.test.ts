@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Ref } from "effect"
+import { Effect, Result, Ref } from "effect"
 import { GuildMcpPool } from "../../src/mcp/GuildMcpPool"
 import { ToolRegistry } from "../../src/tools/ToolRegistry"
 import { startRedirectServer, startStreamableServer } from "../support/mcpServers/httpServers"
@@ -52,7 +52,7 @@ const callIn = (name: string, args: Record<string, unknown>) =>
   })
 
 describe("guild MCP URL arguments and guarded transport (spec §6.5, §6.6)", () => {
-  it.scoped("a url_fetcher's URL arguments go through the fetch_url address policy before the call is sent", () =>
+  it.effect("a url_fetcher's URL arguments go through the fetch_url address policy before the call is sent", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer({ tools: [fetchTool, batchTool] }))
       const outcome = yield* Effect.gen(function* () {
@@ -80,7 +80,7 @@ describe("guild MCP URL arguments and guarded transport (spec §6.5, §6.6)", ()
     })
   )
 
-  it.scoped("a generic server's arguments are passed through unchecked (only replacement families are gated)", () =>
+  it.effect("a generic server's arguments are passed through unchecked (only replacement families are gated)", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer({ tools: [fetchTool] }))
       const { result } = yield* callIn("fetch", { url: "http://127.0.0.1:8080/admin" }).pipe(
@@ -91,44 +91,44 @@ describe("guild MCP URL arguments and guarded transport (spec §6.5, §6.6)", ()
     })
   )
 
-  it.scoped("in production a guild server on a private address is refused before any socket is opened", () =>
+  it.effect("in production a guild server on a private address is refused before any socket is opened", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => startStreamableServer())
       const stack = guildMcpLayer({ allowPrivateNetwork: false })
-      const result = yield* Effect.either(Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ url: server.url })))).pipe(
+      const result = yield* Effect.result(Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ url: server.url })))).pipe(
         Effect.provide(stack.layer)
       )
-      assert.isTrue(Either.isLeft(result))
-      assert.include(String(Either.isLeft(result) ? result.left.message : ""), "Refusing to fetch 127.0.0.1")
+      assert.isTrue(Result.isFailure(result))
+      assert.include(String(Result.isFailure(result) ? result.left.message : ""), "Refusing to fetch 127.0.0.1")
       assert.strictEqual(stack.connector.attempts.length, 0)
       assert.strictEqual(server.log.requests.length, 0)
     })
   )
 
-  it.scoped("a redirect is refused and its Location is never contacted (no SSE fallback either)", () =>
+  it.effect("a redirect is refused and its Location is never contacted (no SSE fallback either)", () =>
     Effect.gen(function* () {
       const target = yield* serve(() => startStreamableServer())
       const redirecting = yield* serve(() => startRedirectServer(target.url))
-      const result = yield* Effect.either(
+      const result = yield* Effect.result(
         Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ url: redirecting.url })))
       ).pipe(Effect.provide(guildMcpLayer().layer))
-      assert.isTrue(Either.isLeft(result))
-      assert.include(Either.isLeft(result) ? result.left.message : "", "redirects are not followed")
+      assert.isTrue(Result.isFailure(result))
+      assert.include(Result.isFailure(result) ? result.left.message : "", "redirects are not followed")
       assert.strictEqual(redirecting.log.requests.length, 1)
       assert.strictEqual(target.log.requests.length, 0)
     })
   )
 
-  it.scoped("a tools/list answer past the control cap is cut off: discovery fails instead of buffering without bound", () =>
+  it.effect("a tools/list answer past the control cap is cut off: discovery fails instead of buffering without bound", () =>
     Effect.gen(function* () {
       const huge: TestTool = { name: "huge", description: "x".repeat(64 * 1024), run: async () => text("never") }
       const server = yield* serve(() => startStreamableServer({ tools: [huge] }))
       // Tool results and streams keep the 8 MiB cap; every other POST answer has its own, lower one.
-      const result = yield* Effect.either(
+      const result = yield* Effect.result(
         Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ url: server.url })))
       ).pipe(Effect.provide(guildMcpLayer({ settings: { guildControlResponseCapBytes: 16 * 1024 } }).layer))
-      assert.isTrue(Either.isLeft(result))
-      assert.include(Either.isLeft(result) ? result.left.message : "", "exceeds the maximum allowed size")
+      assert.isTrue(Result.isFailure(result))
+      assert.include(Result.isFailure(result) ? result.left.message : "", "exceeds the maximum allowed size")
       // Under the default caps the same server connects, with its description cut to 1024 characters.
       const session = yield* Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ url: server.url }))).pipe(
         Effect.provide(guildMcpLayer().layer)
@@ -138,7 +138,7 @@ describe("guild MCP URL arguments and guarded transport (spec §6.5, §6.6)", ()
     })
   )
 
-  it.scoped("a tool answer past the cap fails the call at once (not at the timeout); the next use reconnects", () =>
+  it.effect("a tool answer past the cap fails the call at once (not at the timeout); the next use reconnects", () =>
     Effect.gen(function* () {
       const big: TestTool = { name: "big", description: "A big answer", run: async () => text("y".repeat(64 * 1024)) }
       const small: TestTool = { name: "small", description: "A small answer", run: async () => text("ok") }

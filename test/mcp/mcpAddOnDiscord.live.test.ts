@@ -11,7 +11,7 @@ import { serve } from "../support/mcpServers/mcpTestKit"
 const PUBLIC_IP = "93.184.215.14"
 
 describe("/mcp add on the fake Discord, default install (decision 13, issue 12)", () => {
-  it.scopedLive("a loopback URL is refused with a clear message and the loopback server sees no request; /mcp list shows origins only", () =>
+  it.live("a loopback URL is refused with a clear message and the loopback server sees no request; /mcp list shows origins only", () =>
     Effect.gen(function*() {
       const server = yield* serve(() => startStreamableServer())
       // The production resolver (localhost, /etc/hosts, c-ares), plus one pretend-public name.

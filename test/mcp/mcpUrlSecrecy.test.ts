@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, TestClock } from "effect"
+import { Duration, Effect, Result, Layer, TestClock } from "effect"
 import { McpConfig } from "../../src/config/McpConfig"
 import { GlobalMcpServersLive } from "../../src/mcp/GlobalMcpServers"
 import { GuildMcpAdmin } from "../../src/mcp/GuildMcpAdmin"
@@ -32,7 +32,7 @@ describe("MCP server URLs: name and origin only (issue 12 item 5)", () => {
     assert.strictEqual(serverLabel("local", undefined), "'local'")
   })
 
-  it.scoped("a guild server's failing call, connect errors, logs and /mcp list never show the path or query", () =>
+  it.effect("a guild server's failing call, connect errors, logs and /mcp list never show the path or query", () =>
     Effect.gen(function* () {
       const onCall = yield* serve(() => startHostileServer("echoPathOnCall"))
       const always = yield* serve(() => startHostileServer("echoPathAlways"))
@@ -43,7 +43,7 @@ describe("MCP server URLs: name and origin only (issue 12 item 5)", () => {
           const { context } = yield* makeToolContext()
           const result = yield* Effect.flatMap(ToolRegistry, (registry) => registry.execute("leak", {})).pipe(provideToolContext(context))
           // `broken` failed to connect while the turn's tools were gathered: it is held back now.
-          const connect = yield* Effect.either(Effect.flatMap(GuildMcpPool, (pool) => pool.session(registrations[1] ?? registrations[0]!)))
+          const connect = yield* Effect.result(Effect.flatMap(GuildMcpPool, (pool) => pool.session(registrations[1] ?? registrations[0]!)))
           const listed = yield* Effect.flatMap(GuildMcpAdmin, (admin) => admin.list("guild-1"))
           return { connect, listed, result }
         }).pipe(Effect.provide(registryWithGuildMcp({ registrations }).layer))
@@ -54,8 +54,8 @@ describe("MCP server URLs: name and origin only (issue 12 item 5)", () => {
       assert.include(result.detail ?? "", "Error POSTing to endpoint: internal error while serving … (host 127.0.0.1:", "the failure itself is kept for operators")
       assertNoSecret("the tool result", result.error ?? "")
       assertNoSecret("the tool result's detail", result.detail ?? "")
-      assert.isTrue(Either.isLeft(connect) && connect.left._tag === "McpQuarantinedError")
-      assertNoSecret("the connect error", Either.isLeft(connect) ? connect.left.message : "")
+      assert.isTrue(Result.isFailure(connect) && connect.left._tag === "McpQuarantinedError")
+      assertNoSecret("the connect error", Result.isFailure(connect) ? connect.left.message : "")
       assert.deepStrictEqual(listed.map((view) => view.url), [`http://127.0.0.1:${onCall.port}`, `http://127.0.0.1:${always.port}`])
       const lines = yield* logs.logs
       const failed = lines.find((line) => line.message.includes(`'broken' (http://127.0.0.1:${always.port}) failed to connect`))
@@ -64,7 +64,7 @@ describe("MCP server URLs: name and origin only (issue 12 item 5)", () => {
     })
   )
 
-  it.scoped("a global server's connect warnings and tool errors never show the path or query", () =>
+  it.effect("a global server's connect warnings and tool errors never show the path or query", () =>
     Effect.gen(function* () {
       const onCall = yield* serve(() => startHostileServer("echoPathOnCall"))
       const always = yield* serve(() => startHostileServer("echoPathAlways"))

@@ -47,7 +47,7 @@ describe("ComfyUI workflow placeholders (pure)", () => {
 })
 
 describe("ComfyUI backend (IMAGE_BACKEND=comfyui) against a fake ComfyUI", () => {
-  it.scopedLive("text-to-image: POST /prompt with the filled workflow, /history polled until done, /view read", () =>
+  it.live("text-to-image: POST /prompt with the filled workflow, /history polled until done, /view read", () =>
     Effect.gen(function*() {
       const server = yield* fake({ pollsUntilDone: 2 })
       const backend = yield* comfyBackend(server.origin, comfyWorkflow({ negative: true }), fast)
@@ -65,7 +65,7 @@ describe("ComfyUI backend (IMAGE_BACKEND=comfyui) against a fake ComfyUI", () =>
       assert.deepStrictEqual(paths.at(-1), "GET /view")
     }))
 
-  it.scopedLive("image-to-image uploads the reference; inpainting uploads the canvas and its mask, both named in the workflow", () =>
+  it.live("image-to-image uploads the reference; inpainting uploads the canvas and its mask, both named in the workflow", () =>
     Effect.gen(function*() {
       const server = yield* fake({ pollsUntilDone: 0 })
       const img2img = yield* comfyBackend(server.origin, comfyWorkflow({ image: true }), fast)
@@ -83,7 +83,7 @@ describe("ComfyUI backend (IMAGE_BACKEND=comfyui) against a fake ComfyUI", () =>
       assert.strictEqual(second["5"]?.inputs["width"], 4, "the canvas size, not the aspect ratio's")
     }))
 
-  it.scopedLive("a failed job, a refused workflow and non-image output are typed failures", () =>
+  it.live("a failed job, a refused workflow and non-image output are typed failures", () =>
     Effect.gen(function*() {
       const failing = yield* fake({ failJob: true, pollsUntilDone: 0 })
       const failed = yield* Effect.flip((yield* comfyBackend(failing.origin, comfyWorkflow(), fast)).generate(txt2img))
@@ -97,11 +97,11 @@ describe("ComfyUI backend (IMAGE_BACKEND=comfyui) against a fake ComfyUI", () =>
       assert.strictEqual((yield* Effect.flip((yield* comfyBackend(html.origin, comfyWorkflow(), fast)).generate(txt2img))).reason, "wrong_media")
     }))
 
-  it.scoped("a job that never finishes keeps polling on the Clock; interrupted, it is taken off the queue", () =>
+  it.effect("a job that never finishes keeps polling on the Clock; interrupted, it is taken off the queue", () =>
     Effect.gen(function*() {
       const server = yield* fake({ neverFinish: true })
       const backend = yield* comfyBackend(server.origin, comfyWorkflow(), { pollInterval: Duration.seconds(1) })
-      const fiber = yield* Effect.fork(backend.generate(txt2img))
+      const fiber = yield* Effect.forkChild(backend.generate(txt2img))
       const polls = () => server.requests.filter((request) => request.url.startsWith("/history/")).length
       for (let second = 1; second <= 3; second++) {
         yield* Effect.promise(() => waitFor(() => polls() >= second))

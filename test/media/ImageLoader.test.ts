@@ -16,7 +16,7 @@ const reasonOf = (effect: Effect.Effect<unknown, { readonly reason: string; read
   Effect.map(Effect.flip(effect), (error) => ({ reason: error.reason, message: error.message, operatorDetail: error.operatorDetail }))
 
 describe("ImageLoader (safe_http, VISION_MAX_IMAGE_MB, sniffing)", () => {
-  it.scoped("downloads a loopback image in development; HTML under an image name, a 404 and an oversize image are typed failures", () =>
+  it.effect("downloads a loopback image in development; HTML under an image name, a 404 and an oversize image are typed failures", () =>
     Effect.gen(function*() {
       const host = yield* imageHost({ bigBytes: 2 * 1024 * 1024 })
       const loader = yield* ImageLoader
@@ -33,7 +33,7 @@ describe("ImageLoader (safe_http, VISION_MAX_IMAGE_MB, sniffing)", () => {
       assert.include(big.message, "VISION_MAX_IMAGE_MB")
     }).pipe(Effect.provide(loaderIn(false))))
 
-  it.scoped("in production a private address is refused before any byte is sent", () =>
+  it.effect("in production a private address is refused before any byte is sent", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const blocked = yield* reasonOf((yield* ImageLoader).load(`${host.origin}/pixel.png`))
@@ -45,7 +45,7 @@ describe("ImageLoader (safe_http, VISION_MAX_IMAGE_MB, sniffing)", () => {
       assert.strictEqual(host.connections(), 0)
     }).pipe(Effect.provide(loaderIn(true))))
 
-  it.scoped("bytes held by the library load without the network; an unknown stored id and stored non-image bytes fail", () =>
+  it.effect("bytes held by the library load without the network; an unknown stored id and stored non-image bytes fail", () =>
     Effect.gen(function*() {
       const library = yield* MediaLibrary
       const loader = yield* ImageLoader

@@ -13,7 +13,7 @@ const fake = (options: Parameters<typeof startFakeOpenAiImages>[0] = {}) =>
   Effect.acquireRelease(Effect.promise(() => startFakeOpenAiImages(options)), (server) => Effect.promise(() => server.close()))
 
 describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
-  it.scoped("text-to-image: POST /images/generations with model, prompt, size and the key; the b64_json image comes back", () =>
+  it.effect("text-to-image: POST /images/generations with model, prompt, size and the key; the b64_json image comes back", () =>
     Effect.gen(function*() {
       const server = yield* fake()
       const backend = yield* openAiImagesBackend({ baseUrl: server.baseUrl, apiKey: key("sk-img"), model: "gpt-image-1" })
@@ -27,7 +27,7 @@ describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
       assert.deepStrictEqual(JSON.parse(request?.body.toString() ?? ""), { model: "gpt-image-1", prompt: "a lighthouse at dusk", n: 1, size: "1536x1024" })
     }))
 
-  it.scoped("image-to-image: a multipart POST /images/edits with the reference as the image file; a url answer is downloaded; dall-e asks for b64_json", () =>
+  it.effect("image-to-image: a multipart POST /images/edits with the reference as the image file; a url answer is downloaded; dall-e asks for b64_json", () =>
     Effect.gen(function*() {
       const server = yield* fake({ answer: "url" })
       const backend = yield* openAiImagesBackend({ baseUrl: server.baseUrl, model: "dall-e-2" })
@@ -48,7 +48,7 @@ describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
       assert.isTrue(server.requests.some((request) => request.method === "GET" && request.url === "/files/generated.png"))
     }))
 
-  it.scoped("4xx/5xx carry the vendor's message; non-image bytes and inpaint are typed failures", () =>
+  it.effect("4xx/5xx carry the vendor's message; non-image bytes and inpaint are typed failures", () =>
     Effect.gen(function*() {
       for (const status of [400, 500]) {
         const server = yield* fake({ failWith: status })
@@ -65,7 +65,7 @@ describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
       assert.strictEqual(unsupported.reason, "unsupported")
     }))
 
-  it.scoped("[issue 25] a link on the backend's own host is fetched through safe_http even in production (the operator's host)", () =>
+  it.effect("[issue 25] a link on the backend's own host is fetched through safe_http even in production (the operator's host)", () =>
     Effect.gen(function*() {
       const server = yield* fake({ answer: "url" })
       const { backend, connector } = yield* openAiImagesWithStack({ baseUrl: server.baseUrl, model: "dall-e-3" })
@@ -75,7 +75,7 @@ describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
       assert.deepStrictEqual(connector.attempts.map((attempt) => attempt.address), ["127.0.0.1"])
     }))
 
-  it.scoped("[issue 25] a link to the metadata service is refused before any connection; the model would read the class only", () =>
+  it.effect("[issue 25] a link to the metadata service is refused before any connection; the model would read the class only", () =>
     Effect.gen(function*() {
       const server = yield* fake({ answer: "url", link: "http://169.254.169.254/latest/meta-data/iam/security-credentials/" })
       for (const production of [true, false]) {
@@ -88,7 +88,7 @@ describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
       }
     }))
 
-  it.scoped("[issue 25] a link to another host on a private address follows the fetch policy: refused in production, fetched in development", () =>
+  it.effect("[issue 25] a link to another host on a private address follows the fetch policy: refused in production, fetched in development", () =>
     Effect.gen(function*() {
       const server = yield* fake({ answer: "url", link: "{origin}/files/generated.png" })
       const port = new URL(server.baseUrl).port
@@ -101,7 +101,7 @@ describe("OpenAI Images backend (IMAGE_BACKEND=openai)", () => {
       assert.strictEqual(allowed.format.mimeType, "image/png")
     }))
 
-  it.scoped("[issue 25] a link answering an error: the status only, its body is never read into the error", () =>
+  it.effect("[issue 25] a link answering an error: the status only, its body is never read into the error", () =>
     Effect.gen(function*() {
       const server = yield* fake({ answer: "url", link: "{origin}/files/missing.png" })
       const error = yield* Effect.flip((yield* openAiImagesBackend({ baseUrl: server.baseUrl })).generate(txt2img))

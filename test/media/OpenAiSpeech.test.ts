@@ -8,7 +8,7 @@ const fake = (options: Parameters<typeof startFakeSpeech>[0] = {}) =>
   Effect.acquireRelease(Effect.promise(() => startFakeSpeech(options)), (server) => Effect.promise(() => server.close()))
 
 describe("OpenAI-compatible speech backend (SPEECH_BASE_URL)", () => {
-  it.scoped("POST /audio/speech with response_format opus; the Ogg Opus answer comes back with its duration and waveform", () =>
+  it.effect("POST /audio/speech with response_format opus; the Ogg Opus answer comes back with its duration and waveform", () =>
     Effect.gen(function*() {
       const server = yield* fake()
       const backend = yield* speechBackend(server.baseUrl, { apiKey: key("sk-voice"), voice: "nova", model: "tts-1" })
@@ -19,7 +19,7 @@ describe("OpenAI-compatible speech backend (SPEECH_BASE_URL)", () => {
       assert.strictEqual(server.requests[0]?.headers.authorization, "Bearer sk-voice")
     }))
 
-  it.scoped("instructions are sent only with SPEECH_SUPPORTS_INSTRUCTIONS", () =>
+  it.effect("instructions are sent only with SPEECH_SUPPORTS_INSTRUCTIONS", () =>
     Effect.gen(function*() {
       const server = yield* fake()
       const backend = yield* speechBackend(server.baseUrl, { supportsInstructions: true })
@@ -28,7 +28,7 @@ describe("OpenAI-compatible speech backend (SPEECH_BASE_URL)", () => {
       assert.strictEqual(server.bodies()[0]?.["instructions"], "cheerful")
     }))
 
-  it.scoped("non-Ogg audio and 4xx/5xx are clear failures", () =>
+  it.effect("non-Ogg audio and 4xx/5xx are clear failures", () =>
     Effect.gen(function*() {
       const mp3 = yield* fake({ format: "mp3" })
       const wrong = yield* Effect.flip((yield* speechBackend(mp3.baseUrl)).synthesize({ text: "Hi" }))

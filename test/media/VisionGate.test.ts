@@ -44,7 +44,7 @@ const gated = Effect.gen(function*() {
 const withVision = (visionModels: ReadonlyArray<string>, maxImagesPerRequest = 8) => mediaServices({ vision: { visionModels, maxImagesPerRequest } })
 
 describe("images in the conversation (LLM_VISION_MODELS)", () => {
-  it.scopedLive("a vision model gets the images inline with their media_id lines; a text-only fallback of the same conversation gets placeholders only", () =>
+  it.live("a vision model gets the images inline with their media_id lines; a text-only fallback of the same conversation gets placeholders only", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const { send } = yield* gated
@@ -70,7 +70,7 @@ describe("images in the conversation (LLM_VISION_MODELS)", () => {
       assert.include(noTool.messages[0]?.content, `[image media_id=${id}: not visible to you]`)
     }).pipe(Effect.provide(withVision(["gpt-vision"]))))
 
-  it.scopedLive("`*` means every model; only the newest images fit the budget; an image that fails to load is a placeholder with the reason", () =>
+  it.live("`*` means every model; only the newest images fit the budget; an image that fails to load is a placeholder with the reason", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const { send } = yield* gated
@@ -91,7 +91,7 @@ describe("images in the conversation (LLM_VISION_MODELS)", () => {
       assert.strictEqual(host.requests.length, before, "a size the front reported over the cap is never downloaded")
     }).pipe(Effect.provide(withVision(["*"], 1))))
 
-  it.scopedLive("tool-result images: resolved inline for a vision model; dropped for a text-only one, so no synthetic user message is added", () =>
+  it.live("tool-result images: resolved inline for a vision model; dropped for a text-only one, so no synthetic user message is added", () =>
     Effect.gen(function*() {
       const library = yield* MediaLibrary
       const stored = yield* library.register({ _tag: "Stored", bytes: pixelPng(), mimeType: "image/png", filename: "g.png" })

@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { looksLikeOgg, readOggOpus, WAVEFORM_SAMPLES, waveformOf } from "../../src/media/oggOpus"
 import { voiceOgg } from "../support/mediaFixtures"
 
 const info = (bytes: Uint8Array) => {
   const read = readOggOpus(bytes)
-  if (Either.isLeft(read)) throw new Error(read.left)
+  if (Result.isFailure(read)) throw new Error(read.left)
   return read.right
 }
 
@@ -39,12 +39,12 @@ describe("Ogg Opus reading (voice messages)", () => {
     assert.isFalse(looksLikeOgg(mp3))
     assert.include(Either.getLeft(readOggOpus(mp3)).pipe((left) => left._tag === "Some" ? left.value : ""), "not an Ogg stream")
     const truncated = voiceOgg().subarray(0, 200)
-    assert.isTrue(Either.isLeft(readOggOpus(truncated)))
+    assert.isTrue(Result.isFailure(readOggOpus(truncated)))
     const vorbis = new Uint8Array(voiceOgg())
     vorbis.set([...Buffer.from("OpusHeaX")], 28)
     const left = readOggOpus(vorbis)
-    assert.isTrue(Either.isLeft(left) && left.left.includes("OpusHead"))
-    assert.isTrue(Either.isLeft(readOggOpus(new Uint8Array(0))))
+    assert.isTrue(Result.isFailure(left) && left.left.includes("OpusHead"))
+    assert.isTrue(Result.isFailure(readOggOpus(new Uint8Array(0))))
   })
 
   it("waveform: long clips are bucketed to 256 samples, scaled to 0–255", () => {

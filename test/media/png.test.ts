@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { deflateSync } from "node:zlib"
 import { inpaintCanvas, outpaintBorders, outpaintCanvas } from "../../src/media/image/editCanvas"
 import { decodePng, encodePng } from "../../src/media/png"
@@ -7,7 +7,7 @@ import { pixelPng } from "../support/mediaFixtures"
 
 const decoded = (bytes: Uint8Array) => {
   const image = decodePng(bytes)
-  if (Either.isLeft(image)) throw new Error(image.left)
+  if (Result.isFailure(image)) throw new Error(image.left)
   return image.right
 }
 
@@ -57,8 +57,8 @@ describe("PNG codec (masks and canvases)", () => {
   })
 
   it("refuses what it cannot read with a reason", () => {
-    assert.isTrue(Either.isLeft(decodePng(new Uint8Array([0xff, 0xd8, 0xff]))))
-    assert.isTrue(Either.isLeft(decodePng(pixelPng().subarray(0, 40))))
+    assert.isTrue(Result.isFailure(decodePng(new Uint8Array([0xff, 0xd8, 0xff]))))
+    assert.isTrue(Result.isFailure(decodePng(pixelPng().subarray(0, 40))))
   })
 })
 
@@ -67,12 +67,12 @@ describe("edit canvases", () => {
     const pixels = new Uint8Array(2 * 2 * 4).fill(200)
     pixels[3 * 4 + 3] = 0
     const canvas = inpaintCanvas(encodePng({ width: 2, height: 2, pixels }))
-    if (Either.isLeft(canvas)) throw new Error(canvas.left)
+    if (Result.isFailure(canvas)) throw new Error(canvas.left)
     assert.deepStrictEqual([...decoded(canvas.right.mask).pixels].filter((_, index) => index % 4 === 0), [0, 0, 0, 255])
     const opaque = inpaintCanvas(pixelPng())
-    assert.isTrue(Either.isLeft(opaque) && opaque.left.includes("transparent"))
+    assert.isTrue(Result.isFailure(opaque) && opaque.left.includes("transparent"))
     const jpeg = inpaintCanvas(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))
-    assert.isTrue(Either.isLeft(jpeg) && jpeg.left.includes("PNG"))
+    assert.isTrue(Result.isFailure(jpeg) && jpeg.left.includes("PNG"))
   })
 
   it("outpainting: the source on a larger transparent canvas, the new border white in the mask", () => {
@@ -80,7 +80,7 @@ describe("edit canvases", () => {
     assert.deepStrictEqual(outpaintBorders("up", 5000), { left: 0, right: 0, top: 1024, bottom: 0 })
     assert.deepStrictEqual(outpaintBorders("all", 1), { left: 64, right: 64, top: 64, bottom: 64 })
     const canvas = outpaintCanvas(pixelPng(), "right", 64)
-    if (Either.isLeft(canvas)) throw new Error(canvas.left)
+    if (Result.isFailure(canvas)) throw new Error(canvas.left)
     assert.strictEqual(canvas.right.width, 68)
     assert.strictEqual(canvas.right.height, 3)
     const image = decoded(canvas.right.image)

@@ -45,7 +45,7 @@ const readyzBecomes = (url: string, status: number) =>
 const lastReply = (fake: FakeDiscord) => fake.botMessages(fake.channel.id).at(-1)?.content ?? ""
 
 describe("operations of the Discord bot (src/main.ts in a child process, fake Discord)", () => {
-  it.scopedLive("/readyz flips with the gateway connection; /healthz stays up", () =>
+  it.live("/readyz flips with the gateway connection; /healthz stays up", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const bot = yield* startBotProcess(botEnv(fake, { HEALTH_PORT: "0", HEALTH_HOST: "127.0.0.1" }))
@@ -66,7 +66,7 @@ describe("operations of the Discord bot (src/main.ts in a child process, fake Di
       assert.strictEqual(yield* stopBotProcess(bot), 0, bot.output())
     }), { timeout: 150_000 })
 
-  it.scopedLive("SIGTERM during a reply: it completes, a message meanwhile is not taken, the process exits 0", () =>
+  it.live("SIGTERM during a reply: it completes, a message meanwhile is not taken, the process exits 0", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const bot = yield* startBotProcess(botEnv(fake, { LLM_SCRIPT: slowReply(30, 100) }))
@@ -85,7 +85,7 @@ describe("operations of the Discord bot (src/main.ts in a child process, fake Di
       assert.match(bot.output(), /Shutting down: every reply finished/)
     }), { timeout: 150_000 })
 
-  it.scopedLive("a reply still running when SHUTDOWN_GRACE_MS runs out keeps its text, marked stopped; exit 0", () =>
+  it.live("a reply still running when SHUTDOWN_GRACE_MS runs out keeps its text, marked stopped; exit 0", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const bot = yield* startBotProcess(botEnv(fake, { LLM_SCRIPT: slowReply(60, 500), SHUTDOWN_GRACE_MS: "1500" }))
@@ -102,7 +102,7 @@ describe("operations of the Discord bot (src/main.ts in a child process, fake Di
       assert.match(bot.output(), /the grace period ran out; replies in 1 channel\(s\) were stopped/)
     }), { timeout: 150_000 })
 
-  it.scopedLive("a health port already in use: one start-up line, exit 1", () =>
+  it.live("a health port already in use: one start-up line, exit 1", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const occupied = yield* Effect.acquireRelease(

@@ -53,7 +53,7 @@ const parseDockerfile = (text: string): ReadonlyArray<Stage> => {
 }
 
 const run = (command: string, args: ReadonlyArray<string>) =>
-  Effect.async<{ readonly code: number; readonly output: string }>((resume) => {
+  Effect.callback<{ readonly code: number; readonly output: string }>((resume) => {
     execFile(command, [...args], { cwd: root, timeout: 180_000 }, (error, stdout, stderr) => {
       resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, output: stdout + stderr }))
     })

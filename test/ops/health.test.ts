@@ -26,7 +26,7 @@ const get = (url: string) =>
   })
 
 describe("the health server (HEALTH_PORT)", () => {
-  it.scopedLive("/healthz answers while /readyz waits for every expected part, and flips when they pass", () =>
+  it.live("/healthz answers while /readyz waits for every expected part, and flips when they pass", () =>
     Effect.gen(function*() {
       const { readiness, url } = yield* startHealth
       const alive = yield* get(`${url}/healthz`)
@@ -53,7 +53,7 @@ describe("the health server (HEALTH_PORT)", () => {
       assert.strictEqual((yield* get(`${url}/nowhere`)).status, 404)
     }), 30_000)
 
-  it.scopedLive("/metrics is Prometheus text from the OpenTelemetry exporter, with loopcord's metrics", () =>
+  it.live("/metrics is Prometheus text from the OpenTelemetry exporter, with loopcord's metrics", () =>
     Effect.gen(function*() {
       const { url } = yield* startHealth
       yield* Metric.increment(Metric.tagged(turnsTotal, "status", "completed"))
@@ -64,7 +64,7 @@ describe("the health server (HEALTH_PORT)", () => {
       assert.match(scraped.body, /^loopcord_turns_total\{status="completed"\} [1-9]\d*/m)
     }), 30_000)
 
-  it.scopedLive("a port already in use stops start-up with one line", () =>
+  it.live("a port already in use stops start-up with one line", () =>
     Effect.gen(function*() {
       const occupied = yield* Effect.acquireRelease(
         Effect.promise(() => new Promise<Server>((resolve) => {

@@ -128,7 +128,7 @@ describe.skipIf(!engineAnswers && !required)("the container image (docker build,
       assert.match(lines[0] ?? "", /^loopcord: DISCORD_TOKEN is not set/)
     }), 120_000)
 
-  it.scopedLive("the bot turns healthy on a fake Discord; docker stop (10 s) mid-reply drains: one reply finishes, the other is marked stopped, exit 0", () =>
+  it.live("the bot turns healthy on a fake Discord; docker stop (10 s) mid-reply drains: one reply finishes, the other is marked stopped, exit 0", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord()
       const second = fake.addChannel({ kind: "text", name: "second", guildId: fake.guild.id })
@@ -174,7 +174,7 @@ describe.skipIf(!engineAnswers && !required)("the container image (docker build,
         "the container to turn healthy",
         Effect.map(docker(["inspect", "--format", "{{.State.Health.Status}}", id]), (ran) => (ran.stdout.trim() === "healthy" ? "healthy" : undefined)),
         "120 seconds"
-      ).pipe(Effect.tapErrorCause(() => Effect.flatMap(logs, (output) => log(output))))
+      ).pipe(Effect.tapCause(() => Effect.flatMap(logs, (output) => log(output))))
       const healthyMs = Date.now() - started
       yield* waitUntil(fake, "slash commands registered", () => fake.registeredCommands.size > 0, 60_000)
       yield* log(`bot: ${health} ${healthyMs} ms after docker run`)

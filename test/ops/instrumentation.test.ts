@@ -20,7 +20,7 @@ import { HttpLive, request } from "../provider/harness"
 const someModel = LanguageModel.of({ name: "fixed", stream: () => Stream.empty })
 
 describe("instrumentation costs nothing when telemetry is off", () => {
-  it.scoped("without OTEL_EXPORTER_OTLP_ENDPOINT or HEALTH_PORT the model, the registry and the turns are left as they are", () =>
+  it.effect("without OTEL_EXPORTER_OTLP_ENDPOINT or HEALTH_PORT the model, the registry and the turns are left as they are", () =>
     Effect.gen(function*() {
       const model = yield* Effect.provide(LanguageModel, instrumentedModelLayer(Layer.succeed(LanguageModel, someModel)))
       assert.strictEqual(model, someModel, "the very same model: no wrapper on the stream")
@@ -43,7 +43,7 @@ describe("instrumentation costs nothing when telemetry is off", () => {
       assert.strictEqual(observer.observe(input, turn), turn, "the turn effect itself, unwrapped")
     }).pipe(Effect.provide(telemetryLayer(defaultOpsSettings))))
 
-  it.scoped("with telemetry on, the model is wrapped (the check above can fail)", () =>
+  it.effect("with telemetry on, the model is wrapped (the check above can fail)", () =>
     Effect.gen(function*() {
       const model = yield* Effect.provide(LanguageModel, instrumentedModelLayer(Layer.succeed(LanguageModel, someModel)))
       assert.notStrictEqual(model, someModel)
@@ -53,7 +53,7 @@ describe("instrumentation costs nothing when telemetry is off", () => {
 describe("vendors never receive trace headers, with the OTLP tracer installed", () => {
   const traceHeaders = ["traceparent", "tracestate", "b3", "x-b3-traceid", "x-b3-spanid", "uber-trace-id"]
 
-  it.scopedLive("a provider request inside a traced pass carries no trace context; the pass span is exported", () =>
+  it.live("a provider request inside a traced pass carries no trace context; the pass span is exported", () =>
     Effect.gen(function*() {
       const collector = yield* fakeOtlp
       const vendor = yield* fakeLlmServer()

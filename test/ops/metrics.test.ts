@@ -63,7 +63,7 @@ describe("loopcord's metrics", () => {
         stream: () => Stream.fail(new ProviderError({ reason: "RateLimit", provider: "failing", detail: "429", status: 429 }))
       })
       const model = instrumentModel(failing, { tracing: false, metrics: true })
-      yield* Effect.either(Stream.runDrain(model.stream(request())))
+      yield* Effect.result(Stream.runDrain(model.stream(request())))
       assert.strictEqual((yield* Metric.value(counter)).count, before + 1)
     }))
 
@@ -80,7 +80,7 @@ describe("loopcord's metrics", () => {
       assert.strictEqual((yield* Metric.value(mcpBreakersOpen)).value, 0)
     }))
 
-  it.scoped("the queue-depth gauge samples the waiting turns every 5 s when metrics are on", () =>
+  it.effect("the queue-depth gauge samples the waiting turns every 5 s when metrics are on", () =>
     Effect.gen(function*() {
       const queue = yield* ChannelQueue
       const running = yield* message("slow one")

@@ -9,7 +9,7 @@ import { postgres } from "../store/databases"
 const shardOf = (guildId: string, count: number) => Number((BigInt(guildId) >> 22n) % BigInt(count))
 
 describe("several hosts split one bot's shards (DISCORD_SHARD_IDS, PostgreSQL)", () => {
-  it.scopedLive("two processes with disjoint shard lists each answer their own guild; a 429 on one rests the key on the other", () =>
+  it.live("two processes with disjoint shard lists each answer their own guild; a 429 on one rests the key on the other", () =>
     Effect.gen(function*() {
       const fake = yield* fakeDiscord({ shards: 2 })
       // One guild (with a channel) on each shard.

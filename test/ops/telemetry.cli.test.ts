@@ -8,10 +8,10 @@ import { fakeOtlp } from "../support/fakeOtlp"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
 describe("OTEL_EXPORTER_OTLP_ENDPOINT through src/main.ts (child process)", () => {
-  it.scopedLive("a --once turn's spans reach the collector before the process exits", () =>
+  it.live("a --once turn's spans reach the collector before the process exits", () =>
     Effect.gen(function*() {
       const collector = yield* fakeOtlp
-      const run = yield* Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
+      const run = yield* Effect.callback<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
         execFile(join(root, "node_modules", ".bin", "tsx"), ["src/main.ts", "--once", "hi", "--json"], {
           cwd: root,
           timeout: 90_000,

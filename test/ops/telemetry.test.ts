@@ -86,7 +86,7 @@ const ancestors = (spans: ReadonlyArray<OtlpSpan>, span: OtlpSpan): ReadonlyArra
 const exported = (what: string, condition: () => boolean) => waitUntil(condition, what, 20_000)
 
 describe("OpenTelemetry over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
-  it.scopedLive("a loopback collector gets the spans of a two-tool turn, parented turn → attempt → passes and tools → MCP calls", () =>
+  it.live("a loopback collector gets the spans of a two-tool turn, parented turn → attempt → passes and tools → MCP calls", () =>
     Effect.gen(function*() {
       const collector = yield* fakeOtlp
       const mcp = yield* serve(() => startStreamableServer())
@@ -133,7 +133,7 @@ describe("OpenTelemetry over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
       assert.deepStrictEqual(passes.map((pass) => pass.attributes["loopcord.pass.outcome"]), ["tool_call", "tool_call", undefined])
     }), 60_000)
 
-  it.scopedLive("the same turn's metrics reach the collector; its logs carry the turn's trace", () =>
+  it.live("the same turn's metrics reach the collector; its logs carry the turn's trace", () =>
     Effect.gen(function*() {
       const collector = yield* fakeOtlp
       const mcp = yield* serve(() => startStreamableServer())
@@ -158,7 +158,7 @@ describe("OpenTelemetry over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
       assert.strictEqual(toolLog?.traceId, (turn ?? collector.spans.find((span) => span.name === "loopcord.turn"))?.traceId, "a log inside the turn carries its trace id")
     }), 60_000)
 
-  it.scopedLive("an unreachable collector: one warning, the turns complete, nothing piles up", () =>
+  it.live("an unreachable collector: one warning, the turns complete, nothing piles up", () =>
     Effect.gen(function*() {
       // A port nobody listens on: every export is refused.
       const port = yield* Effect.promise(() =>
@@ -186,7 +186,7 @@ describe("OpenTelemetry over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
       assert.include(warnings[0]?.message, `127.0.0.1:${port}`)
     }), 60_000)
 
-  it.scopedLive("a collector that never answers does not hold a turn up", () =>
+  it.live("a collector that never answers does not hold a turn up", () =>
     Effect.gen(function*() {
       const collector = yield* hangingHttpServer
       const mcp = yield* serve(() => startStreamableServer())

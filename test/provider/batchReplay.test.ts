@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { HttpClient } from "@effect/platform"
+import type { HttpClient } from "effect/http"
 import type { Layer } from "effect"
 import type { ToolHistoryEntry } from "../../src/domain/ToolHistoryEntry"
 import * as Anthropic from "../../src/provider/anthropic/Anthropic"
@@ -78,7 +78,7 @@ const openAiBody = (functionHistory?: ReadonlyArray<ToolHistoryEntry>) =>
 const fn = (id: string, name: string, args: string) => ({ id, type: "function", function: { name, arguments: args } })
 
 describe("batch replay: one assistant turn per pass, every result after it", () => {
-  it.scopedLive("OpenAI Chat Completions: one assistant message with every tool_call, then one tool message per id, in order", () =>
+  it.live("OpenAI Chat Completions: one assistant message with every tool_call, then one tool message per id, in order", () =>
     Effect.gen(function*() {
       const body = yield* openAiBody()
       assert.deepStrictEqual((body.messages as ReadonlyArray<unknown>).slice(2), [
@@ -103,7 +103,7 @@ describe("batch replay: one assistant turn per pass, every result after it", () 
       ])
     }))
 
-  it.scopedLive("Anthropic: one assistant message (thinking, text, every tool_use), then ONE user message with every tool_result", () =>
+  it.live("Anthropic: one assistant message (thinking, text, every tool_use), then ONE user message with every tool_result", () =>
     Effect.gen(function*() {
       const body = yield* bodyOf(
         (url) => Anthropic.layer({ baseUrl: url, promptCache: false }),
@@ -135,7 +135,7 @@ describe("batch replay: one assistant turn per pass, every result after it", () 
       ])
     }))
 
-  it.scopedLive("Gemini: one model content with every functionCall part (the signature where Gemini put it), then the functionResponses in order", () =>
+  it.live("Gemini: one model content with every functionCall part (the signature where Gemini put it), then the functionResponses in order", () =>
     Effect.gen(function*() {
       const body = yield* bodyOf((url) => Gemini.layer({ baseUrl: url }), geminiStream([geminiText("ok"), geminiFinish("STOP")]))
       const call = (name: string, args: Record<string, unknown>, id: string) => ({ functionCall: { name, args, id } })
@@ -166,7 +166,7 @@ describe("batch replay: one assistant turn per pass, every result after it", () 
       ])
     }))
 
-  it.scopedLive("Gemini: a batch no Gemini model signed carries the placeholder on its first call only", () =>
+  it.live("Gemini: a batch no Gemini model signed carries the placeholder on its first call only", () =>
     Effect.gen(function*() {
       const body = yield* bodyOf((url) => Gemini.layer({ baseUrl: url }), geminiStream([geminiText("ok"), geminiFinish("STOP")]), [
         entry("get_time", {}, "12:00", { batch: 1 }),
@@ -190,7 +190,7 @@ describe("batch replay: one assistant turn per pass, every result after it", () 
       ])
     }))
 
-  it.scopedLive("OpenAI Responses: the reasoning, the pre-tool text, every function_call, then every function_call_output by call_id", () =>
+  it.live("OpenAI Responses: the reasoning, the pre-tool text, every function_call, then every function_call_output by call_id", () =>
     Effect.gen(function*() {
       const body = yield* bodyOf(
         (url) => OpenAiResponses.layer({ baseUrl: `${url}/v1` }),
@@ -214,7 +214,7 @@ describe("batch replay: one assistant turn per pass, every result after it", () 
       ])
     }))
 
-  it.scopedLive("call ids are unique in the request: calls without ids, or two calls given the same id, get their own", () =>
+  it.live("call ids are unique in the request: calls without ids, or two calls given the same id, get their own", () =>
     Effect.gen(function*() {
       const body = yield* openAiBody([
         entry("get_time", {}, "a", { batch: 1 }),

@@ -1,4 +1,4 @@
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { ContextConfig, parseContextWindows } from "../../src/config/ContextConfig"
@@ -119,7 +119,7 @@ const readPages = (pages: number) => (view: RequestView, origin: string): Act =>
 
 describe("the context budget against windowed fakes of every vendor [issue 23]", () => {
   for (const setup of setups) {
-    it.scopedLive(`${setup.vendor}: a 12-page fetch_url chain (40,000 characters a page) completes on a 32,000-token window with no refusal`, () =>
+    it.live(`${setup.vendor}: a 12-page fetch_url chain (40,000 characters a page) completes on a 32,000-token window with no refusal`, () =>
       Effect.gen(function*() {
         const { log, result, resting } = yield* runTurn(setup, {
           window: 32_000,
@@ -142,7 +142,7 @@ describe("the context budget against windowed fakes of every vendor [issue 23]",
         assert.strictEqual(resting.size, 0)
       }))
 
-    it.scopedLive(`${setup.vendor}: a refusal is recovered on the same model, the window learned from it, and the key never rested`, () =>
+    it.live(`${setup.vendor}: a refusal is recovered on the same model, the window learned from it, and the key never rested`, () =>
       Effect.gen(function*() {
         const { log, result, resting } = yield* runTurn(setup, {
           window: 32_000,
@@ -161,7 +161,7 @@ describe("the context budget against windowed fakes of every vendor [issue 23]",
         assert.strictEqual(result.context?.windowSource, "learned")
       }))
 
-    it.scopedLive(`${setup.vendor}: a 120,000-character message on a 16,000-token window is cut with a marker and the turn completes`, () =>
+    it.live(`${setup.vendor}: a 120,000-character message on a 16,000-token window is cut with a marker and the turn completes`, () =>
       Effect.gen(function*() {
         const ask = " What is this text about, briefly?"
         const message = prose(120_000 - ask.length, 3) + ask

@@ -41,7 +41,7 @@ const turnOn = (handler: FakeHandler) =>
   })
 
 describe("fallback continuation on real servers' prefill behaviour (issue 11.9)", () => {
-  it.scopedLive("llama.cpp in thinking mode refuses the prefill (HTTP 400): the pass is retried once with an instruction naming the posted text", () =>
+  it.live("llama.cpp in thinking mode refuses the prefill (HTTP 400): the pass is retried once with an instruction naming the posted text", () =>
     Effect.gen(function*() {
       const { result, server, shown } = yield* turnOn(llamaCppThinking(REST))
       assert.strictEqual(result.status, "completed")
@@ -53,14 +53,14 @@ describe("fallback continuation on real servers' prefill behaviour (issue 11.9)"
       assert.deepStrictEqual(result.attempts.map((attempt) => attempt.status), ["error", "completed"])
     }))
 
-  it.scopedLive("vLLM without continue_final_message restarts the reply: the repeated text is stripped", () =>
+  it.live("vLLM without continue_final_message restarts the reply: the repeated text is stripped", () =>
     Effect.gen(function*() {
       const { result, shown } = yield* turnOn(vllmWithoutContinue(REST))
       assert.strictEqual(result.status, "completed")
       assert.strictEqual(shown, POSTED + REST)
     }))
 
-  it.scopedLive("a server that refuses the instruction too: the second refusal is a real error, not a loop", () =>
+  it.live("a server that refuses the instruction too: the second refusal is a real error, not a loop", () =>
     Effect.gen(function*() {
       const refuseAll: FakeHandler = () => ({ status: 400, headers: { "content-type": "application/json" }, parts: [{ write: "{\"error\":{\"message\":\"bad request\"}}" }] })
       const { result, server, shown } = yield* turnOn(refuseAll)

@@ -17,7 +17,7 @@ import { HttpLive } from "./harness"
  * `LLM_PROVIDER=openai-compatible LLM_BASE_URL=http://127.0.0.1:<port>/v1 LLM_API_KEYS=k LLM_MODELS=m`.
  */
 describe("a full turn against the loopback OpenAI-compatible fake, configured by env only", () => {
-  it.scopedLive("tool call, tool result replayed, final answer, usage summed", () =>
+  it.live("tool call, tool result replayed, final answer, usage summed", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       server.enqueue(

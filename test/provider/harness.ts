@@ -1,6 +1,6 @@
-import type { HttpClient } from "@effect/platform"
+import type { HttpClient } from "effect/http"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Chunk, Context, Effect, Either, Layer, Redacted, Stream } from "effect"
+import { Chunk, Context, Effect, Result, Layer, Redacted, Stream } from "effect"
 import type { ChatMessage } from "../../src/domain/ChatMessage"
 import type { ProviderError } from "../../src/domain/ProviderError"
 import type { ProviderEvent } from "../../src/domain/ProviderEvent"
@@ -46,11 +46,11 @@ export const collect = (model: LanguageModel["Type"], req: GenerationRequest) =>
     const events: Array<ProviderEvent> = []
     const result = yield* model.stream(req).pipe(
       Stream.runForEach((event) => Effect.sync(() => events.push(event))),
-      Effect.either
+      Effect.result
     )
     return {
       events,
-      error: Either.isLeft(result) ? result.left : undefined,
+      error: Result.isFailure(result) ? result.left : undefined,
       text: events.flatMap((event) => (event._tag === "TextDelta" ? [event.text] : [])).join("")
     } satisfies Collected
   })

@@ -33,7 +33,7 @@ const providers = [
 describe("providers never send trace context to the vendor", () => {
   for (const provider of providers) {
     for (const [clientName, http] of httpClients) {
-      it.scopedLive(`${provider.name} over ${clientName}: no traceparent / b3 header, even inside a span`, () =>
+      it.live(`${provider.name} over ${clientName}: no traceparent / b3 header, even inside a span`, () =>
         Effect.gen(function*() {
           const server = yield* fakeLlmServer()
           const model = yield* buildModel(provider.layer(server.url), http)

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Layer, Logger } from "effect"
-import type { HttpClient } from "@effect/platform"
+import type { HttpClient } from "effect/http"
 import { ProviderEvent } from "../../src/domain/ProviderEvent"
 import * as Anthropic from "../../src/provider/anthropic/Anthropic"
 import * as Gemini from "../../src/provider/google/Gemini"
@@ -47,7 +47,7 @@ const assertCallsThenFinish = (events: ReadonlyArray<ProviderEvent>, calls: numb
 }
 
 describe("parallel tool calls: every call of a pass arrives, in the model's order", () => {
-  it.scopedLive("OpenAI Chat Completions: three calls at indexes 0-2, argument deltas interleaved", () =>
+  it.live("OpenAI Chat Completions: three calls at indexes 0-2, argument deltas interleaved", () =>
     Effect.gen(function*() {
       const { events } = yield* passOver(fixture("openai-chat.sse"), (url) => OpenAiCompatible.layer({ baseUrl: `${url}/v1` }))
       assertCallsThenFinish(events, 3)
@@ -58,7 +58,7 @@ describe("parallel tool calls: every call of a pass arrives, in the model's orde
       ])
     }))
 
-  it.scopedLive("Anthropic Messages: two tool_use blocks with input_json_delta after a text block", () =>
+  it.live("Anthropic Messages: two tool_use blocks with input_json_delta after a text block", () =>
     Effect.gen(function*() {
       const { events } = yield* passOver(fixture("anthropic.sse"), (url) => Anthropic.layer({ baseUrl: url, promptCache: false }))
       assert.deepStrictEqual(events[0], ProviderEvent.TextDelta({ text: "I'll check both." }))
@@ -69,7 +69,7 @@ describe("parallel tool calls: every call of a pass arrives, in the model's orde
       ])
     }))
 
-  it.scopedLive("Gemini: two functionCall parts in one chunk and a third in the next; each keeps its own part's signature", () =>
+  it.live("Gemini: two functionCall parts in one chunk and a third in the next; each keeps its own part's signature", () =>
     Effect.gen(function*() {
       const { events } = yield* passOver(fixture("gemini.sse").replace(/\n/g, "\r\n"), (url) => Gemini.layer({ baseUrl: url }))
       assert.deepStrictEqual(events[0], ProviderEvent.TextDelta({ text: "Checking." }))
@@ -81,7 +81,7 @@ describe("parallel tool calls: every call of a pass arrives, in the model's orde
       ])
     }))
 
-  it.scopedLive("OpenAI Responses: two function_call items, argument deltas interleaved by item id; the reasoning goes on the first", () =>
+  it.live("OpenAI Responses: two function_call items, argument deltas interleaved by item id; the reasoning goes on the first", () =>
     Effect.gen(function*() {
       const { events } = yield* passOver(fixture("openai-responses.sse"), (url) => OpenAiResponses.layer({ baseUrl: `${url}/v1` }))
       assertCallsThenFinish(events, 2)
@@ -105,7 +105,7 @@ describe("parallel tool calls: the bounds hold for every call", () => {
       return { server, model }
     })
 
-  it.scopedLive("Chat Completions calls go out in index order, whatever order they started in", () =>
+  it.live("Chat Completions calls go out in index order, whatever order they started in", () =>
     Effect.gen(function*() {
       const { model, server } = yield* openAi()
       server.enqueue(openAiStream([
@@ -117,7 +117,7 @@ describe("parallel tool calls: the bounds hold for every call", () => {
       assert.deepStrictEqual(callsOf(result.events).map((call) => call.id), ["call_a", "call_b"])
     }))
 
-  it.scopedLive("a second call outgrowing the argument cap stops the stream: both calls go out, only that one refused as truncated", () =>
+  it.live("a second call outgrowing the argument cap stops the stream: both calls go out, only that one refused as truncated", () =>
     Effect.gen(function*() {
       const { model, server } = yield* openAi(1024)
       server.enqueue(openAiStream([
@@ -134,7 +134,7 @@ describe("parallel tool calls: the bounds hold for every call", () => {
       assert.deepStrictEqual(result.events.at(-1), ProviderEvent.Finish({ reason: "length" }))
     }))
 
-  it.scopedLive("finish `length` cuts the call still streaming; the complete one before it stands", () =>
+  it.live("finish `length` cuts the call still streaming; the complete one before it stands", () =>
     Effect.gen(function*() {
       const { model, server } = yield* openAi()
       server.enqueue(openAiStream([
@@ -149,7 +149,7 @@ describe("parallel tool calls: the bounds hold for every call", () => {
       ])
     }))
 
-  it.scopedLive(`a pass of more than ${maxCallsPerPass} calls keeps the first ${maxCallsPerPass}, with one warning`, () =>
+  it.live(`a pass of more than ${maxCallsPerPass} calls keeps the first ${maxCallsPerPass}, with one warning`, () =>
     Effect.gen(function*() {
       const { model, server } = yield* openAi()
       const count = maxCallsPerPass + 6
@@ -167,7 +167,7 @@ describe("parallel tool calls: the bounds hold for every call", () => {
 })
 
 describe("parallel tool calls: the pass's reasoning is replayed once, with its first call", () => {
-  it.scopedLive("Chat Completions: reasoning_content and reasoning_details on the first call only", () =>
+  it.live("Chat Completions: reasoning_content and reasoning_details on the first call only", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1` }))
@@ -190,7 +190,7 @@ describe("parallel tool calls: the pass's reasoning is replayed once, with its f
       ])
     }))
 
-  it.scopedLive("Anthropic: the thinking blocks on the first call only", () =>
+  it.live("Anthropic: the thinking blocks on the first call only", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url, promptCache: false }))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { Duration } from "effect"
 import {
   endedEarly,

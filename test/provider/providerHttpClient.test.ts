@@ -60,14 +60,14 @@ const until = (condition: () => boolean, what: string, ms = 5_000) =>
   })
 
 describe("providerHttpClient: the undici Agent behind the providers", () => {
-  it.scopedLive("caps the sockets per origin: requests beyond the cap wait for a free one", () =>
+  it.live("caps the sockets per origin: requests beyond the cap wait for a free one", () =>
     Effect.gen(function*() {
       const server = yield* holdingServer
       const context = yield* Layer.build(
         OpenAiCompatible.layer({ baseUrl: server.url }).pipe(Layer.provide(providerHttpClient({ connections: 2 })))
       )
       const model = Context.get(context, LanguageModel)
-      const calls = yield* Effect.fork(Effect.all(Array.from({ length: 5 }, () => collect(model, request())), { concurrency: "unbounded" }))
+      const calls = yield* Effect.forkChild(Effect.all(Array.from({ length: 5 }, () => collect(model, request())), { concurrency: "unbounded" }))
       yield* until(() => server.held() === 2, "two requests to arrive")
       // Give a third socket every chance to open before looking.
       yield* Effect.sleep(Duration.millis(100))
@@ -79,7 +79,7 @@ describe("providerHttpClient: the undici Agent behind the providers", () => {
       assert.strictEqual(server.accepted(), 2, "the queued requests reused the two sockets")
     }))
 
-  it.scopedLive("closing the layer's scope closes the kept-alive sockets", () =>
+  it.live("closing the layer's scope closes the kept-alive sockets", () =>
     Effect.gen(function*() {
       const server = yield* holdingServer
       server.release()

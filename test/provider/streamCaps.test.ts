@@ -66,7 +66,7 @@ const toolCallOf = (events: ReadonlyArray<ProviderEvent>) => {
 const filler = (chars: number) => "a".repeat(chars)
 
 describe("tool-call arguments past BOT_JSON_REPAIR_MAX_CHARS: the stream stops, the call is refused as truncated", () => {
-  it.scopedLive("[issue 25] Chat Completions: argument deltas without end", () =>
+  it.live("[issue 25] Chat Completions: argument deltas without end", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1`, jsonRepairMaxChars: ARGUMENT_CAP }))
@@ -84,7 +84,7 @@ describe("tool-call arguments past BOT_JSON_REPAIR_MAX_CHARS: the stream stops, 
       assert.isTrue(logs.some((line) => line.startsWith("ERROR tool arguments outgrew BOT_JSON_REPAIR_MAX_CHARS") && line.includes("\"max_chars\":4096")), logs.join("\n"))
     }))
 
-  it.scopedLive("[issue 25] Chat Completions: a second call outgrowing the cap ends the pass; the first, complete, is kept", () =>
+  it.live("[issue 25] Chat Completions: a second call outgrowing the cap ends the pass; the first, complete, is kept", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1`, jsonRepairMaxChars: ARGUMENT_CAP }))
@@ -98,7 +98,7 @@ describe("tool-call arguments past BOT_JSON_REPAIR_MAX_CHARS: the stream stops, 
       assert.deepStrictEqual(toolCallOf(result.events), { name: "web_search", args: { query: "weather" }, id: "call_1" })
     }))
 
-  it.scopedLive("[issue 25] Chat Completions: a tool name streamed without end stops growing", () =>
+  it.live("[issue 25] Chat Completions: a tool name streamed without end stops growing", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1`, jsonRepairMaxChars: ARGUMENT_CAP }))
@@ -109,7 +109,7 @@ describe("tool-call arguments past BOT_JSON_REPAIR_MAX_CHARS: the stream stops, 
       assert.isAtMost(call?.name.length ?? 0, 256 + 50)
     }))
 
-  it.scopedLive("[issue 25] Anthropic: input_json_delta without end", () =>
+  it.live("[issue 25] Anthropic: input_json_delta without end", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url, jsonRepairMaxChars: ARGUMENT_CAP }))
@@ -128,7 +128,7 @@ describe("tool-call arguments past BOT_JSON_REPAIR_MAX_CHARS: the stream stops, 
       ])
     }))
 
-  it.scopedLive("[issue 25] Responses: function_call_arguments.delta without end", () =>
+  it.live("[issue 25] Responses: function_call_arguments.delta without end", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiResponses.layer({ baseUrl: `${server.url}/v1`, jsonRepairMaxChars: ARGUMENT_CAP }))
@@ -148,7 +148,7 @@ describe("tool-call arguments past BOT_JSON_REPAIR_MAX_CHARS: the stream stops, 
 })
 
 describe("hidden parts a decoder keeps for the replay have caps of their own (they show nothing the loop could count)", () => {
-  it.scopedLive("[issue 25] Anthropic: a thinking signature without end fails the pass and the request is aborted", () =>
+  it.live("[issue 25] Anthropic: a thinking signature without end fails the pass and the request is aborted", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url, jsonRepairMaxChars: ARGUMENT_CAP }))
@@ -163,7 +163,7 @@ describe("hidden parts a decoder keeps for the replay have caps of their own (th
       assert.include(result.error?.detail ?? "", `signature grew past ${ARGUMENT_CAP} characters`)
     }))
 
-  it.scopedLive("[issue 25] Chat Completions: an encrypted reasoning_details block without end fails the pass and the request is aborted", () =>
+  it.live("[issue 25] Chat Completions: an encrypted reasoning_details block without end fails the pass and the request is aborted", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1`, jsonRepairMaxChars: ARGUMENT_CAP }))
@@ -196,7 +196,7 @@ const passOver = (baseUrl: string, capacity: number | undefined) =>
   })
 
 describe("what one pass keeps of a stream: reasoning and reply text have caps", () => {
-  it.scopedLive("[issue 25] reasoning past STREAM_MAX_REASONING_CHARS: the first part is kept with a marker, the stream stops", () =>
+  it.live("[issue 25] reasoning past STREAM_MAX_REASONING_CHARS: the first part is kept with a marker, the stream stops", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       server.enqueue(endless(sse(chunk({ content: "" })), sse(chunk({ reasoning_content: "thinking " + filler(1000) }))))
@@ -213,7 +213,7 @@ describe("what one pass keeps of a stream: reasoning and reply text have caps", 
       assert.isTrue(logs.some((line) => line.startsWith("WARN the provider streamed more reasoning than a pass keeps")), logs.join("\n"))
     }))
 
-  it.scopedLive("[issue 25] reply text past the destination's capacity: what fits, then the marker; the pass ends as cut", () =>
+  it.live("[issue 25] reply text past the destination's capacity: what fits, then the marker; the pass ends as cut", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       server.enqueue(endless(sse(textChunk("Once upon a time ")), sse(textChunk(filler(1000)))))
@@ -225,7 +225,7 @@ describe("what one pass keeps of a stream: reasoning and reply text have caps", 
       assert.isTrue(logs.some((line) => line.startsWith("WARN the provider streamed more reply text than the destination can show")), logs.join("\n"))
     }))
 
-  it.scopedLive("[issue 25] a destination that declares no capacity still gets the 1 MiB default", () =>
+  it.live("[issue 25] a destination that declares no capacity still gets the 1 MiB default", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       server.enqueue(endless(sse(textChunk("x")), sse(textChunk(filler(16_384)))))

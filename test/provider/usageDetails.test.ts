@@ -6,7 +6,7 @@ import { finishChunk, openAiStream, textChunk } from "../support/fakeProviders/o
 import { buildModel, collect, request } from "./harness"
 
 describe("usage details from the vendors' own fields", () => {
-  it.scopedLive("Chat Completions: prompt_tokens_details.cached_tokens and completion_tokens_details.reasoning_tokens", () =>
+  it.live("Chat Completions: prompt_tokens_details.cached_tokens and completion_tokens_details.reasoning_tokens", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1` }))
@@ -37,7 +37,7 @@ describe("usage details from the vendors' own fields", () => {
       })
     }))
 
-  it.scopedLive("Chat Completions from DeepSeek: prompt_cache_hit_tokens is the cached part", () =>
+  it.live("Chat Completions from DeepSeek: prompt_cache_hit_tokens is the cached part", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1` }))

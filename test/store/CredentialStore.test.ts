@@ -1,6 +1,6 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer, Redacted } from "effect"
+import { Effect, Result, Layer, Redacted } from "effect"
 import { CredentialStore, type StoredKey, validateApiKey } from "../../src/store/CredentialStore"
 import type * as Database from "../../src/store/Database"
 import { SecretBox } from "../../src/store/SecretBox"
@@ -85,7 +85,7 @@ for (const database of testDatabases) {
         assert.deepStrictEqual(yield* rawKeys, [])
       }).pipe(Effect.provide(storesOn(database, SecretBox.unkeyed))))
 
-    it.scoped("rotation: a key sealed under the previous key is re-sealed on its first read; a key no configured key opens is Unusable", () =>
+    it.effect("rotation: a key sealed under the previous key is re-sealed on its first read; a key no configured key opens is Unusable", () =>
       Effect.gen(function*() {
         const storesWith = yield* withSharedDatabase(database)
         const before = yield* Effect.gen(function*() {
@@ -144,7 +144,7 @@ for (const database of testDatabases) {
 
 describe("validateApiKey", () => {
   it("accepts printable ASCII keys of 8 to 512 characters, trimmed", () => {
-    assert.deepStrictEqual(validateApiKey(" sk-proj-AbC_123-xyz.+/= "), Either.right("sk-proj-AbC_123-xyz.+/="))
+    assert.deepStrictEqual(validateApiKey(" sk-proj-AbC_123-xyz.+/= "), Result.succeed("sk-proj-AbC_123-xyz.+/="))
     assert.strictEqual(validateApiKey("a".repeat(512))._tag, "Right")
     assert.strictEqual(validateApiKey("a".repeat(7))._tag, "Left")
     assert.strictEqual(validateApiKey("tab\tinside-key")._tag, "Left")

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Redacted } from "effect"
+import { ConfigProvider, Effect, Result, Redacted } from "effect"
 import { databaseTargetConfig } from "../../src/config/StoreConfig"
 import * as Database from "../../src/store/Database"
 import { DatabaseTarget, parseDatabaseUrl } from "../../src/config/DatabaseUrl"
@@ -38,12 +38,12 @@ describe("DATABASE_URL", () => {
   )
 
   it("reads sqlite:PATH, sqlite:///abs, sqlite::memory: and both PostgreSQL schemes", () => {
-    assert.deepStrictEqual(parseDatabaseUrl("sqlite:db/bot.db"), Either.right(DatabaseTarget.SqliteFile({ path: "db/bot.db" })))
-    assert.deepStrictEqual(parseDatabaseUrl("sqlite:///var/lib/bot.db"), Either.right(DatabaseTarget.SqliteFile({ path: "/var/lib/bot.db" })))
-    assert.deepStrictEqual(parseDatabaseUrl(" sqlite::memory: "), Either.right(DatabaseTarget.SqliteMemory()))
+    assert.deepStrictEqual(parseDatabaseUrl("sqlite:db/bot.db"), Result.succeed(DatabaseTarget.SqliteFile({ path: "db/bot.db" })))
+    assert.deepStrictEqual(parseDatabaseUrl("sqlite:///var/lib/bot.db"), Result.succeed(DatabaseTarget.SqliteFile({ path: "/var/lib/bot.db" })))
+    assert.deepStrictEqual(parseDatabaseUrl(" sqlite::memory: "), Result.succeed(DatabaseTarget.SqliteMemory()))
     for (const url of ["postgres://u:secret@db:5432/bot", "postgresql://db/bot", "POSTGRES://db/bot"]) {
       const parsed = parseDatabaseUrl(url)
-      assert.isTrue(Either.isRight(parsed) && parsed.right._tag === "Postgres" && Redacted.value(parsed.right.url) === url)
+      assert.isTrue(Result.isSuccess(parsed) && parsed.right._tag === "Postgres" && Redacted.value(parsed.right.url) === url)
     }
   })
 
@@ -65,7 +65,7 @@ describe("DATABASE_URL", () => {
 describe("Database", () => {
   for (const database of testDatabases) {
     describe(database.name, () => {
-      it.scoped("migrates every table and re-running the migrations changes nothing", () =>
+      it.effect("migrates every table and re-running the migrations changes nothing", () =>
         Effect.gen(function* () {
           const target = yield* database.target
           const check = Effect.gen(function* () {
@@ -86,7 +86,7 @@ describe("Database", () => {
     })
   }
 
-  it.scoped("a SQLite file keeps its data across restarts and its directory is created", () =>
+  it.effect("a SQLite file keeps its data across restarts and its directory is created", () =>
     Effect.gen(function* () {
       const target = yield* sqliteFile.target
       const write = Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -125,7 +125,7 @@ describe("Database", () => {
     })
   )
 
-  it.scoped("a SQLite path that cannot be created fails start-up with a DatabaseError", () =>
+  it.effect("a SQLite path that cannot be created fails start-up with a DatabaseError", () =>
     Effect.gen(function* () {
       const target = yield* sqliteFile.target
       assert.strictEqual(target._tag, "SqliteFile")

@@ -55,7 +55,7 @@ for (const database of testDatabases) {
       Effect.gen(function* () {
         const registry = yield* GuildMcpRegistry
         const results = yield* Effect.all(
-          Array.from({ length: MAX_GUILD_MCP_SERVERS + 3 }, (_, index) => Effect.either(registry.add(server(`s${index}`)))),
+          Array.from({ length: MAX_GUILD_MCP_SERVERS + 3 }, (_, index) => Effect.result(registry.add(server(`s${index}`)))),
           { concurrency: 4 }
         )
         const refused = results.filter((result) => result._tag === "Left")

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Option, TestClock, TestServices } from "effect"
 import { KeyPool } from "../../src/loop/KeyPool"
@@ -54,7 +54,7 @@ const refreshed = (pool: KeyPool, accept: (resting: ReadonlyMap<number, number>)
 
 for (const database of testDatabases) {
   describe(`shared API-key cooldowns on ${database.name}`, () => {
-    it.scoped("a key rate-limited on one host rests on the other, whatever the order of its keys", () =>
+    it.effect("a key rate-limited on one host rests on the other, whatever the order of its keys", () =>
       Effect.gen(function*() {
         const sql = yield* Layer.build(migratedLayer(database))
         const hostA = yield* poolOver(sql, ["key-a", "key-b"])
@@ -70,7 +70,7 @@ for (const database of testDatabases) {
         assert.strictEqual((yield* hostA.snapshot).size, 0)
       }))
 
-    it.scoped("a key that answers again leaves the shared store; a longer rest is not shortened; keys are never stored", () =>
+    it.effect("a key that answers again leaves the shared store; a longer rest is not shortened; keys are never stored", () =>
       Effect.gen(function*() {
         const sql = yield* Layer.build(migratedLayer(database))
         const hostA = yield* poolOver(sql, ["key-a", "key-b"])
@@ -96,7 +96,7 @@ for (const database of testDatabases) {
 }
 
 describe("shared API-key cooldowns when the database does not answer", () => {
-  it.scoped("the pool rests the key locally at once, gives the write up after 2 s and warns once", () =>
+  it.effect("the pool rests the key locally at once, gives the write up after 2 s and warns once", () =>
     Effect.gen(function*() {
       const { client } = yield* hangingSqlClient
       const logs = yield* makeLogCapture

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Effect, Either, Option, Redacted } from "effect"
+import { Cause, ConfigProvider, Effect, Result, Option, Redacted } from "effect"
 import { CredentialConfig, decodeSecretKey } from "../../src/config/CredentialConfig"
 import { describeFailure } from "../../src/config/startupError"
 import { isSealed, makeSecretBox, SecretBox } from "../../src/store/SecretBox"
@@ -13,7 +13,7 @@ const readSettings = (env: Record<string, string>) =>
     Effect.provide(CredentialConfig.layer),
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
     Effect.mapError((error) => describeFailure(Cause.fail(error))),
-    Effect.either
+    Effect.result
   )
 
 describe("SecretBox (AES-256-GCM under LOOPCORD_SECRET_KEY)", () => {
@@ -79,33 +79,33 @@ describe("LOOPCORD_SECRET_KEY / LOOPCORD_SECRET_KEY_PREVIOUS and the quota setti
     const standard = base64(bytes)
     for (const form of [standard, standard.replace(/=+$/, ""), Buffer.from(bytes).toString("base64url"), ` ${standard}\n`]) {
       const decoded = decodeSecretKey(form)
-      assert.isTrue(Either.isRight(decoded), form)
-      if (Either.isRight(decoded)) assert.deepStrictEqual([...decoded.right], [...bytes])
+      assert.isTrue(Result.isSuccess(decoded), form)
+      if (Result.isSuccess(decoded)) assert.deepStrictEqual([...decoded.right], [...bytes])
     }
     assert.include(Either.getLeft(decodeSecretKey(base64(new Uint8Array(16)))).pipe(Option.getOrElse(() => "")), "got 16 bytes")
-    assert.isTrue(Either.isLeft(decodeSecretKey("not base64 at all!")))
+    assert.isTrue(Result.isFailure(decodeSecretKey("not base64 at all!")))
   })
 
   it.effect("a malformed key fails start-up with one line naming the variable and never the value; the previous key needs a current one", () =>
     Effect.gen(function*() {
       for (const [name, value] of [["LOOPCORD_SECRET_KEY", "c2hvcnQtc2VjcmV0"], ["LOOPCORD_SECRET_KEY_PREVIOUS", "###"]] as const) {
         const result = yield* readSettings({ LOOPCORD_SECRET_KEY: base64(keyA), [name]: value })
-        assert.isTrue(Either.isLeft(result), name)
-        if (Either.isLeft(result)) {
+        assert.isTrue(Result.isFailure(result), name)
+        if (Result.isFailure(result)) {
           assert.include(result.left, name)
           assert.notInclude(result.left, "\n")
           assert.notInclude(result.left, value)
         }
       }
       const orphan = yield* readSettings({ LOOPCORD_SECRET_KEY_PREVIOUS: base64(keyA) })
-      assert.isTrue(Either.isLeft(orphan) && orphan.left.includes("LOOPCORD_SECRET_KEY_PREVIOUS"))
+      assert.isTrue(Result.isFailure(orphan) && orphan.left.includes("LOOPCORD_SECRET_KEY_PREVIOUS"))
     }))
 
   it.effect("defaults: no key, no cooldown, no quotas; values are read as integers (a negative one is 0)", () =>
     Effect.gen(function*() {
       const defaults = yield* readSettings({})
-      assert.isTrue(Either.isRight(defaults))
-      if (Either.isRight(defaults)) {
+      assert.isTrue(Result.isSuccess(defaults))
+      if (Result.isSuccess(defaults)) {
         assert.isTrue(Option.isNone(defaults.right.secretKey))
         assert.deepStrictEqual(
           [defaults.right.serverMessageCooldownMs, defaults.right.serverDailyTurnQuota, defaults.right.userDailyTurnQuota],
@@ -119,13 +119,13 @@ describe("LOOPCORD_SECRET_KEY / LOOPCORD_SECRET_KEY_PREVIOUS and the quota setti
         LOOPCORD_SECRET_KEY: base64(keyA),
         LOOPCORD_SECRET_KEY_PREVIOUS: base64(keyB)
       })
-      assert.isTrue(Either.isRight(set))
-      if (Either.isRight(set)) {
+      assert.isTrue(Result.isSuccess(set))
+      if (Result.isSuccess(set)) {
         assert.deepStrictEqual([set.right.serverMessageCooldownMs, set.right.serverDailyTurnQuota, set.right.userDailyTurnQuota], [1500, 200, 0])
         assert.deepStrictEqual([...Redacted.value(Option.getOrThrow(set.right.secretKey))], [...keyA])
         assert.deepStrictEqual([...Redacted.value(Option.getOrThrow(set.right.previousSecretKey))], [...keyB])
       }
       const bad = yield* readSettings({ SERVER_DAILY_TURN_QUOTA: "lots" })
-      assert.isTrue(Either.isLeft(bad) && bad.left.includes("SERVER_DAILY_TURN_QUOTA"))
+      assert.isTrue(Result.isFailure(bad) && bad.left.includes("SERVER_DAILY_TURN_QUOTA"))
     }))
 })

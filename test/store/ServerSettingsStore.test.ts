@@ -100,7 +100,7 @@ for (const database of testDatabases) {
 
 for (const database of [sqliteFile, postgres]) {
   describe(`ServerSettingsStore across a restart on ${database.name}`, () => {
-    it.scoped("what one process stored, the next one reads", () =>
+    it.effect("what one process stored, the next one reads", () =>
       Effect.gen(function*() {
         const target = yield* database.target
         const open = Stores.layer(target, SecretBox.unkeyed)

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Logger, LogLevel, TestClock } from "effect"
 import { spawn } from "node:child_process"
@@ -104,7 +104,7 @@ for (const database of testDatabases) {
 }
 
 describe("concurrent admission: two bots never both take the last unit", () => {
-  it.scoped("PostgreSQL: two processes' connection pools ask 2 × 12 times at once for a quota of 7: exactly 7 admitted", () =>
+  it.effect("PostgreSQL: two processes' connection pools ask 2 × 12 times at once for a quota of 7: exactly 7 admitted", () =>
     Effect.gen(function*() {
       const target = yield* postgres.target
       const scope = yield* Effect.scope
@@ -184,7 +184,7 @@ describe("ServerAdmission over the store (the loop's port)", () => {
         ServerAdmission,
         ServerTurnAdmissionStore.admissionLayer.pipe(Layer.provide(Layer.merge(layer, CredentialConfig.make({ serverDailyTurnQuota: 1 }))))
       )
-      const fiber = yield* Effect.fork(logs.capture(admission.admit(alice)))
+      const fiber = yield* Effect.forkChild(logs.capture(admission.admit(alice)))
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual((yield* Fiber.join(fiber))._tag, "Admitted")
       assert.strictEqual((yield* logs.matching("server-turn admission unavailable, the turn is admitted")).length, 1)

@@ -32,7 +32,7 @@ for (const database of testDatabases) {
 }
 
 describe("keepShardLeases (the bot's heartbeat)", () => {
-  it.scoped("two processes given the same shard: each logs the overlap once, naming the other; disjoint ones stay quiet", () =>
+  it.effect("two processes given the same shard: each logs the overlap once, naming the other; disjoint ones stay quiet", () =>
     Effect.gen(function*() {
       const logs = yield* makeLogCapture
       yield* logs.capture(Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Database from "../../src/store/Database"
@@ -67,7 +67,7 @@ for (const database of testDatabases) {
       }).pipe(Effect.provide(storesOn(database)))
     )
 
-    it.scoped("migration 2_channel_memory: a guild's per-server memory becomes its server-wide memory, no channel's; DMs keep theirs", () =>
+    it.effect("migration 2_channel_memory: a guild's per-server memory becomes its server-wide memory, no channel's; DMs keep theirs", () =>
       Effect.gen(function* () {
         const client = yield* Layer.build(Database.sqlClientLayer(yield* database.target))
         const check = Effect.gen(function* () {

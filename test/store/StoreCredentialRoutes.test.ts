@@ -47,7 +47,7 @@ describe("CredentialRoutes over the stores", () => {
       assert.strictEqual((yield* dm.serverCredential)._tag, "OperatorPool")
     }).pipe(Effect.provide(storesOn(sqliteMemory))))
 
-  it.scoped("keys that do not open are not used, logged without their value, and told to their owner once per hour", () =>
+  it.effect("keys that do not open are not used, logged without their value, and told to their owner once per hour", () =>
     Effect.gen(function*() {
       const scope = yield* Effect.scope
       const sql = Layer.succeedContext(yield* Layer.buildWithScope(migratedLayer(sqliteMemory), scope))
@@ -84,7 +84,7 @@ describe("CredentialRoutes over the stores", () => {
       const { layer } = yield* storesOnHangingDatabase
       const logs = yield* makeLogCapture
       const { routes } = yield* routesWith.pipe(Effect.provide(layer))
-      const fiber = yield* Effect.fork(logs.capture(routes.forTurn(owner)))
+      const fiber = yield* Effect.forkChild(logs.capture(routes.forTurn(owner)))
       yield* TestClock.adjust("10 seconds")
       // The three lookups ran side by side: one deadline, not three in a row.
       const polled = yield* Fiber.poll(fiber)
@@ -93,7 +93,7 @@ describe("CredentialRoutes over the stores", () => {
       if (!Exit.isSuccess(turn)) return assert.fail("forTurn never fails")
       assert.isTrue(Option.isNone(turn.value.personalKey))
       assert.isFalse(turn.value.userByokMode)
-      const prepared = yield* Effect.fork(Effect.either(turn.value.serverCredential))
+      const prepared = yield* Effect.forkChild(Effect.result(turn.value.serverCredential))
       yield* TestClock.adjust("10 seconds")
       const failed = yield* prepared.await
       assert.isTrue(failed._tag === "Success" && failed.value._tag === "Left" && failed.value.left._tag === "CredentialRouteError")

@@ -1,4 +1,4 @@
-import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, ConfigProvider, type Context, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import { StoreConfig } from "../../src/config/StoreConfig"
@@ -82,7 +82,7 @@ const failureMessage = (exit: Exit.Exit<unknown, { readonly message: string }>) 
   Exit.isFailure(exit) ? Option.getOrUndefined(Option.map(Cause.failureOption(exit.cause), (error) => error.message)) : undefined
 
 describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
-  it.scoped("a database that never answers: every method of every store fails at exactly STORE_TIMEOUT_MS, typed, with one log line", () =>
+  it.effect("a database that never answers: every method of every store fails at exactly STORE_TIMEOUT_MS, typed, with one log line", () =>
     Effect.gen(function*() {
       const { database, layer } = yield* storesOnHangingDatabase
       const logs = yield* makeLogCapture
@@ -103,7 +103,7 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
       assert.sameMembers(everyStoreCall.map((entry) => `${entry.store}.${entry.method}`), all)
 
       for (const entry of everyStoreCall) {
-        const fiber = yield* Effect.fork(logs.capture(entry.call.pipe(Effect.provide(context))))
+        const fiber = yield* Effect.forkChild(logs.capture(entry.call.pipe(Effect.provide(context))))
         yield* TestClock.adjust(Duration.millis(9_999))
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), `${entry.store}.${entry.method} still waits at 9999 ms`)
         yield* TestClock.adjust(Duration.millis(1))
@@ -124,7 +124,7 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
   it.effect("the StoreError says which store and call timed out, with reason `timeout`; STORE_TIMEOUT_MS sets the deadline", () =>
     Effect.gen(function*() {
       const { layer } = yield* storesOnHangingDatabase
-      const fiber = yield* Effect.fork(Effect.flatMap(ShortTermMemoryStore, (store) => store.get(guild, undefined)).pipe(
+      const fiber = yield* Effect.forkChild(Effect.flatMap(ShortTermMemoryStore, (store) => store.get(guild, undefined)).pipe(
         Effect.provide(layer),
         Effect.provideService(StoreTimeout, Duration.millis(2_500)),
         Effect.flip

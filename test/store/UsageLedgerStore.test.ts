@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { TokenUsage } from "../../src/domain/TokenUsage"
 import { UsageLedger } from "../../src/loop/UsageLedger"
@@ -87,7 +87,7 @@ describe("UsageLedger over the store (the loop's port)", () => {
       const { layer } = yield* storesOnHangingDatabase
       const logs = yield* makeLogCapture
       const ledger = yield* Effect.provide(UsageLedger, UsageLedgerStore.ledgerLayer.pipe(Layer.provide(layer)))
-      const fiber = yield* Effect.fork(logs.capture(ledger.record({ guildId: "g1", userId: "alice", source: "server", usage: undefined })))
+      const fiber = yield* Effect.forkChild(logs.capture(ledger.record({ guildId: "g1", userId: "alice", source: "server", usage: undefined })))
       yield* TestClock.adjust("10 seconds")
       yield* fiber.await
       assert.strictEqual((yield* logs.matching("could not record a turn's usage")).length, 1)

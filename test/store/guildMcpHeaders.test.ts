@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { GuildMcpRegistry, type GuildMcpServerConfig } from "../../src/mcp/GuildMcpRegistry"
@@ -41,7 +41,7 @@ const sharedDatabase = (database: TestDatabase) =>
 
 for (const database of testDatabases) {
   describe(`guild MCP headers at rest on ${database.name}`, () => {
-    it.scoped("headers are sealed in the database and come back whole; servers without headers need no key", () =>
+    it.effect("headers are sealed in the database and come back whole; servers without headers need no key", () =>
       Effect.gen(function*() {
         const { registryWith } = yield* sharedDatabase(database)
         yield* Effect.gen(function*() {
@@ -73,7 +73,7 @@ for (const database of testDatabases) {
         }).pipe(Effect.provide(registryWith(SecretBox.unkeyed)))
       }))
 
-    it.scoped("plain-text headers an older version stored are sealed at start-up once LOOPCORD_SECRET_KEY is set", () =>
+    it.effect("plain-text headers an older version stored are sealed at start-up once LOOPCORD_SECRET_KEY is set", () =>
       Effect.gen(function*() {
         const { registryWith, sql, startUp } = yield* sharedDatabase(database)
         yield* Effect.flatMap(SqlClient.SqlClient, (client) =>
@@ -98,7 +98,7 @@ for (const database of testDatabases) {
         assert.deepStrictEqual(listed[0]?.headers, { Authorization: SECRET })
       }))
 
-    it.scoped("rotation re-seals on first read; headers no configured key opens leave the server off and unusable, without their value in any log", () =>
+    it.effect("rotation re-seals on first read; headers no configured key opens leave the server off and unusable, without their value in any log", () =>
       Effect.gen(function*() {
         const { registryWith, sql } = yield* sharedDatabase(database)
         yield* Effect.flatMap(GuildMcpRegistry, (registry) => registry.add(server("search", { Authorization: SECRET }))).pipe(

@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { execFile } from "node:child_process"
@@ -48,7 +48,7 @@ const sqliteFiles = (path: string): string =>
 
 /** `pg_dump` of the test schema (the binary on the machine), as the operator would take a backup. */
 const pgDump = (target: DatabaseTarget) =>
-  Effect.async<string, Error>((resume) => {
+  Effect.callback<string, Error>((resume) => {
     if (target._tag !== "Postgres") return resume(Effect.fail(new Error("not PostgreSQL")))
     const url = new URL(Redacted.value(target.url))
     const schema = /search_path=(\S+)/.exec(decodeURIComponent(url.searchParams.get("options") ?? ""))?.[1] ?? ""
@@ -71,7 +71,7 @@ const listed = (registry: Layer.Layer<GuildMcpRegistry>) => Effect.flatMap(Guild
 
 for (const database of testDatabases) {
   describe(`[issue 25] guild MCP URLs at rest on ${database.name}: only the origin is plain text`, () => {
-    it.scoped("a URL added with the key: origin in `url`, path and query sealed in `url_rest`; read back whole", () =>
+    it.effect("a URL added with the key: origin in `url`, path and query sealed in `url_rest`; read back whole", () =>
       Effect.gen(function*() {
         const client = Layer.succeedContext(yield* Layer.build(Database.layer(yield* database.target)))
         const { registry } = over(client)
@@ -89,7 +89,7 @@ for (const database of testDatabases) {
         assert.deepStrictEqual([copy?.enabled, copy?.headersUnusable, copy?.url], [false, true, ORIGIN])
       }))
 
-    it.scoped("without LOOPCORD_SECRET_KEY a URL with a secret path or query is refused; a bare endpoint is kept, and sealed once there is a key", () =>
+    it.effect("without LOOPCORD_SECRET_KEY a URL with a secret path or query is refused; a bare endpoint is kept, and sealed once there is a key", () =>
       Effect.gen(function*() {
         const client = Layer.succeedContext(yield* Layer.build(Database.layer(yield* database.target)))
         const { registry } = over(client)
@@ -128,7 +128,7 @@ const legacyDatabase = (database: TestDatabase) =>
 
 describe("[issue 25] the migration re-seals the URLs an older version stored whole", () => {
   for (const database of [sqliteFile, postgres]) {
-    it.scoped(`${database.name}: after start-up with the key, no path or query is left in the database${database === postgres ? " (pg_dump)" : "'s files"}`, () =>
+    it.effect(`${database.name}: after start-up with the key, no path or query is left in the database${database === postgres ? " (pg_dump)" : "'s files"}`, () =>
       Effect.gen(function*() {
         const { client, target } = yield* legacyDatabase(database)
         const { registry, startUp } = over(client)

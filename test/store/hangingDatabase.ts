@@ -1,7 +1,7 @@
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { Connection } from "@effect/sql/SqlConnection"
-import * as Statement from "@effect/sql/Statement"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { Connection } from "effect/sql/SqlConnection"
+import * as Statement from "effect/sql/Statement"
 import { Effect, Layer, Ref, Stream } from "effect"
 import { createConnection, createServer, type Server, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
@@ -22,7 +22,7 @@ export interface HangingDatabase {
 export const hangingSqlClient = Effect.gen(function*() {
   const started = yield* Ref.make(0)
   const interrupted = yield* Ref.make(0)
-  const never = Effect.zipRight(Ref.update(started, (n) => n + 1), Effect.never).pipe(
+  const never = Effect.andThen(Ref.update(started, (n) => n + 1), Effect.never).pipe(
     Effect.onInterrupt(() => Ref.update(interrupted, (n) => n + 1))
   )
   const connection: Connection = {
@@ -64,7 +64,7 @@ interface Pipe {
 
 export const freezingProxy = (target: { readonly host: string; readonly port: number }) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly proxy: FreezingProxy; readonly server: Server; readonly sockets: Set<Socket> }>((resume) => {
+    Effect.callback<{ readonly proxy: FreezingProxy; readonly server: Server; readonly sockets: Set<Socket> }>((resume) => {
       let frozen = false
       const pipes: Array<Pipe> = []
       const sockets = new Set<Socket>()
@@ -105,7 +105,7 @@ export const freezingProxy = (target: { readonly host: string; readonly port: nu
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ proxy: proxy((server.address() as AddressInfo).port), server, sockets })))
     }),
     ({ server, sockets }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })

@@ -36,12 +36,12 @@ export const startBotProcess = (env: Record<string, string>) =>
     ({ child, exited }) =>
       child.exitCode !== null || child.signalCode !== null
         ? Effect.void
-        : Effect.zipRight(Effect.sync(() => child.kill("SIGKILL")), Deferred.await(exited))
+        : Effect.andThen(Effect.sync(() => child.kill("SIGKILL")), Deferred.await(exited))
   )
 
 /** Sends SIGTERM and waits for the exit code. */
 export const stopBotProcess = (bot: BotProcess) =>
-  Effect.zipRight(Effect.sync(() => bot.child.kill("SIGTERM")), Deferred.await(bot.exited))
+  Effect.andThen(Effect.sync(() => bot.child.kill("SIGTERM")), Deferred.await(bot.exited))
 
 /** Waits (real time) until the output matches `pattern`; returns the match. Fails with the output otherwise. */
 export const awaitOutput = (bot: BotProcess, pattern: RegExp, timeout: Duration.DurationInput = Duration.seconds(60)) =>

@@ -15,13 +15,13 @@ export const hangingHttpServer = Effect.acquireRelease(
       Deferred.unsafeDone(arrived, Effect.void)
       request.socket.on("close", () => Deferred.unsafeDone(closed, Effect.void))
     })
-    const port = yield* Effect.async<number>((resume) => {
+    const port = yield* Effect.callback<number>((resume) => {
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
     })
     return { url: `http://127.0.0.1:${port}/slow`, arrived, closed, server }
   }),
   ({ server }) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.closeAllConnections()
       server.close(() => resume(Effect.void))
     })

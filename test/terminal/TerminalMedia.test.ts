@@ -13,7 +13,7 @@ const tempDir = Effect.acquireRelease(
 )
 
 describe("terminal media", () => {
-  it.scoped("--image / /attach: an image file goes into the library and the message refers to it by id; other files are refused", () =>
+  it.effect("--image / /attach: an image file goes into the library and the message refers to it by id; other files are refused", () =>
     Effect.gen(function*() {
       const library = yield* MediaLibrary
       const dir = yield* tempDir
@@ -31,7 +31,7 @@ describe("terminal media", () => {
       assert.include((yield* Effect.flip(attachImageFile(library, dir, 1024))).message, "not a file")
     }).pipe(Effect.provide(MediaLibrary.Default)))
 
-  it.scoped("generated media are written under the directory (created on first use) and their paths announced", () =>
+  it.effect("generated media are written under the directory (created on first use) and their paths announced", () =>
     Effect.gen(function*() {
       const dir = join(yield* tempDir, "nested", "media")
       const lines = yield* Ref.make<ReadonlyArray<string>>([])

@@ -92,7 +92,7 @@ const ollamaRoutes = (loaded: ReadonlyArray<string>, all: ReadonlyArray<string>)
 const llamaCppRoutes = { "/v1/models": { object: "list", data: [{ id: "qwen2.5-7b-instruct-q4_k_m.gguf", object: "model" }] } }
 
 describe("the local model servers probe (loopback fakes)", () => {
-  it.scopedLive("a fake Ollama is found with its loaded model first; a fake llama.cpp with its one model; Ollama is preferred when both answer", () =>
+  it.live("a fake Ollama is found with its loaded model first; a fake llama.cpp with its one model; Ollama is preferred when both answer", () =>
     Effect.gen(function*() {
       const ollama = yield* fakeLocalServer(ollamaRoutes(["qwen3:4b"], ["llama3.2:3b", "qwen3:4b"]))
       const llamacpp = yield* fakeLocalServer(llamaCppRoutes)
@@ -116,7 +116,7 @@ describe("the local model servers probe (loopback fakes)", () => {
   it.effect("a port that accepts and never answers costs the 500 ms budget, never more (TestClock)", () =>
     Effect.gen(function*() {
       const silent = yield* fakeLocalServer({}, { silent: true })
-      const probe = yield* Effect.fork(probeLocalServers([{ kind: "ollama", port: silent.port }]))
+      const probe = yield* Effect.forkChild(probeLocalServers([{ kind: "ollama", port: silent.port }]))
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
       yield* TestClock.adjust(Duration.millis(499))
       assert.isTrue(Option.isNone(yield* Fiber.poll(probe)), "still waiting before the budget is spent")
@@ -161,7 +161,7 @@ const chat = (env: Record<string, string>, lines: ReadonlyArray<string>) =>
   )
 
 describe("npm start with nothing configured (dist/main.js, a child process)", () => {
-  it.scopedLive("a loopback Ollama answers: the chat opens against its loaded model and says so; /model picks another of its models", () =>
+  it.live("a loopback Ollama answers: the chat opens against its loaded model and says so; /model picks another of its models", () =>
     Effect.gen(function*() {
       const ollama = yield* fakeLocalServer(ollamaRoutes(["qwen3:4b"], ["qwen3:4b", "llama3.2:3b"]))
       const [lmstudio, llamacpp] = [yield* closedPort, yield* closedPort]
@@ -174,7 +174,7 @@ describe("npm start with nothing configured (dist/main.js, a child process)", ()
       assert.notInclude(run.stdout + run.stderr, "LLM_MODELS: required")
     }), 40_000)
 
-  it.scopedLive("a loopback llama.cpp answers when Ollama and LM Studio do not", () =>
+  it.live("a loopback llama.cpp answers when Ollama and LM Studio do not", () =>
     Effect.gen(function*() {
       const llamacpp = yield* fakeLocalServer(llamaCppRoutes)
       const [ollama, lmstudio] = [yield* closedPort, yield* closedPort]
@@ -194,7 +194,7 @@ describe("npm start with nothing configured (dist/main.js, a child process)", ()
       assert.strictEqual(run.stderr.trim(), "")
     }), 40_000)
 
-  it.scopedLive("an explicit but invalid configuration still stops with its one line, and no local server is asked", () =>
+  it.live("an explicit but invalid configuration still stops with its one line, and no local server is asked", () =>
     Effect.gen(function*() {
       const ollama = yield* fakeLocalServer(ollamaRoutes(["qwen3:4b"], ["qwen3:4b"]))
       const run = yield* chat({ LLM_PROVIDER: "openai-compatible", LOOPCORD_LOCAL_MODEL_SERVERS: `ollama=${ollama.port}` }, ["hi"])

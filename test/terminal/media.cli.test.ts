@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Either } from "effect"
+import { Result } from "effect"
 import { sniffImage } from "../../src/media/imageFormat"
 import { readOggOpus } from "../../src/media/oggOpus"
 import { comfyWorkflow } from "../media/backendKit"
@@ -115,7 +115,7 @@ describe("--once --json with media tools (issue 13 done-when, child process)", (
       const saved = String(call?.response["saved_to"])
       assert.isTrue(saved.endsWith(".ogg"))
       const info = readOggOpus(new Uint8Array(readFileSync(saved)))
-      assert.isTrue(Either.isRight(info))
+      assert.isTrue(Result.isSuccess(info))
       assert.deepStrictEqual(speech.bodies()[0]?.["response_format"], "opus")
     }), 120_000)
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer, Ref } from "effect"
+import { Effect, Result, Layer, Ref } from "effect"
 import { ToolActivity } from "../../src/loop/ToolActivity"
 import { UserNotice } from "../../src/loop/UserNotice"
 import { toolSuccess } from "../../src/domain/ToolResult"
@@ -31,22 +31,22 @@ const captured = Effect.gen(function*() {
 
 describe("command line (design §5.1)", () => {
   it("parses the interactive, --once and --json forms", () => {
-    assert.deepStrictEqual(parseCliArgs([]), Either.right({ _tag: "Interactive" }))
-    assert.deepStrictEqual(parseCliArgs(["--once", "hi there"]), Either.right({ _tag: "Once", text: "hi there", json: false, images: [] }))
-    assert.deepStrictEqual(parseCliArgs(["--once", "hi", "--json"]), Either.right({ _tag: "Once", text: "hi", json: true, images: [] }))
-    assert.deepStrictEqual(parseCliArgs(["--json", "--once=hi"]), Either.right({ _tag: "Once", text: "hi", json: true, images: [] }))
+    assert.deepStrictEqual(parseCliArgs([]), Result.succeed({ _tag: "Interactive" }))
+    assert.deepStrictEqual(parseCliArgs(["--once", "hi there"]), Result.succeed({ _tag: "Once", text: "hi there", json: false, images: [] }))
+    assert.deepStrictEqual(parseCliArgs(["--once", "hi", "--json"]), Result.succeed({ _tag: "Once", text: "hi", json: true, images: [] }))
+    assert.deepStrictEqual(parseCliArgs(["--json", "--once=hi"]), Result.succeed({ _tag: "Once", text: "hi", json: true, images: [] }))
     assert.deepStrictEqual(
       parseCliArgs(["--image", "a.png", "--once", "what is this?", "--image=b.jpg"]),
-      Either.right({ _tag: "Once", text: "what is this?", json: false, images: ["a.png", "b.jpg"] })
+      Result.succeed({ _tag: "Once", text: "what is this?", json: false, images: ["a.png", "b.jpg"] })
     )
-    assert.deepStrictEqual(parseCliArgs(["--help"]), Either.right({ _tag: "Help" }))
+    assert.deepStrictEqual(parseCliArgs(["--help"]), Result.succeed({ _tag: "Help" }))
   })
 
   it("usage errors are one line", () => {
     for (const argv of [["--once"], ["--json"], ["--once", "  "], ["--verbose"], ["--image", "a.png"], ["--once", "hi", "--image"], ["--once", "hi", "--image="]]) {
       const parsed = parseCliArgs(argv)
-      assert.isTrue(Either.isLeft(parsed))
-      if (Either.isLeft(parsed)) assert.notInclude(parsed.left, "\n")
+      assert.isTrue(Result.isFailure(parsed))
+      if (Result.isFailure(parsed)) assert.notInclude(parsed.left, "\n")
     }
   })
 })

@@ -159,7 +159,7 @@ describe("ToolRegistry.execute gates (spec §6.1, §6.2)", () => {
       assert.deepStrictEqual(yield* execute(h, "f"), { success: false, error: "raw", message: "friendly" })
       // A defect's words are for operators (detail): the model reads the class.
       assert.deepStrictEqual(yield* execute(h, "d"), { success: false, error: "Tool 'd' failed: an internal error.", detail: "kaboom" })
-      const fiber = yield* Effect.fork(execute(h, "hang"))
+      const fiber = yield* Effect.forkChild(execute(h, "hang"))
       yield* Deferred.await(hanging.started)
       const exit = yield* Fiber.interrupt(fiber)
       assert.isTrue(Exit.isInterrupted(exit), "the registry never swallows an interruption")

@@ -38,7 +38,7 @@ export const replyPrivately = <R>(
     yield* Effect.tryPromise(() => interaction.deferReply({ flags: MessageFlags.Ephemeral }))
     const text = yield* work.pipe(
       Effect.catchTag("CommandError", (error) => Effect.succeed(`⚠️ ${error.message}`)),
-      Effect.catchAllCause((cause) =>
+      Effect.catchCause((cause) =>
         Effect.as(Effect.logError(`/${interaction.commandName} failed`, cause), "⚠️ Something went wrong; the error was logged.")
       )
     )
@@ -55,7 +55,7 @@ export const replyPrivatelyWithEmbed = <R>(
     const answer = yield* work.pipe(
       Effect.map((embed) => ({ content: "", embeds: [embed] })),
       Effect.catchTag("CommandError", (error) => Effect.succeed({ content: `⚠️ ${error.message}`, embeds: [] })),
-      Effect.catchAllCause((cause) =>
+      Effect.catchCause((cause) =>
         Effect.as(Effect.logError(`/${interaction.commandName} failed`, cause), { content: "⚠️ Something went wrong; the error was logged.", embeds: [] })
       )
     )

@@ -6,7 +6,7 @@ import { CommandError, requireGuild, requirePermission } from "./commandReply"
 
 /** `Manage Server` guards the server's key. */
 const requireManageServer = (interaction: ChatInputCommandInteraction) =>
-  Effect.zipLeft(requireGuild(interaction), requirePermission(interaction, PermissionFlagsBits.ManageGuild, "Manage Server"))
+  Effect.tap(requireGuild(interaction), requirePermission(interaction, PermissionFlagsBits.ManageGuild, "Manage Server"))
 
 /** Store failures as the user reads them; a malformed key or a missing LOOPCORD_SECRET_KEY says so. Never the key. */
 const refusal = (error: { readonly _tag: string; readonly message: string }): CommandError => {

@@ -1,5 +1,5 @@
 import { type AutocompleteInteraction, type ChatInputCommandInteraction, PermissionFlagsBits } from "discord.js"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { describeAllowed, effectiveChain, type ModelChoices, ModelChoiceConfig, parseModelChain } from "../../config/ModelChoiceConfig"
 import { ServerSettingsStore } from "../../store/ServerSettingsStore"
 import { CommandError, requireGuild, requirePermission } from "./commandReply"
@@ -14,7 +14,7 @@ const storeFailed = (error: { readonly message: string }) => new CommandError({ 
 
 /** Manage Server, checked on every use (Discord lets admins hand the command to others). */
 export const requireManageServer = (interaction: ChatInputCommandInteraction) =>
-  Effect.zipLeft(requireGuild(interaction), requirePermission(interaction, PermissionFlagsBits.ManageGuild, "Manage Server"))
+  Effect.tap(requireGuild(interaction), requirePermission(interaction, PermissionFlagsBits.ManageGuild, "Manage Server"))
 
 /** The chain a channel of the server runs on, and where it comes from. */
 export const describeModelChain = (
@@ -43,7 +43,7 @@ export const modelCommand = (interaction: ChatInputCommandInteraction) =>
     switch (interaction.options.getSubcommand()) {
       case "set": {
         const parsed = parseModelChain(choices, interaction.options.getString("models", true))
-        if (Either.isLeft(parsed)) return yield* new CommandError({ detail: parsed.left })
+        if (Result.isFailure(parsed)) return yield* new CommandError({ detail: parsed.left })
         if (channelOnly) {
           const outcome = yield* store.setChannelModels(guildId, interaction.channelId, parsed.right, userId).pipe(Effect.mapError(storeFailed))
           if (outcome === "full") return yield* new CommandError({ detail: "This server has too many channels with their own model; reset some first." })

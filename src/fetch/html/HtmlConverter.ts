@@ -79,7 +79,7 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
       })
 
     const stop = (worker: PooledWorker) =>
-      Effect.zipRight(
+      Effect.andThen(
         forget(worker),
         Effect.promise(() => worker.thread.terminate().then(() => undefined, () => undefined))
       )
@@ -105,7 +105,7 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
 
     /** One request on one worker; interruption (deadline, kill) terminates the worker. */
     const exchange = (worker: PooledWorker, request: ConversionRequest) =>
-      Effect.async<Conversion, HtmlConversionError>((resume) => {
+      Effect.callback<Conversion, HtmlConversionError>((resume) => {
         const detach = () => {
           // Idle again: an idle worker never keeps the process alive.
           worker.thread.unref()
@@ -204,5 +204,5 @@ export class HtmlConverter extends Effect.Service<HtmlConverter>()("loopcord/fet
 }) {
   /** The converter with other limits (tests, benches). */
   static readonly layerWith = (overrides: Partial<HtmlConverterOptions>) =>
-    Layer.scoped(HtmlConverter, Effect.map(makeHtmlConverter(overrides), (service) => HtmlConverter.make(service)))
+    Layer.effect(HtmlConverter, Effect.map(makeHtmlConverter(overrides), (service) => HtmlConverter.make(service)))
 }

@@ -62,7 +62,7 @@ export const summarizeExchanges = (input: {
     Effect.map((text) => text.trim().slice(0, MAX_SUMMARY_CHARS)),
     Effect.timeoutOption(SUMMARY_DEADLINE),
     Effect.map(Option.filter((text) => text.length > 0)),
-    Effect.catchAll((error) => Effect.as(Effect.logWarning(`context budget: the summary request failed (${error.reason}); older tool calls are left out instead`), Option.none<string>()))
+    Effect.catch((error) => Effect.as(Effect.logWarning(`context budget: the summary request failed (${error.reason}); older tool calls are left out instead`), Option.none<string>()))
   )
   return Effect.raceFirst(written, Effect.as(input.signals.awaitKill, Option.none<string>())).pipe(Effect.map(Option.getOrUndefined))
 }

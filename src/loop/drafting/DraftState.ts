@@ -95,13 +95,13 @@ export interface DraftAttempt {
     readonly model: string
     readonly apiKey: Redacted.Redacted<string> | undefined
     /** The turn's LanguageModel, carried so executeToolCall needs no model of its own. */
-    readonly language: Context.Tag.Service<LanguageModel>
+    readonly language: LanguageModel["Service"]
   }
   /** Reviewer tokens of this attempt, added to the attempt's usage. */
   readonly usage: Ref.Ref<TokenUsage | undefined>
 }
 
-export class DraftReview extends Context.Tag("loopcord/loop/drafting/DraftReview")<DraftReview, DraftAttempt>() {}
+export class DraftReview extends Context.Service<DraftReview, DraftAttempt>()("loopcord/loop/drafting/DraftReview") {}
 
 export const recordReviewUsage = (draft: DraftAttempt, usage: TokenUsage | undefined): Effect.Effect<void> =>
   Ref.update(draft.usage, (total) => addUsage(total, usage))

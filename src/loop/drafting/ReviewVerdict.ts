@@ -1,4 +1,4 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Result, ParseResult, Schema } from "effect"
 
 /**
  * The reviewer's answer protocol: exactly one JSON object,
@@ -29,15 +29,15 @@ const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(VerdictJson))
 const FENCED = /^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i
 
 /** Decodes the reviewer's whole answer; `Left` says why it is garbage (for the operator notice). */
-export const decodeVerdict = (answer: string): Either.Either<ReviewVerdict, string> => {
+export const decodeVerdict = (answer: string): Result.Result<ReviewVerdict, string> => {
   const trimmed = answer.trim()
   const body = FENCED.exec(trimmed)?.[1]?.trim() ?? trimmed
   return Either.flatMap(
     Either.mapLeft(decodeJson(body), (error) => `not a verdict object: ${ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ").slice(0, 200)}`),
-    (decoded): Either.Either<ReviewVerdict, string> => {
+    (decoded): Result.Result<ReviewVerdict, string> => {
       const feedback = (decoded.feedback ?? "").trim().slice(0, FEEDBACK_MAX_CHARS)
-      if (decoded.verdict === "revise" && feedback.length === 0) return Either.left("a revise verdict without feedback")
-      return Either.right({ verdict: decoded.verdict, feedback })
+      if (decoded.verdict === "revise" && feedback.length === 0) return Result.fail("a revise verdict without feedback")
+      return Result.succeed({ verdict: decoded.verdict, feedback })
     }
   )
 }

@@ -1,4 +1,4 @@
-import { Clock, type Context, Data, Duration, Effect, Either, Option, Ref, Stream } from "effect"
+import { Clock, type Context, Data, Duration, Effect, Result, Option, Ref, Stream } from "effect"
 import { LoopConfig } from "../../config/LoopConfig"
 import { isContent, type ProviderEvent } from "../../domain/ProviderEvent"
 import type { TokenUsage } from "../../domain/TokenUsage"
@@ -39,7 +39,7 @@ type Phase = "first_token" | "idle"
  * Never fails: a hang, an error, an overlong or undecodable answer is `Unanswered`.
  */
 export const askReviewer = (
-  model: Context.Tag.Service<LanguageModel>,
+  model: LanguageModel["Service"],
   request: GenerationRequest
 ): Effect.Effect<ReviewAnswer, never, LoopConfig | TurnSignals> =>
   Effect.gen(function*() {

@@ -28,7 +28,7 @@ interface CompleteResponseInput {
   readonly responseText: string
   readonly functionHistory: ReadonlyArray<ToolHistoryEntry>
   /** The real sink: approved text is delivered here. */
-  readonly sink: Context.Tag.Service<ResponseSink>
+  readonly sink: ResponseSink["Service"]
   /**
    * The loop's stop handling: a stop that carries a context gets its stop response queued; any
    * other stop is cleared, so it cannot end the channel's next turn before it starts.
@@ -79,7 +79,7 @@ export const completeResponse = (input: CompleteResponseInput) =>
           yield* input.queueStopResponse
           return Completion.Finished({ status: "stopped_by_user", text: delivered.join("\n\n"), deliveryFailed: undefined })
         }
-        const sent = yield* Effect.either(Effect.zipRight(sink.write(part), sink.endPass("flush")))
+        const sent = yield* Effect.result(Effect.andThen(sink.write(part), sink.endPass("flush")))
         if (sent._tag === "Left") {
           const error = sent.left
           yield* Effect.logError(`approved reply delivery failed for good (${error.reason}): ${error.detail}`)

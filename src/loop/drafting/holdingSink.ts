@@ -21,7 +21,7 @@ const holdDelta = (state: DraftState, delta: string): DraftState => {
  * real sink. `delivered` is the text held in the current pass, which is all streamOnce reads
  * it for (what a pass produced since it began).
  */
-export const holdingSink = (draft: DraftTurn, real: Context.Tag.Service<ResponseSink>): Context.Tag.Service<ResponseSink> => ({
+export const holdingSink = (draft: DraftTurn, real: ResponseSink["Service"]): ResponseSink["Service"] => ({
   write: (delta) => Ref.update(draft.state, (state) => holdDelta(state, delta)),
   endPass: (mode) =>
     Ref.modify(draft.state, (state) => [

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { type ComfyWorkflowJson, ImageConfig, type ImageSettings } from "../../config/ImageConfig"
 import { expectOk, field, readBytes, readJson, send, stringField } from "../backendHttp"

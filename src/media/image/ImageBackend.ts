@@ -44,12 +44,12 @@ export interface GeneratedImage {
  * An image backend (`IMAGE_BACKEND`): a real protocol client, one Layer each (OpenAI Images,
  * ComfyUI). Interrupting `generate` aborts its requests.
  */
-export class ImageBackend extends Context.Tag("loopcord/media/ImageBackend")<ImageBackend, {
+export class ImageBackend extends Context.Service<ImageBackend, {
   /** Shown in notices and logs ("OpenAI Images", "ComfyUI"). */
   readonly name: string
   readonly capabilities: ImageCapabilities
   readonly generate: (job: ImageJob) => Effect.Effect<GeneratedImage, MediaBackendError>
-}>() {}
+}>()("loopcord/media/ImageBackend") {}
 
 /** Pixel size of an aspect ratio at about one megapixel, multiples of 64 (SD/SDXL buckets). */
 export const diffusionSize = (ratio: AspectRatio): { readonly width: number; readonly height: number } => {

@@ -1,5 +1,5 @@
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ImageConfig, type ImageSettings } from "../../config/ImageConfig"
 import { normalizeHost } from "../../fetch/AddressPolicy"

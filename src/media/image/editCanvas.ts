@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { decodePng, encodePng } from "../png"
 
 /**
@@ -27,7 +27,7 @@ const pngOnly = (what: string) =>
  * Inpainting: the transparent pixels of the source (alpha below half) are the area to repaint,
  * the way image editors "erase" what should change. A source without one is refused.
  */
-export const inpaintCanvas = (png: Uint8Array): Either.Either<EditCanvas, string> =>
+export const inpaintCanvas = (png: Uint8Array): Result.Result<EditCanvas, string> =>
   Either.flatMap(Either.mapLeft(decodePng(png), () => pngOnly("Inpainting")), (image) => {
     const mask = new Uint8Array(image.width * image.height)
     let marked = 0
@@ -38,9 +38,9 @@ export const inpaintCanvas = (png: Uint8Array): Either.Either<EditCanvas, string
       }
     }
     if (marked === 0) {
-      return Either.left("Inpainting needs the area to repaint marked as transparent in the PNG; this image has no transparent pixels")
+      return Result.fail("Inpainting needs the area to repaint marked as transparent in the PNG; this image has no transparent pixels")
     }
-    return Either.right({ image: png, mask: encodePng({ width: image.width, height: image.height, pixels: mask }, 1), width: image.width, height: image.height })
+    return Result.succeed({ image: png, mask: encodePng({ width: image.width, height: image.height, pixels: mask }, 1), width: image.width, height: image.height })
   })
 
 /** Border sizes of an outpaint, rounded down to multiples of 8 (latent-space friendly). */
@@ -56,7 +56,7 @@ export const outpaintBorders = (direction: OutpaintDirection, amount: number) =>
 }
 
 /** Outpainting: the source on a larger transparent canvas; the mask is the new border. */
-export const outpaintCanvas = (png: Uint8Array, direction: OutpaintDirection, amount: number): Either.Either<EditCanvas, string> =>
+export const outpaintCanvas = (png: Uint8Array, direction: OutpaintDirection, amount: number): Result.Result<EditCanvas, string> =>
   Either.map(Either.mapLeft(decodePng(png), () => pngOnly("Outpainting")), (source) => {
     const border = outpaintBorders(direction, amount)
     const width = source.width + border.left + border.right

@@ -1,6 +1,6 @@
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Effect, Either, Layer, Option, Redacted } from "effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import { Effect, Result, Layer, Option, Redacted } from "effect"
 import { SpeechConfig, type SpeechSettings } from "../../config/SpeechConfig"
 import { expectOk, readBytes, send } from "../backendHttp"
 import { MediaBackendError } from "../MediaBackendError"
@@ -42,7 +42,7 @@ const make = (settings: SpeechSettings, baseUrl: string) =>
         const contentType = response.headers["content-type"] ?? "no content type"
         const bytes = yield* readBytes(response, NAME, settings.maxAudioBytes)
         const info = readOggOpus(bytes)
-        if (Either.isLeft(info)) {
+        if (Result.isFailure(info)) {
           return yield* new MediaBackendError({
             backend: NAME,
             reason: "wrong_media",

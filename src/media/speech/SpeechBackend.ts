@@ -12,9 +12,9 @@ interface SpeechAudio {
 export const MAX_SCRIPT_CHARS = 4096
 
 /** A speech endpoint (`SPEECH_BASE_URL`); interrupting `synthesize` aborts the request. */
-export class SpeechBackend extends Context.Tag("loopcord/media/SpeechBackend")<SpeechBackend, {
+export class SpeechBackend extends Context.Service<SpeechBackend, {
   readonly name: string
   /** The endpoint follows delivery instructions (`voice_instructions` is offered). */
   readonly supportsInstructions: boolean
   readonly synthesize: (request: { readonly text: string; readonly instructions?: string | undefined }) => Effect.Effect<SpeechAudio, MediaBackendError>
-}>() {}
+}>()("loopcord/media/SpeechBackend") {}

@@ -1,4 +1,4 @@
-import { Effect, Either, Predicate, Schema } from "effect"
+import { Effect, Result, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -290,7 +290,7 @@ export const makeMessagesDecoder = (options: {
         break
       }
       const decoded = decodeEvent(parsed.value)
-      if (Either.isLeft(decoded)) {
+      if (Result.isFailure(decoded)) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`)))
         done = true
         break

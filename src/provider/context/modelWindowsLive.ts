@@ -1,4 +1,4 @@
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import { Clock, Deferred, Duration, Effect, Layer, Option, type Redacted, Ref, type Scope } from "effect"
 import { ContextConfig, type ContextWindowSetting } from "../../config/ContextConfig"
 import { ProviderConfig, type ProviderKind } from "../../config/ProviderConfig"
@@ -140,7 +140,7 @@ export const make = (options: ModelWindowsOptions): Effect.Effect<ModelWindowsSh
   })
 
 /** From the environment: the provider settings and `LLM_CONTEXT_TOKENS`, probes over a small HTTP pool of their own. */
-export const layer: Layer.Layer<ModelWindows, never, ProviderConfig | ContextConfig> = Layer.scoped(
+export const layer: Layer.Layer<ModelWindows, never, ProviderConfig | ContextConfig> = Layer.effect(
   ModelWindows,
   Effect.gen(function*() {
     const provider = yield* ProviderConfig

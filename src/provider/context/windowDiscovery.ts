@@ -1,5 +1,5 @@
-import type * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { Duration, Effect, Option, Predicate, Redacted, Stream } from "effect"
 import { joinUrl } from "../providerHttp"
 

@@ -1,4 +1,4 @@
-import { Effect, Either, Predicate, Schema } from "effect"
+import { Effect, Result, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -150,7 +150,7 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
         break
       }
       const decoded = decodeChunk(parsed.value)
-      if (Either.isLeft(decoded)) {
+      if (Result.isFailure(decoded)) {
         then = Effect.fail(invalidResponse(options.provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`))
         done = true
         break

@@ -1,5 +1,5 @@
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { Stream } from "effect"
 import { type Decoder, decodeWith } from "../decodeWith"
 

@@ -1,10 +1,10 @@
-import * as Cookies from "@effect/platform/Cookies"
-import * as Headers from "@effect/platform/Headers"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
-import * as UrlParams from "@effect/platform/UrlParams"
+import * as Cookies from "effect/http/Cookies"
+import * as Headers from "effect/http/Headers"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as UrlParams from "effect/http/UrlParams"
 import { Effect, Inspectable, Option, Stream } from "effect"
 import type { Dispatcher } from "undici"
 import { type Decoder, noOutput } from "../decodeWith"
@@ -105,7 +105,7 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
   /** Never reads the body (the platform's `toJSON` does, to show it). */
   toJSON(): unknown {
     return {
-      _id: "@effect/platform/HttpClientResponse",
+      _id: "effect/http/HttpClientResponse",
       request: this.request.toJSON(),
       status: this.status,
       headers: Inspectable.redact(this.headers)

@@ -40,7 +40,7 @@ export const readableChannel = <O, E, E2>(
     readable.on("close", changed)
     // Stays after the channel ends: a late error of a destroyed body must not become unhandled.
     readable.on("error", changed)
-    const waitForChange = Effect.async<void>((resume) => {
+    const waitForChange = Effect.callback<void>((resume) => {
       wake = resume
     })
     type Read = Channel.Channel<Chunk.Chunk<O>, unknown, E | E2, unknown, unknown, unknown>

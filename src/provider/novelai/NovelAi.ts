@@ -1,4 +1,4 @@
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import { Effect, Layer, Option, Predicate, Redacted, Stream } from "effect"
 import { personaSetting } from "../../config/PersonaConfig"
 import type { ProviderError } from "../../domain/ProviderError"
@@ -272,7 +272,7 @@ const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
       const start = Option.match(carried, { onNone: () => [], onSome: (entry) => track(session.resume(entry.fragment)) })
       return Stream.concat(Stream.fromIterable(start), fragments()).pipe(
         // A failure mid-reply: this pass's usage, then what the retry needs, then the error.
-        Stream.catchAll((error) =>
+        Stream.catch((error) =>
           Stream.concat(
             Stream.make(session.usage()),
             Stream.concat(

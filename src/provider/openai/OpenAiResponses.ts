@@ -1,4 +1,4 @@
-import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import { Effect, Layer } from "effect"
 import { LanguageModel } from "../LanguageModel"
 import { type BearerJsonOptions, makeBearerJsonModel, optionsFromSettings } from "./bearerJsonModel"

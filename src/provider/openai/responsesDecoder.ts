@@ -1,4 +1,4 @@
-import { Effect, Either, Predicate, Schema } from "effect"
+import { Effect, Result, Predicate, Schema } from "effect"
 import type { FunctionCall } from "../../domain/FunctionCall"
 import type { ProviderError } from "../../domain/ProviderError"
 import { type FinishReason, ProviderEvent } from "../../domain/ProviderEvent"
@@ -390,7 +390,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         ? { ...parsed.value, type: frame.event }
         : parsed.value
       const decoded = decodeEvent(value)
-      if (Either.isLeft(decoded)) {
+      if (Result.isFailure(decoded)) {
         effects.push(Effect.fail(invalidResponse(options.provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`)))
         done = true
         break
@@ -424,6 +424,6 @@ export const wholeResponseEvents = (value: unknown, options: ResponsesDecoderOpt
     return { out: [], then: Effect.fail(fromStreamErrorPayload(options.provider, value)) }
   }
   const decoded = decodeResponse(value)
-  if (Either.isLeft(decoded)) return { out: [], then: Effect.fail(invalidResponse(options.provider, "a JSON response of unexpected shape")) }
+  if (Result.isFailure(decoded)) return { out: [], then: Effect.fail(invalidResponse(options.provider, "a JSON response of unexpected shape")) }
   return makeResponsesDecoder(options).pushResponse(decoded.right)
 }

@@ -1,4 +1,4 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Result, ParseResult, Schema } from "effect"
 import type { ChatMessage } from "../../domain/ChatMessage"
 import * as S from "./Script"
 
@@ -94,12 +94,12 @@ export const echoPass = (call: S.ScriptCall): S.ScriptedPass => {
 export const echoScript: S.Script = echoPass
 
 /** Parses a script document; the error is one line saying what is wrong and where. */
-export const parseScript = (json: string): Either.Either<S.Script, string> =>
+export const parseScript = (json: string): Result.Result<S.Script, string> =>
   Either.match(decodeDocument(json), {
     onLeft: (error) => {
       const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`
-      return Either.left(`invalid script${where}: ${(issue?.message ?? String(error)).replace(/\s+/g, " ")}`)
+      return Result.fail(`invalid script${where}: ${(issue?.message ?? String(error)).replace(/\s+/g, " ")}`)
     },
     onRight: (document) => {
       const passes = ("passes" in document ? document.passes : document).map(toPass)
@@ -111,6 +111,6 @@ export const parseScript = (json: string): Either.Either<S.Script, string> =>
         if (then === "repeat") return passes[passes.length - 1]
         return undefined
       }
-      return Either.right(script)
+      return Result.succeed(script)
     }
   })

@@ -1,5 +1,5 @@
-import * as FileSystem from "@effect/platform/FileSystem"
-import { ConfigError, Context, Deferred, Effect, Either, Exit, Layer, Option, Ref, Stream, SynchronizedRef } from "effect"
+import * as FileSystem from "effect/FileSystem"
+import { ConfigError, Context, Deferred, Effect, Result, Exit, Layer, Option, Ref, Stream, SynchronizedRef } from "effect"
 import { scriptSourceSetting } from "../../config/ProviderConfig"
 import { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
@@ -86,7 +86,7 @@ const make = (options: ScriptedOptions) =>
             Emit: ({ event }) =>
               Effect.as(updateRecord(index, (record) => ({ ...record, emitted: record.emitted + 1 })), Option.some(event)),
             Sleep: ({ duration }) => Effect.as(Effect.sleep(duration), Option.none()),
-            Fail: ({ error }) => Effect.zipRight(Ref.set(state, "failed"), Effect.fail(error)),
+            Fail: ({ error }) => Effect.andThen(Ref.set(state, "failed"), Effect.fail(error)),
             Hang: () => Effect.never
           })
 
@@ -97,8 +97,8 @@ const make = (options: ScriptedOptions) =>
         )
       }))
 
-    const model: Context.Tag.Service<LanguageModel> = { name, stream }
-    const probe: Context.Tag.Service<ScriptedProbe> = {
+    const model: LanguageModel["Service"] = { name, stream }
+    const probe: ScriptedProbe["Service"] = {
       requests: Effect.map(Ref.get(records), (all) => all.map((record) => record.request)),
       calls: Ref.get(records),
       awaitCall: (index) => Effect.flatMap(slotFor(index), (slot) => Deferred.await(slot.started)),

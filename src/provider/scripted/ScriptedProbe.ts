@@ -23,7 +23,7 @@ export interface ScriptedCallRecord {
 }
 
 /** What tests inspect about a scripted provider: every request and how each stream ended. */
-export class ScriptedProbe extends Context.Tag("loopcord/provider/scripted/ScriptedProbe")<ScriptedProbe, {
+export class ScriptedProbe extends Context.Service<ScriptedProbe, {
   /** Every request received, in order. */
   readonly requests: Effect.Effect<ReadonlyArray<GenerationRequest>>
   readonly calls: Effect.Effect<ReadonlyArray<ScriptedCallRecord>>
@@ -31,4 +31,4 @@ export class ScriptedProbe extends Context.Tag("loopcord/provider/scripted/Scrip
   readonly awaitCall: (index: number) => Effect.Effect<void>
   /** Completes when the stream of this call has run its finalizer. */
   readonly awaitFinalized: (index: number) => Effect.Effect<PassEnding>
-}>() {}
+}>()("loopcord/provider/scripted/ScriptedProbe") {}

@@ -31,7 +31,7 @@ export class DeliberateToolPlanner extends Effect.Service<DeliberateToolPlanner>
       const guildId = request.guildId
       if (guildId === undefined) return deliberateModeOff
       const enabled = yield* settings.isEnabled(guildId, "deliberate_tool_mode").pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(Effect.logWarning(`Deliberate tool mode left off: ${error.message}`), false)
         )
       )

@@ -133,7 +133,7 @@ export const makeTextSink = () => {
   let delivered = ""
   let passStart = 0
   let first: number | undefined
-  const sink: Context.Tag.Service<typeof ResponseSink> = {
+  const sink: ResponseSink["Service"] = {
     write: (delta) =>
       Effect.sync(() => {
         first ??= nowNs()
@@ -151,7 +151,7 @@ export const makeTextSink = () => {
   return { sink, text: () => delivered, firstDeltaAt: () => first }
 }
 
-export const turnInput = (channelId: string, message: string, sink: Context.Tag.Service<typeof ResponseSink>): TurnInput => ({
+export const turnInput = (channelId: string, message: string, sink: ResponseSink["Service"]): TurnInput => ({
   channelId,
   guildId: "bench-guild",
   userId: "bench-user",
@@ -188,7 +188,7 @@ export const makeLoopcord = async (
       const done = runtime.runPromise(
         Effect.flatMap(queue.submit(turnInput(channelId, message, text.sink)), (ticket) => ticket.result).pipe(
           Effect.map((result): TurnOutcome => ({ text: text.text(), status: result.status })),
-          Effect.catchAll((error) => Effect.succeed<TurnOutcome>({ text: text.text(), status: error._tag }))
+          Effect.catch((error) => Effect.succeed<TurnOutcome>({ text: text.text(), status: error._tag }))
         )
       )
       return {

@@ -33,7 +33,7 @@ const toolCallOf = (events: ReadonlyArray<ProviderEvent>) => {
 }
 
 describe("Anthropic Messages over loopback SSE", () => {
-  it.scopedLive("streams thinking, text, a tool_use call, ping keep-alives, stop reason and usage", () =>
+  it.live("streams thinking, text, a tool_use call, ping keep-alives, stop reason and usage", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(anthropicStream([
@@ -78,7 +78,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       assert.deepStrictEqual(body.tools, [{ name: "read_file", description: readFileTool.description, input_schema: readFileTool.parameters }])
     }))
 
-  it.scopedLive("max_tokens cutting the tool input ⇒ repaired args marked truncated (spec §9)", () =>
+  it.live("max_tokens cutting the tool input ⇒ repaired args marked truncated (spec §9)", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(anthropicStream([
@@ -92,7 +92,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       assert.deepStrictEqual(result.events.find((event) => event._tag === "Finish"), ProviderEvent.Finish({ reason: "length" }))
     }))
 
-  it.scopedLive("a tool without parameters (no input deltas) gets {}; a second tool_use is its own call", () =>
+  it.live("a tool without parameters (no input deltas) gets {}; a second tool_use is its own call", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(anthropicStream([
@@ -109,7 +109,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       ])
     }))
 
-  it.scopedLive("an error event mid-stream ⇒ typed error (overloaded ⇒ Server, rate limit ⇒ RateLimit)", () =>
+  it.live("an error event mid-stream ⇒ typed error (overloaded ⇒ Server, rate limit ⇒ RateLimit)", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -123,7 +123,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       assert.strictEqual((yield* collect(model, request())).error?.reason, "RateLimit")
     }))
 
-  it.scopedLive("HTTP errors map through the shared table (529 overloaded ⇒ Server, 401 ⇒ Auth)", () =>
+  it.live("HTTP errors map through the shared table (529 overloaded ⇒ Server, 401 ⇒ Auth)", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -138,7 +138,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       assert.include(auth!.detail, "invalid x-api-key")
     }))
 
-  it.scopedLive("a stream closed before message_stop and without a stop reason ⇒ Network", () =>
+  it.live("a stream closed before message_stop and without a stop reason ⇒ Network", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(anthropicStream([messageStart(), blockStart(0, { type: "text", text: "" }), blockDelta(0, { type: "text_delta", text: "half" })]))
@@ -147,7 +147,7 @@ describe("Anthropic Messages over loopback SSE", () => {
       assert.strictEqual(result.error?.reason, "Network")
     }))
 
-  it.scopedLive("unknown event and block types are ignored (forward compatible)", () =>
+  it.live("unknown event and block types are ignored (forward compatible)", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(anthropicStream([
@@ -164,11 +164,11 @@ describe("Anthropic Messages over loopback SSE", () => {
       assert.deepStrictEqual(eventTags(withoutKeepAlives(result.events)), ["TextDelta", "Usage", "Finish"])
     }))
 
-  it.scopedLive("interrupting the stream closes the socket on the server", () =>
+  it.live("interrupting the stream closes the socket on the server", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(anthropicStream([messageStart(), ...textBlock(0, ["hi"])], { after: "hang" }))
-      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.fork)
+      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.forkChild)
       const sent = yield* Effect.promise(() => server.request(0))
       yield* Effect.sleep(Duration.millis(30))
       yield* Fiber.interrupt(fiber)
@@ -199,7 +199,7 @@ describe("Anthropic history replay request body", () => {
     }
   ]
 
-  it.scopedLive("merges pre-tool text into the assistant turn, pairs tool_use/tool_result, prefers summaries, replays thinking", () =>
+  it.live("merges pre-tool text into the assistant turn, pairs tool_use/tool_result, prefers summaries, replays thinking", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ anthropicVersion: "2023-06-01", anthropicBeta: "some-beta" })
       server.enqueue(anthropicStream([messageStart(), ...textBlock(0, ["ok"]), messageDelta("end_turn", 1), messageStop()]))

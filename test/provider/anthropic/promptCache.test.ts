@@ -89,7 +89,7 @@ describe("Anthropic prompt caching over loopback (the fake counts cache reads an
     return { server, fake }
   })
 
-  it.scopedLive("pass 1 writes tools + system + message, later passes read that prefix and write only what is new; usage carries both", () =>
+  it.live("pass 1 writes tools + system + message, later passes read that prefix and write only what is new; usage carries both", () =>
     Effect.gen(function*() {
       const { fake, server } = yield* chain
       const model = yield* buildModel(Anthropic.layer({ baseUrl: server.url }))
@@ -130,7 +130,7 @@ describe("Anthropic prompt caching over loopback (the fake counts cache reads an
       assert.isTrue(fake.ledger.every((account) => account.breakpoints === 3))
     }))
 
-  it.scopedLive("ANTHROPIC_PROMPT_CACHE=off: no cache_control anywhere, nothing read or written, usage without cache fields", () =>
+  it.live("ANTHROPIC_PROMPT_CACHE=off: no cache_control anywhere, nothing read or written, usage without cache fields", () =>
     Effect.gen(function*() {
       const { fake, server } = yield* chain
       const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", server.url], ["ANTHROPIC_PROMPT_CACHE", "off"]]))
@@ -149,7 +149,7 @@ describe("Anthropic prompt caching over loopback (the fake counts cache reads an
       })
     }))
 
-  it.scopedLive("layerConfig defaults to on", () =>
+  it.live("layerConfig defaults to on", () =>
     Effect.gen(function*() {
       const { server } = yield* chain
       const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", server.url]]))

@@ -1,6 +1,6 @@
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, type Duration, Effect, Either, Fiber, Layer, TestClock } from "effect"
+import { ConfigProvider, Deferred, type Duration, Effect, Result, Fiber, Layer, TestClock } from "effect"
 import { contextSettings, parseContextWindows } from "../../../src/config/ContextConfig"
 import * as Anthropic from "../../../src/provider/anthropic/Anthropic"
 import * as ModelWindowsLive from "../../../src/provider/context/modelWindowsLive"
@@ -30,26 +30,26 @@ const discover = (baseUrl: string, model: string, timeout: Duration.DurationInpu
 
 describe("LLM_CONTEXT_TOKENS [issue 23]", () => {
   it("one number, model=tokens pairs, or both; the floor; bad values name the variable", () => {
-    assert.deepStrictEqual(parseContextWindows("32768"), Either.right({ all: 32768, byModel: new Map() }))
-    assert.deepStrictEqual(parseContextWindows(" qwen3:8b=32768 , Llama3.1=8192 "), Either.right({ all: undefined, byModel: new Map([["qwen3:8b", 32768], ["llama3.1", 8192]]) }))
-    assert.deepStrictEqual(parseContextWindows("16384,qwen3:8b=32_768"), Either.right({ all: 16384, byModel: new Map([["qwen3:8b", 32768]]) }))
-    assert.deepStrictEqual(parseContextWindows("100"), Either.right({ all: 1024, byModel: new Map() }))
+    assert.deepStrictEqual(parseContextWindows("32768"), Result.succeed({ all: 32768, byModel: new Map() }))
+    assert.deepStrictEqual(parseContextWindows(" qwen3:8b=32768 , Llama3.1=8192 "), Result.succeed({ all: undefined, byModel: new Map([["qwen3:8b", 32768], ["llama3.1", 8192]]) }))
+    assert.deepStrictEqual(parseContextWindows("16384,qwen3:8b=32_768"), Result.succeed({ all: 16384, byModel: new Map([["qwen3:8b", 32768]]) }))
+    assert.deepStrictEqual(parseContextWindows("100"), Result.succeed({ all: 1024, byModel: new Map() }))
     for (const bad of ["lots", "m=", "=4096", "4096,8192", "m=big"]) {
       const parsed = parseContextWindows(bad)
-      assert.isTrue(Either.isLeft(parsed), bad)
-      if (Either.isLeft(parsed)) assert.include(String(parsed.left), "LLM_CONTEXT_TOKENS")
+      assert.isTrue(Result.isFailure(parsed), bad)
+      if (Result.isFailure(parsed)) assert.include(String(parsed.left), "LLM_CONTEXT_TOKENS")
     }
   })
 
   it.effect("CONTEXT_COMPACTION is elide by default, summarize when asked, and nothing else", () =>
     Effect.gen(function*() {
-      const read = (env: Record<string, string>) => Effect.either(Effect.withConfigProvider(contextSettings, ConfigProvider.fromJson(env)))
+      const read = (env: Record<string, string>) => Effect.result(Effect.withConfigProvider(contextSettings, ConfigProvider.fromJson(env)))
       const byDefault = yield* read({})
-      assert.isTrue(Either.isRight(byDefault) && byDefault.right.compaction === "elide")
+      assert.isTrue(Result.isSuccess(byDefault) && byDefault.right.compaction === "elide")
       const asked = yield* read({ CONTEXT_COMPACTION: "Summarize" })
-      assert.isTrue(Either.isRight(asked) && asked.right.compaction === "summarize")
+      assert.isTrue(Result.isSuccess(asked) && asked.right.compaction === "summarize")
       const bad = yield* read({ CONTEXT_COMPACTION: "squash" })
-      assert.isTrue(Either.isLeft(bad) && String(bad.left).includes("CONTEXT_COMPACTION"))
+      assert.isTrue(Result.isFailure(bad) && String(bad.left).includes("CONTEXT_COMPACTION"))
     }))
 })
 
@@ -82,13 +82,13 @@ describe("window discovery from the model's server (loopback fakes) [issue 23]",
     assert.strictEqual(ollamaShowWindow({ model_info: { "tiny.context_length": 2048 } }), 2048)
   })
 
-  it.scopedLive("llama.cpp: GET /props n_ctx", () =>
+  it.live("llama.cpp: GET /props n_ctx", () =>
     Effect.gen(function*() {
       const server = yield* serving({ "GET /props": { default_generation_settings: { n_ctx: 32000 }, total_slots: 1 } })
       assert.strictEqual(yield* discover(`${server.url}/v1`, "whatever.gguf"), 32000)
     }))
 
-  it.scopedLive("Ollama: POST /api/show with the model, num_ctx from its parameters", () =>
+  it.live("Ollama: POST /api/show with the model, num_ctx from its parameters", () =>
     Effect.gen(function*() {
       const server = yield* serving({ "POST /api/show": { parameters: "num_ctx 12288", model_info: { "llama.context_length": 131072 } } })
       assert.strictEqual(yield* discover(`${server.url}/v1`, "llama3.1:8b"), 12288)
@@ -96,7 +96,7 @@ describe("window discovery from the model's server (loopback fakes) [issue 23]",
       assert.deepStrictEqual(show?.json, { model: "llama3.1:8b", name: "llama3.1:8b" })
     }))
 
-  it.scopedLive("LM Studio: GET /api/v0/models, the loaded window of the model", () =>
+  it.live("LM Studio: GET /api/v0/models, the loaded window of the model", () =>
     Effect.gen(function*() {
       const server = yield* serving({
         "GET /api/v0/models": {
@@ -109,7 +109,7 @@ describe("window discovery from the model's server (loopback fakes) [issue 23]",
       assert.strictEqual(yield* discover(`${server.url}/v1`, "qwen2.5-7b-instruct"), 8192)
     }))
 
-  it.scopedLive("OpenRouter-style and vLLM model lists: context_length, max_model_len", () =>
+  it.live("OpenRouter-style and vLLM model lists: context_length, max_model_len", () =>
     Effect.gen(function*() {
       const openRouter = yield* serving({ "GET /api/v1/models": { data: [{ id: "qwen/qwen3-8b", context_length: 40960, top_provider: { context_length: 32768 } }] } })
       assert.strictEqual(yield* discover(`${openRouter.url}/api/v1`, "qwen/qwen3-8b"), 40960)
@@ -117,7 +117,7 @@ describe("window discovery from the model's server (loopback fakes) [issue 23]",
       assert.strictEqual(yield* discover(`${vllm.url}/v1`, "Qwen/Qwen3-8B"), 16384)
     }))
 
-  it.scopedLive("untrusted answers: an oversized body, junk, a hanging server are no answer (bounded in time)", () =>
+  it.live("untrusted answers: an oversized body, junk, a hanging server are no answer (bounded in time)", () =>
     Effect.gen(function*() {
       const junk = yield* serving({ "GET /props": { n_ctx: -5 }, "GET /v1/models": "not a list" })
       assert.isUndefined(yield* discover(`${junk.url}/v1`, "m"))
@@ -140,7 +140,7 @@ describe("ModelWindows: learned, setting, discovered, table, default [issue 23]"
         Effect.provide(http)
       ))
 
-  it.scopedLive("the order of trust, and a refusal's window kept (the smaller wins)", () =>
+  it.live("the order of trust, and a refusal's window kept (the smaller wins)", () =>
     Effect.gen(function*() {
       const server = yield* serving({ "GET /props": { n_ctx: 20000 } })
       const windows = yield* live({ baseUrl: `${server.url}/v1`, setting: { all: undefined, byModel: new Map([["set-model", 50000]]) } })
@@ -165,7 +165,7 @@ describe("ModelWindows: learned, setting, discovered, table, default [issue 23]"
       assert.deepStrictEqual(yield* windows.windowOf("claude-sonnet-4-5"), { tokens: 200_000, source: "table", defaultOutputTokens: Anthropic.defaultMaxTokens })
     }).pipe(Effect.scoped))
 
-  it.scopedLive("one probe per model, started at start-up for the configured chain, cached", () =>
+  it.live("one probe per model, started at start-up for the configured chain, cached", () =>
     Effect.gen(function*() {
       const server = yield* serving({ "GET /props": { n_ctx: 24000 } })
       const windows = yield* live({ baseUrl: `${server.url}/v1`, models: ["a"] })
@@ -176,13 +176,13 @@ describe("ModelWindows: learned, setting, discovered, table, default [issue 23]"
       assert.strictEqual(server.probes.filter((request) => request.path === "/props").length, 1)
     }))
 
-  it.scoped("a pass waits for a slow first answer at most the discovery wait, then uses the table (TestClock)", () =>
+  it.effect("a pass waits for a slow first answer at most the discovery wait, then uses the table (TestClock)", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       server.setProbeHandler(() => ({ parts: [], neverRespond: true }))
       const windows = yield* live({ baseUrl: `${server.url}/v1`, discoveryWait: "2 seconds", probeTimeout: "1 hour" })
       const done = yield* Deferred.make<void>()
-      const asked = yield* Effect.fork(Effect.ensuring(windows.windowOf("qwen3:8b"), Deferred.succeed(done, undefined)))
+      const asked = yield* Effect.forkChild(Effect.ensuring(windows.windowOf("qwen3:8b"), Deferred.succeed(done, undefined)))
       yield* TestClock.adjust("1999 millis")
       assert.isFalse(yield* Deferred.isDone(done))
       yield* TestClock.adjust("1 millis")

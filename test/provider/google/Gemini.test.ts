@@ -24,7 +24,7 @@ const setup = (options: Gemini.GeminiOptions = {}) =>
   })
 
 describe("Gemini streamGenerateContent over loopback SSE", () => {
-  it.scopedLive("streams thoughts, text, a functionCall with its thoughtSignature, finish and usage", () =>
+  it.live("streams thoughts, text, a functionCall with its thoughtSignature, finish and usage", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(geminiStream([
@@ -57,7 +57,7 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
       }])
     }))
 
-  it.scopedLive("MAX_TOKENS ⇒ length, SAFETY ⇒ content_filter, a blocked prompt ⇒ content_filter", () =>
+  it.live("MAX_TOKENS ⇒ length, SAFETY ⇒ content_filter, a blocked prompt ⇒ content_filter", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -73,7 +73,7 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
       assert.deepStrictEqual(finishOf(blocked.events), ProviderEvent.Finish({ reason: "content_filter" }))
     }))
 
-  it.scopedLive("every functionCall of a pass is emitted, each with its own part's signature", () =>
+  it.live("every functionCall of a pass is emitted, each with its own part's signature", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(geminiStream([
@@ -87,7 +87,7 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
       ])
     }))
 
-  it.scopedLive("an error chunk, an HTTP error and a body closed without a finish reason are typed errors", () =>
+  it.live("an error chunk, an HTTP error and a body closed without a finish reason are typed errors", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -108,11 +108,11 @@ describe("Gemini streamGenerateContent over loopback SSE", () => {
       assert.strictEqual(cut.error?.reason, "Network")
     }))
 
-  it.scopedLive("interrupting the stream closes the socket on the server", () =>
+  it.live("interrupting the stream closes the socket on the server", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(geminiStream([geminiText("hi")], { after: "hang" }))
-      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.fork)
+      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.forkChild)
       const sent = yield* Effect.promise(() => server.request(0))
       yield* Effect.sleep(Duration.millis(30))
       yield* Fiber.interrupt(fiber)
@@ -147,7 +147,7 @@ describe("Gemini history replay request body", () => {
     }
   ]
 
-  it.scopedLive("replays thoughtSignature on the model turn, functionResponse with the preferred summary, and the prefill", () =>
+  it.live("replays thoughtSignature on the model turn, functionResponse with the preferred summary, and the prefill", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(geminiStream([geminiText("ok"), geminiFinish("STOP")]))

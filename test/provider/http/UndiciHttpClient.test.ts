@@ -1,5 +1,5 @@
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -76,31 +76,31 @@ const closedWithin = (socket: { closedAt: number | undefined }, since: number) =
 const post = (url: string) => HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText("{}", "application/json"))
 
 describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", () => {
-  it.scopedLive("interrupting a request still waiting for its answer closes the socket within 50 ms", () =>
+  it.live("interrupting a request still waiting for its answer closes the socket within 50 ms", () =>
     Effect.gen(function*() {
       const srv = yield* server(() => {/* never answers */})
       const http = yield* client
-      const fiber = yield* Effect.fork(http.execute(post(srv.url)))
+      const fiber = yield* Effect.forkChild(http.execute(post(srv.url)))
       yield* Effect.promise(() => srv.request(0))
       const interruptedAt = performance.now()
       yield* Fiber.interrupt(fiber)
       assert.isBelow(yield* closedWithin(srv.sockets[0]!, interruptedAt), 50)
     }))
 
-  it.scopedLive("interrupting the body stream mid-body closes the socket within 50 ms", () =>
+  it.live("interrupting the body stream mid-body closes the socket within 50 ms", () =>
     Effect.gen(function*() {
       const srv = yield* server(firstEventOnly)
       const http = yield* client
       const response = yield* http.execute(post(srv.url))
       const first = yield* Effect.makeLatch(false)
-      const fiber = yield* response.stream.pipe(Stream.runForEach(() => first.open), Effect.fork)
+      const fiber = yield* response.stream.pipe(Stream.runForEach(() => first.open), Effect.forkChild)
       yield* first.await
       const interruptedAt = performance.now()
       yield* Fiber.interrupt(fiber)
       assert.isBelow(yield* closedWithin(srv.sockets[0]!, interruptedAt), 50)
     }))
 
-  it.scopedLive("a consumer that stops early (take) aborts the rest of the body and closes the socket", () =>
+  it.live("a consumer that stops early (take) aborts the rest of the body and closes the socket", () =>
     Effect.gen(function*() {
       const srv = yield* server(firstEventOnly)
       const http = yield* client
@@ -111,7 +111,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       assert.isBelow(yield* closedWithin(srv.sockets[0]!, stoppedAt), 50)
     }))
 
-  it.scopedLive("text and json of one response read its body once and both answer", () =>
+  it.live("text and json of one response read its body once and both answer", () =>
     Effect.gen(function*() {
       const srv = yield* server((_, res) => {
         res.writeHead(200, { "content-type": "application/json" })
@@ -125,7 +125,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       assert.strictEqual(again, text)
     }))
 
-  it.scopedLive("interrupting a whole-body read destroys the body and closes the socket within 50 ms", () =>
+  it.live("interrupting a whole-body read destroys the body and closes the socket within 50 ms", () =>
     Effect.gen(function*() {
       const srv = yield* server((_, res) => {
         res.writeHead(200, { "content-type": "text/plain" })
@@ -133,14 +133,14 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       })
       const http = yield* client
       const response = yield* http.execute(post(srv.url))
-      const fiber = yield* Effect.fork(response.text)
+      const fiber = yield* Effect.forkChild(response.text)
       yield* Effect.sleep(Duration.millis(20))
       const interruptedAt = performance.now()
       yield* Fiber.interrupt(fiber)
       assert.isBelow(yield* closedWithin(srv.sockets[0]!, interruptedAt), 50)
     }))
 
-  it.scopedLive("a body read to its end leaves the socket open for the next request (keep-alive)", () =>
+  it.live("a body read to its end leaves the socket open for the next request (keep-alive)", () =>
     Effect.gen(function*() {
       const srv = yield* server((_, res) => {
         res.writeHead(200, { "content-type": "text/plain" })
@@ -158,7 +158,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       for (const socket of srv.sockets) assert.isUndefined(socket.closedAt)
     }))
 
-  it.scopedLive("a consumer that stops after the whole body arrived keeps the socket for the next request", () =>
+  it.live("a consumer that stops after the whole body arrived keeps the socket for the next request", () =>
     Effect.gen(function*() {
       const srv = yield* server((_, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" })
@@ -175,7 +175,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       for (const socket of srv.sockets) assert.isUndefined(socket.closedAt)
     }))
 
-  it.scopedLive("an error body larger than the bound is read only up to it, and its socket closes", () =>
+  it.live("an error body larger than the bound is read only up to it, and its socket closes", () =>
     Effect.gen(function*() {
       let timer: NodeJS.Timeout | undefined
       const srv = yield* server((_, res) => {
@@ -192,7 +192,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       assert.isBelow(yield* closedWithin(srv.sockets[0]!, performance.now()), 50)
     }))
 
-  it.scopedLive("a non-2xx answer reaches the caller with its status and headers (429 + Retry-After ⇒ RateLimit)", () =>
+  it.live("a non-2xx answer reaches the caller with its status and headers (429 + Retry-After ⇒ RateLimit)", () =>
     Effect.gen(function*() {
       const srv = yield* server((_, res) => {
         res.writeHead(429, { "content-type": "application/json", "Retry-After": "7", "x-repeated": ["a", "b"] })
@@ -210,7 +210,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       assert.strictEqual(Duration.toMillis(error.retryAfter!), 7_000)
     }))
 
-  it.scopedLive("a refused connection is a RequestError of reason Transport (a Network ProviderError)", () =>
+  it.live("a refused connection is a RequestError of reason Transport (a Network ProviderError)", () =>
     Effect.gen(function*() {
       const srv = yield* server(() => {})
       const url = srv.url
@@ -231,7 +231,7 @@ describe("UndiciHttpClient: the providers' HttpClient over real loopback HTTP", 
       assert.strictEqual(providerError.reason, "Network")
     }))
 
-  it.scopedLive("a connection dropped mid-body fails the stream with a ResponseError (Decode)", () =>
+  it.live("a connection dropped mid-body fails the stream with a ResponseError (Decode)", () =>
     Effect.gen(function*() {
       const srv = yield* server((_, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" })

@@ -36,7 +36,7 @@ const ofTag = <T extends ProviderEvent["_tag"]>(events: ReadonlyArray<ProviderEv
 const tokens = (text: string) => text.split(/(?= )/)
 
 describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () => {
-  it.scopedLive("one fragment: the flat prompt, the bot's label last, no tools on the wire, text without the leading space, finish stop", () =>
+  it.live("one fragment: the flat prompt, the bot's label last, no tools on the wire, text without the leading space, finish stop", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 40 })
       server.enqueue(novelAiStream(tokens(" Hello Ana, nice to see you."), { crlf: true, splitSizes: [5, 11, 3] }))
@@ -63,7 +63,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.deepStrictEqual(usageOf(result.events), { inputTokens: Math.ceil(body.input.length / 4), outputTokens: 6, totalTokens: Math.ceil(body.input.length / 4) + 6 })
     }))
 
-  it.scopedLive("fragments continue the prompt plus what was generated until the model stops; one budget for all of them", () =>
+  it.live("fragments continue the prompt plus what was generated until the model stops; one budget for all of them", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 8, maxOutputTokens: 100 })
       const story = tokens(" The rain had stopped. Mira wiped the counter, hummed a tune, and looked up at the door as the bell rang twice.")
@@ -81,7 +81,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.strictEqual(usageOf(result.events)?.outputTokens, 22)
     }))
 
-  it.scopedLive("the budget runs out mid-sentence: the last fragment asks only for what is left, the unfinished sentence is held back as the continuation fragment", () =>
+  it.live("the budget runs out mid-sentence: the last fragment asks only for what is left, the unfinished sentence is held back as the continuation fragment", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 8, maxOutputTokens: 12 })
       const story = tokens(" The rain had stopped. Mira wiped the counter and looked up at the door as the bell rang twice.")
@@ -96,7 +96,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.strictEqual(usageOf(result.events)?.outputTokens, 12)
     }))
 
-  it.scopedLive("a reply that is one unfinished sentence at the budget is shown as it is, never dropped", () =>
+  it.live("a reply that is one unfinished sentence at the budget is shown as it is, never dropped", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 5, maxOutputTokens: 5 })
       server.setHandler(novelAiStory(tokens(" Mira wiped the counter slowly and carefully")).handler)
@@ -106,7 +106,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.strictEqual(finishOf(result.events), "length")
     }))
 
-  it.scopedLive("the reply ends where the model starts another speaker's line; the request is closed at once", () =>
+  it.live("the reply ends where the model starts another speaker's line; the request is closed at once", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 40 })
       server.enqueue(novelAiStream([" Sure", ", one", " latte.", "\n", "An", "a:", " thanks", "!"], { after: "hang" }))
@@ -119,7 +119,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.isTrue(sent.isClosed())
     }))
 
-  it.scopedLive("a line that only looks like a label at first is text", () =>
+  it.live("a line that only looks like a label at first is text", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 40 })
       server.enqueue(novelAiStream([" Menu", ":", "\n", "An", "d", " also", " cake."]))
@@ -127,7 +127,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.strictEqual(result.text, "Menu:\nAnd also cake.")
     }))
 
-  it.scopedLive("<details> scene metadata is drained from the visible text, even cut across tokens", () =>
+  it.live("<details> scene metadata is drained from the visible text, even cut across tokens", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 40 })
       server.enqueue(novelAiStream([" She smiles.", " <det", "ails><summary>Scene</sum", "mary>Cafe, morning", "</deta", "ils>", " Welcome back."]))
@@ -136,7 +136,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.deepStrictEqual(ofTag(result.events, "SceneDetails"), [ProviderEvent.SceneDetails({ text: "Cafe, morning" })])
     }))
 
-  it.scopedLive("HTTP errors through the shared table (401 ⇒ Auth, 429 ⇒ RateLimit), an error payload in the stream, an empty body", () =>
+  it.live("HTTP errors through the shared table (401 ⇒ Auth, 429 ⇒ RateLimit), an error payload in the stream, an empty body", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -157,7 +157,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
       assert.strictEqual((yield* collect(model, request())).error?.reason, "InvalidResponse")
     }))
 
-  it.scopedLive("a failure mid-reply leaves the unshown fragment for the retry: it is shown first and continued, within what is left of the budget", () =>
+  it.live("a failure mid-reply leaves the unshown fragment for the retry: it is shown first and continued, within what is left of the budget", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ fragmentTokens: 6, maxOutputTokens: 30 })
       const story = tokens(
@@ -190,7 +190,7 @@ describe("NovelAI: the native text API over loopback (/ai/generate-stream)", () 
 })
 
 describe("NovelAI in a whole turn", () => {
-  it.scopedLive("a rate limit on the second fragment rotates the key; the replacement attempt carries the fragment over and completes the reply", () =>
+  it.live("a rate limit on the second fragment rotates the key; the replacement attempt carries the fragment over and completes the reply", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const story = tokens(" The door opened. A tall man walked in, shook off the rain, and smiled at everyone.")
@@ -240,7 +240,7 @@ describe("NovelAi.layerConfig", () => {
       assert.include(String(error), "NOVELAI_FRAGMENT_TOKENS")
     }))
 
-  it.scopedLive("reads LLM_BASE_URL and the budgets", () =>
+  it.live("reads LLM_BASE_URL and the budgets", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const fake = novelAiStory(tokens(" One two three four five six seven."))

@@ -34,7 +34,7 @@ const toolCallOf = (events: ReadonlyArray<ProviderEvent>) => {
 }
 
 describe("OpenAiCompatible: streaming over loopback", () => {
-  it.scopedLive("streams text, one tool call accumulated by index, finish and the final usage chunk", () =>
+  it.live("streams text, one tool call accumulated by index, finish and the final usage chunk", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([
@@ -65,7 +65,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(body.tools, [{ type: "function", function: { name: "read_file", description: readFileTool.description, parameters: readFileTool.parameters } }])
     }))
 
-  it.scopedLive("comments and keep-alives become KeepAlive events; multi-line data lines are joined", () =>
+  it.live("comments and keep-alives become KeepAlive events; multi-line data lines are joined", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       const multiLine = JSON.stringify(textChunk("two-line")).replace("\"choices\":", "\"choices\":\n")
@@ -81,7 +81,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.strictEqual(result.text, "two-line")
     }))
 
-  it.scopedLive("frames cut at every byte and UTF-8 characters cut across writes decode the same", () =>
+  it.live("frames cut at every byte and UTF-8 characters cut across writes decode the same", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       const text = openAiTranscript([textChunk("héllo "), textChunk("wörld 😀"), finishChunk("stop")])
@@ -92,7 +92,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.strictEqual(result.text, "héllo wörld 😀")
     }))
 
-  it.scopedLive("reasoning_content (DeepSeek) and reasoning_details (OpenRouter) are emitted and kept on the call", () =>
+  it.live("reasoning_content (DeepSeek) and reasoning_details (OpenRouter) are emitted and kept on the call", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([
@@ -111,7 +111,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(call?.reasoningDetails, [{ type: "reasoning.text", text: "plan more", index: 0, format: "x", signature: "sig" }])
     }))
 
-  it.scopedLive("every call of a pass is emitted, in index order; the next pass is not contaminated", () =>
+  it.live("every call of a pass is emitted, in index order; the next pass is not contaminated", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -132,7 +132,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(toolCallOf(second.events), { name: "ping", args: {}, id: "call_c" })
     }))
 
-  it.scopedLive("a server that ignores stream:true and answers one JSON completion still works", () =>
+  it.live("a server that ignores stream:true and answers one JSON completion still works", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(jsonResponse(200, {
@@ -150,7 +150,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       ])
     }))
 
-  it.scopedLive("usage sent in the finishing chunk (DeepSeek) comes before the ToolCall, where the loop stops reading", () =>
+  it.live("usage sent in the finishing chunk (DeepSeek) comes before the ToolCall, where the loop stops reading", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([
@@ -161,7 +161,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(eventTags(result.events), ["Usage", "ToolCall", "Finish"])
     }))
 
-  it.scopedLive("a held call is released when the body closes after the finish without [DONE]", () =>
+  it.live("a held call is released when the body closes after the finish without [DONE]", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([toolCallChunk({ index: 0, id: "call_z", name: "ping", arguments: "{}" }), finishChunk("tool_calls")], { omitDone: true }))
@@ -170,7 +170,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(eventTags(result.events), ["ToolCall", "Finish"])
     }))
 
-  it.scopedLive("[DONE] without a finish reason ends cleanly with a synthesized stop", () =>
+  it.live("[DONE] without a finish reason ends cleanly with a synthesized stop", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([textChunk("ok")]))
@@ -179,7 +179,7 @@ describe("OpenAiCompatible: streaming over loopback", () => {
       assert.deepStrictEqual(eventTags(result.events), ["TextDelta", "Finish"])
     }))
 
-  it.scopedLive("a finish reason without [DONE] before the body closes is a clean end", () =>
+  it.live("a finish reason without [DONE] before the body closes is a clean end", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([textChunk("ok"), finishChunk("stop")], { omitDone: true }))
@@ -207,14 +207,14 @@ describe("OpenAiCompatible: truncated tool arguments (spec §9)", () => {
       return { call: toolCallOf(result.events), result, logs }
     })
 
-  it.scopedLive("[114] complete streamed args are parsed and not marked", () =>
+  it.live("[114] complete streamed args are parsed and not marked", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith(["{\"summary\": ", "\"they moved\"}"], "tool_calls")
       assert.deepStrictEqual(call?.args, { summary: "they moved" })
       assert.isUndefined(call?.argumentsTruncated)
     }))
 
-  it.scopedLive("[115] args cut mid-string are repaired and marked, with the tool_arguments_truncated log line", () =>
+  it.live("[115] args cut mid-string are repaired and marked, with the tool_arguments_truncated log line", () =>
     Effect.gen(function*() {
       const { call, logs } = yield* passWith(["{\"a\":\"x\",", "\"b\":\"cut"], "length")
       assert.deepStrictEqual(call?.args, { a: "x" })
@@ -228,21 +228,21 @@ describe("OpenAiCompatible: truncated tool arguments (spec §9)", () => {
       assert.include(line!, "\"argument_chars\":17")
     }))
 
-  it.scopedLive("[115] malformed args ({\"a\": }) become {} and are not marked", () =>
+  it.live("[115] malformed args ({\"a\": }) become {} and are not marked", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith(["{\"a\": }"], "tool_calls")
       assert.deepStrictEqual(call?.args, {})
       assert.isUndefined(call?.argumentsTruncated)
     }))
 
-  it.scopedLive("[116] a number at the very end is dropped", () =>
+  it.live("[116] a number at the very end is dropped", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith(["{\"a\":\"x\",\"n\":123", "45"], "length")
       assert.deepStrictEqual(call?.args, { a: "x" })
       assert.isTrue(call?.argumentsTruncated)
     }))
 
-  it.scopedLive("[117] a name split across deltas is accumulated; the next call starts clean", () =>
+  it.live("[117] a name split across deltas is accumulated; the next call starts clean", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -262,28 +262,28 @@ describe("OpenAiCompatible: truncated tool arguments (spec §9)", () => {
       assert.deepStrictEqual(second, { name: "update_short_term_memory", args: { category: "plan" }, id: "call_2" })
     }))
 
-  it.scopedLive("[118][issue 25] a payload longer than BOT_JSON_REPAIR_MAX_CHARS is never repaired: the call is cut at the cap and refused as truncated", () =>
+  it.live("[118][issue 25] a payload longer than BOT_JSON_REPAIR_MAX_CHARS is never repaired: the call is cut at the cap and refused as truncated", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith(["{\"a\":\"x\",\"b\":\"", "y".repeat(3000)], "tool_calls", { jsonRepairMaxChars: 2048 })
       assert.deepStrictEqual(call?.args, {})
       assert.isTrue(call?.argumentsTruncated)
     }))
 
-  it.scopedLive("[118] a complete payload within BOT_JSON_REPAIR_MAX_CHARS is parsed as it is", () =>
+  it.live("[118] a complete payload within BOT_JSON_REPAIR_MAX_CHARS is parsed as it is", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith(["{\"a\":\"x\",\"b\":\"", "y".repeat(1500), "\"}"], "tool_calls", { jsonRepairMaxChars: 2048 })
       assert.deepStrictEqual(call?.args, { a: "x", b: "y".repeat(1500) })
       assert.isUndefined(call?.argumentsTruncated)
     }))
 
-  it.scopedLive("finish `length` relabelled `tool_calls` with unterminated args is still caught", () =>
+  it.live("finish `length` relabelled `tool_calls` with unterminated args is still caught", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith(["{\"query\":\"weather in", " Par"], "tool_calls")
       assert.deepStrictEqual(call?.args, {})
       assert.isTrue(call?.argumentsTruncated)
     }))
 
-  it.scopedLive("a call cut before any argument under finish `length` is refused as truncated", () =>
+  it.live("a call cut before any argument under finish `length` is refused as truncated", () =>
     Effect.gen(function*() {
       const { call } = yield* passWith([""], "length")
       assert.deepStrictEqual(call?.args, {})
@@ -325,7 +325,7 @@ describe("OpenAiCompatible: history replay request body", () => {
     }
   ]
 
-  it.scopedLive("replays context, merged pre-tool text, calls, preferred summaries, reasoning, images and the prefill", () =>
+  it.live("replays context, merged pre-tool text, calls, preferred summaries, reasoning, images and the prefill", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ maxTokensParameter: "max_completion_tokens", extraBody: { provider: { sort: "price" } } })
       server.enqueue(openAiStream([textChunk("continued"), finishChunk("stop")]))
@@ -393,7 +393,7 @@ describe("OpenAiCompatible: history replay request body", () => {
       ])
     }))
 
-  it.scopedLive("no API key ⇒ no Authorization header (local servers)", () =>
+  it.live("no API key ⇒ no Authorization header (local servers)", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ headers: { "x-title": "loopcord" } })
       server.enqueue(openAiStream([textChunk("hi"), finishChunk("stop")]))
@@ -412,7 +412,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       return (yield* collect(model, request())).error
     })
 
-  it.scopedLive("401 and 403 ⇒ Auth, 402 ⇒ Auth, with the vendor's message", () =>
+  it.live("401 and 403 ⇒ Auth, 402 ⇒ Auth, with the vendor's message", () =>
     Effect.gen(function*() {
       const unauthorized = yield* errorFor([401, { error: { message: "Incorrect API key provided", type: "invalid_request_error" } }])
       assert.strictEqual(unauthorized?.reason, "Auth")
@@ -423,7 +423,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.strictEqual((yield* errorFor([402, { error: { code: 402, message: "Insufficient credits" } }]))?.reason, "Auth")
     }))
 
-  it.scopedLive("429 ⇒ RateLimit carrying Retry-After (seconds and retry-after-ms)", () =>
+  it.live("429 ⇒ RateLimit carrying Retry-After (seconds and retry-after-ms)", () =>
     Effect.gen(function*() {
       const seconds = yield* errorFor([429, { error: { message: "slow down" } }, { "retry-after": "7" }])
       assert.strictEqual(seconds?.reason, "RateLimit")
@@ -432,7 +432,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.deepStrictEqual(millis?.retryAfter, Duration.millis(1500))
     }))
 
-  it.scopedLive("5xx ⇒ Server, 400/404 ⇒ BadRequest, OpenRouter's upstream detail kept", () =>
+  it.live("5xx ⇒ Server, 400/404 ⇒ BadRequest, OpenRouter's upstream detail kept", () =>
     Effect.gen(function*() {
       assert.strictEqual((yield* errorFor([500, { error: { message: "boom" } }]))?.reason, "Server")
       assert.strictEqual((yield* errorFor([503, { error: { message: "overloaded" } }]))?.reason, "Server")
@@ -442,7 +442,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.strictEqual((yield* errorFor([404, { error: { message: "model not found" } }]))?.reason, "BadRequest")
     }))
 
-  it.scopedLive("a 502 HTML page from a proxy ⇒ Server with a readable snippet", () =>
+  it.live("a 502 HTML page from a proxy ⇒ Server with a readable snippet", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue({ status: 502, headers: { "content-type": "text/html" }, parts: [{ write: "<html><body><h1>502 Bad Gateway</h1></body></html>" }] })
@@ -451,7 +451,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.include(error!.detail, "502 Bad Gateway")
     }))
 
-  it.scopedLive("a 200 with an HTML body ⇒ InvalidResponse", () =>
+  it.live("a 200 with an HTML body ⇒ InvalidResponse", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, parts: [{ write: "<!doctype html><title>Login</title>" }] })
@@ -461,7 +461,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.deepStrictEqual(result.events, [])
     }))
 
-  it.scopedLive("an {\"error\":…} event mid-stream ⇒ typed error after the text already streamed", () =>
+  it.live("an {\"error\":…} event mid-stream ⇒ typed error after the text already streamed", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([
@@ -474,7 +474,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.include(result.error!.detail, "Rate limit exceeded upstream")
     }))
 
-  it.scopedLive("invalid JSON in a data line ⇒ InvalidResponse after the events before it", () =>
+  it.live("invalid JSON in a data line ⇒ InvalidResponse after the events before it", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([textChunk("a"), { data: "{not json" }, textChunk("b")]))
@@ -484,7 +484,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.include(result.error!.detail, "{not json")
     }))
 
-  it.scopedLive("JSON of the wrong shape (a field of the wrong type) ⇒ InvalidResponse; unknown fields are ignored", () =>
+  it.live("JSON of the wrong shape (a field of the wrong type) ⇒ InvalidResponse; unknown fields are ignored", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       const wrong: ReadonlyArray<unknown> = [
@@ -512,7 +512,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.strictEqual(lenient.error, undefined)
     }))
 
-  it.scopedLive("garbage that is not SSE at all ⇒ InvalidResponse; a body closed mid-answer ⇒ Network", () =>
+  it.live("garbage that is not SSE at all ⇒ InvalidResponse; a body closed mid-answer ⇒ Network", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue({ parts: [{ write: "hello world\nthis is not an event stream\n" }] })
@@ -524,7 +524,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.include(cut.error!.detail, "ended before the provider finished")
     }))
 
-  it.scopedLive("the connection dropped mid-stream ⇒ Network", () =>
+  it.live("the connection dropped mid-stream ⇒ Network", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(openAiStream([textChunk("so far")], { omitDone: true, after: "destroy" }))
@@ -533,7 +533,7 @@ describe("OpenAiCompatible: errors are typed ProviderErrors, never thrown", () =
       assert.strictEqual(result.error?.reason, "Network")
     }))
 
-  it.scopedLive("connection refused ⇒ Network", () =>
+  it.live("connection refused ⇒ Network", () =>
     Effect.gen(function*() {
       const closed = yield* Effect.promise(() => startFakeLlmServer())
       yield* Effect.promise(() => closed.close())
@@ -551,7 +551,7 @@ describe.each(httpClients)("OpenAiCompatible: interruption aborts the HTTP reque
     return { server, model }
   })
 
-  it.scopedLive("killing the stream mid-answer closes the socket on the server", () =>
+  it.live("killing the stream mid-answer closes the socket on the server", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setupWith
       server.enqueue(openAiStream([textChunk("first words")], { omitDone: true, after: "hang" }))
@@ -559,8 +559,8 @@ describe.each(httpClients)("OpenAiCompatible: interruption aborts the HTTP reque
       const firstText = yield* Deferred.make<void>()
       const fiber = yield* model.stream(request()).pipe(
         Stream.runForEach((event) =>
-          Effect.zipRight(Effect.sync(() => seen.push(event._tag)), event._tag === "TextDelta" ? Deferred.succeed(firstText, undefined) : Effect.void)),
-        Effect.fork
+          Effect.andThen(Effect.sync(() => seen.push(event._tag)), event._tag === "TextDelta" ? Deferred.succeed(firstText, undefined) : Effect.void)),
+        Effect.forkChild
       )
       const sent = yield* within(server.request(0), 5000, "the request")
       // Mid-answer: the text arrived and the stream is waiting for more (the server hangs).
@@ -572,11 +572,11 @@ describe.each(httpClients)("OpenAiCompatible: interruption aborts the HTTP reque
       assert.isTrue(sent.isClosed())
     }))
 
-  it.scopedLive("a response that never starts can be interrupted, and the socket closes", () =>
+  it.live("a response that never starts can be interrupted, and the socket closes", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setupWith
       server.enqueue({ neverRespond: true, parts: [] })
-      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.fork)
+      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.forkChild)
       const sent = yield* within(server.request(0), 5000, "the request")
       const exit = yield* Fiber.interrupt(fiber).pipe(Effect.timeoutOption(Duration.seconds(2)))
       assert.isTrue(Option.isSome(exit))
@@ -585,7 +585,7 @@ describe.each(httpClients)("OpenAiCompatible: interruption aborts the HTTP reque
 })
 
 describe("OpenAiCompatible.layerConfig", () => {
-  it.scopedLive("reads LLM_BASE_URL and LLM_TOOL_CALLING=verbatim: no native tools, calls parsed from text", () =>
+  it.live("reads LLM_BASE_URL and LLM_TOOL_CALLING=verbatim: no native tools, calls parsed from text", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", `${server.url}/v1`], ["LLM_TOOL_CALLING", "verbatim"]]))

@@ -49,7 +49,7 @@ const finishOf = (events: ReadonlyArray<ProviderEvent>) => {
 }
 
 describe("OpenAiResponses: streaming over loopback", () => {
-  it.scopedLive("text deltas, reasoning summary, function-call argument deltas by item id, usage with cached and reasoning tokens", () =>
+  it.live("text deltas, reasoning summary, function-call argument deltas by item id, usage with cached and reasoning tokens", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(responsesStream([
@@ -99,7 +99,7 @@ describe("OpenAiResponses: streaming over loopback", () => {
       }])
     }))
 
-  it.scopedLive("argument deltas of a second call (another item id) never leak into the first; both are emitted, in output order", () =>
+  it.live("argument deltas of a second call (another item id) never leak into the first; both are emitted, in output order", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       const first = functionCallItem({ id: "fc_a", callId: "call_a", name: "read_file" }, ["{\"media_id\":", "\"a\"}"])
@@ -124,7 +124,7 @@ describe("OpenAiResponses: streaming over loopback", () => {
       ])
     }))
 
-  it.scopedLive("a reasoning item without content is neither shown nor replayed; a summary without deltas is shown once", () =>
+  it.live("a reasoning item without content is neither shown nor replayed; a summary without deltas is shown once", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(responsesStream([
@@ -149,7 +149,7 @@ describe("OpenAiResponses: streaming over loopback", () => {
       assert.deepStrictEqual(toolCallOf(result.events), { name: "read_file", args: {}, id: "call_1" }, "nothing encrypted: nothing to replay")
     }))
 
-  it.scopedLive("a text answer finishes stop; output_text only on the finished item (no deltas) is still the answer", () =>
+  it.live("a text answer finishes stop; output_text only on the finished item (no deltas) is still the answer", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -170,7 +170,7 @@ describe("OpenAiResponses: streaming over loopback", () => {
 })
 
 describe("OpenAiResponses: incomplete responses and truncated arguments (spec §9)", () => {
-  it.scopedLive("incomplete with max_output_tokens cutting the arguments ⇒ repaired args marked truncated, finish length", () =>
+  it.live("incomplete with max_output_tokens cutting the arguments ⇒ repaired args marked truncated, finish length", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -198,7 +198,7 @@ describe("OpenAiResponses: incomplete responses and truncated arguments (spec §
       assert.strictEqual(filtered.text, "Some of it")
     }))
 
-  it.scopedLive("a completed response with whole arguments is not marked, even when deltas were split oddly", () =>
+  it.live("a completed response with whole arguments is not marked, even when deltas were split oddly", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(responsesStream([
@@ -212,7 +212,7 @@ describe("OpenAiResponses: incomplete responses and truncated arguments (spec §
 })
 
 describe("OpenAiResponses: errors are typed ProviderErrors, never thrown", () => {
-  it.scopedLive("response.failed and the error event map through the shared table; text before them is kept", () =>
+  it.live("response.failed and the error event map through the shared table; text before them is kept", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -234,7 +234,7 @@ describe("OpenAiResponses: errors are typed ProviderErrors, never thrown", () =>
       assert.include(unknown!.detail, "Something went wrong")
     }))
 
-  it.scopedLive("HTTP errors (429 with Retry-After, 401), a body closed early, no events, and junk data", () =>
+  it.live("HTTP errors (429 with Retry-After, 401), a body closed early, no events, and junk data", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(
@@ -255,7 +255,7 @@ describe("OpenAiResponses: errors are typed ProviderErrors, never thrown", () =>
       assert.strictEqual((yield* collect(model, request())).error?.reason, "InvalidResponse")
     }))
 
-  it.scopedLive("a server that ignored stream: true answers with the whole response object", () =>
+  it.live("a server that ignored stream: true answers with the whole response object", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(jsonResponse(200, {
@@ -277,11 +277,11 @@ describe("OpenAiResponses: errors are typed ProviderErrors, never thrown", () =>
       ])
     }))
 
-  it.scopedLive("interrupting the stream closes the socket on the server", () =>
+  it.live("interrupting the stream closes the socket on the server", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup()
       server.enqueue(responsesStream([created(), ...messageItem("msg_1", ["hi"]).slice(0, 3)], { after: "hang" }))
-      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.fork)
+      const fiber = yield* model.stream(request()).pipe(Stream.runDrain, Effect.forkChild)
       const sent = yield* Effect.promise(() => server.request(0))
       yield* Effect.sleep(Duration.millis(30))
       const exit = yield* Fiber.interrupt(fiber).pipe(Effect.timeoutOption(Duration.seconds(2)))
@@ -315,7 +315,7 @@ describe("OpenAiResponses: history replay request body", () => {
     }
   ]
 
-  it.scopedLive("function_call / function_call_output pairs, encrypted reasoning before its call, pre-tool text, images, prefill", () =>
+  it.live("function_call / function_call_output pairs, encrypted reasoning before its call, pre-tool text, images, prefill", () =>
     Effect.gen(function*() {
       const { model, server } = yield* setup({ parallelToolCalls: false, extraBody: { reasoning: { effort: "low", summary: "auto" } } })
       server.enqueue(responsesStream([created(), ...messageItem("msg", ["ok"]), completed()]))
@@ -403,7 +403,7 @@ describe("OpenAiResponses decoder: any byte split (property)", () => {
 })
 
 describe("OpenAiResponses in a whole turn: key rotation through the outer tier", () => {
-  it.scopedLive("a response.failed rate limit on key 1 rotates to key 2, which runs a tool and answers", () =>
+  it.live("a response.failed rate limit on key 1 rotates to key 2, which runs a tool and answers", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       server.enqueue(
@@ -450,7 +450,7 @@ describe("OpenAiResponses.layerConfig", () => {
       assert.include(String(error), "LLM_TOOL_CALLING")
     }))
 
-  it.scopedLive("reads LLM_BASE_URL", () =>
+  it.live("reads LLM_BASE_URL", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", `${server.url}/v1`]]))

@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Cause, Chunk, ConfigProvider, Effect, Either, Exit, Fiber, Layer, Stream, TestClock } from "effect"
+import { Cause, Chunk, ConfigProvider, Effect, Result, Exit, Fiber, Layer, Stream, TestClock } from "effect"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { GenerationRequest } from "../../../src/provider/GenerationRequest"
 import { LanguageModel } from "../../../src/provider/LanguageModel"
@@ -61,7 +61,7 @@ describe("Scripted provider", () => {
   it.effect("delays run on the Clock; a hang lasts until interrupted, and the finalizer sees the interruption", () =>
     Effect.gen(function*() {
       const probe = yield* ScriptedProbe
-      const fiber = yield* Effect.fork(collect())
+      const fiber = yield* Effect.forkChild(collect())
       yield* probe.awaitCall(0)
       yield* TestClock.adjust("9 seconds")
       assert.strictEqual((yield* probe.calls)[0]?.emitted, 0)
@@ -82,7 +82,7 @@ describe("Scripted provider", () => {
       assert.strictEqual(texts(yield* collect(request("q", { model: "author" }))), "author 1")
       assert.strictEqual(texts(yield* collect(request("q", { model: "reviewer" }))), "reviewer 1")
       assert.strictEqual(texts(yield* collect(request("q", { model: "author" }))), "author 2")
-      const exhausted = yield* Effect.either(collect(request("q", { model: "reviewer" })))
+      const exhausted = yield* Effect.result(collect(request("q", { model: "reviewer" })))
       assert.isTrue(exhausted._tag === "Left", "the reviewer's list has one pass")
     }).pipe(Effect.provide(Scripted.layer({
       script: S.byModel({ author: [S.reply("author 1"), S.reply("author 2")], reviewer: [S.reply("reviewer 1")] })
@@ -107,8 +107,8 @@ describe("LLM_SCRIPT (JSON scripts)", () => {
       ],
       then: "repeat"
     }))
-    assert.isTrue(Either.isRight(parsed))
-    if (Either.isLeft(parsed) || typeof parsed.right !== "function") return
+    assert.isTrue(Result.isSuccess(parsed))
+    if (Result.isFailure(parsed) || typeof parsed.right !== "function") return
     const script = parsed.right
     const pass = (index: number) => script({ index, modelIndex: index, request: request() })
     assert.strictEqual(pass(0)?.length, 4)
@@ -119,16 +119,16 @@ describe("LLM_SCRIPT (JSON scripts)", () => {
 
   it("a bare array is the pass list and fails after its end; `echo` falls back to the echo reply", () => {
     const bare = parseScript("[\"x\"]")
-    assert.isTrue(Either.isRight(bare) && typeof bare.right === "function" && bare.right({ index: 1, modelIndex: 1, request: request() }) === undefined)
+    assert.isTrue(Result.isSuccess(bare) && typeof bare.right === "function" && bare.right({ index: 1, modelIndex: 1, request: request() }) === undefined)
     const echo = parseScript("{\"passes\":[],\"then\":\"echo\"}")
-    assert.isTrue(Either.isRight(echo) && typeof echo.right === "function" && echo.right({ index: 0, modelIndex: 0, request: request() }) !== undefined)
+    assert.isTrue(Result.isSuccess(echo) && typeof echo.right === "function" && echo.right({ index: 0, modelIndex: 0, request: request() }) !== undefined)
   })
 
   it("bad scripts are one-line errors saying where", () => {
     for (const bad of ["{", "[[{\"txt\":\"a\"}]]", "[[{\"error\":{\"reason\":\"Nope\"}}]]", "{\"passes\":[],\"then\":\"loop\"}"]) {
       const parsed = parseScript(bad)
-      assert.isTrue(Either.isLeft(parsed), bad)
-      if (Either.isLeft(parsed)) assert.notInclude(parsed.left, "\n")
+      assert.isTrue(Result.isFailure(parsed), bad)
+      if (Result.isFailure(parsed)) assert.notInclude(parsed.left, "\n")
     }
   })
 

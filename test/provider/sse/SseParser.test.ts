@@ -156,7 +156,7 @@ describe("decodeSseBytes (bytes → text → SSE → decoder in one stage)", () 
   const drain = (stream: Stream.Stream<string, string>) =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const result = yield* Stream.runForEach(stream, (item) => Effect.sync(() => seen.push(item))).pipe(Effect.either)
+      const result = yield* Stream.runForEach(stream, (item) => Effect.sync(() => seen.push(item))).pipe(Effect.result)
       return { seen, failure: result._tag === "Left" ? result.left : undefined }
     })
 

@@ -55,7 +55,7 @@ describe("verbatim tool calling over every provider", () => {
     ProviderEvent.Finish({ reason: "tool_calls" })
   ]
 
-  it.scopedLive("OpenAI-compatible: a text call reaches the loop exactly like a native one", () =>
+  it.live("OpenAI-compatible: a text call reaches the loop exactly like a native one", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const model = yield* buildModel(OpenAiCompatible.layer({ baseUrl: `${server.url}/v1`, toolCalling: "verbatim" }))
@@ -69,7 +69,7 @@ describe("verbatim tool calling over every provider", () => {
       assert.deepStrictEqual(withoutKeepAlives((yield* collect(native, request({ tools: [readFileTool] }))).events), expected)
     }))
 
-  it.scopedLive("Anthropic and Gemini through the verbatim() Layer wrapper", () =>
+  it.live("Anthropic and Gemini through the verbatim() Layer wrapper", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
       const anthropic = yield* buildModel(verbatim()(Anthropic.layer({ baseUrl: server.url })))

@@ -25,7 +25,7 @@ export type Handler = (request: IncomingMessage, response: ServerResponse, body:
  */
 export const pageServer = (handler: Handler, host = "127.0.0.1") =>
   Effect.acquireRelease(
-    Effect.async<{ server: ReturnType<typeof createServer>; state: PageServer }>((resume) => {
+    Effect.callback<{ server: ReturnType<typeof createServer>; state: PageServer }>((resume) => {
       let connections = 0
       const requests: Array<RecordedRequest> = []
       const server = createServer((request, response) => {
@@ -52,7 +52,7 @@ export const pageServer = (handler: Handler, host = "127.0.0.1") =>
       })
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })

@@ -9,7 +9,7 @@
  * retainedExternalBytes }`; the heap figures are `process.memoryUsage()` deltas after forced
  * GCs, taken with the session still referenced.
  */
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { GuildMcpPool } from "../../../src/mcp/GuildMcpPool"
 import { guildMcpLayer, guildServer } from "./mcpTestKit"
 
@@ -34,13 +34,13 @@ const program = Effect.gen(function*() {
   yield* pool.disconnect("guild-1", "warmup")
   const before = yield* Effect.promise(settle)
   const started = performance.now()
-  const outcome = yield* Effect.either(pool.session(guildServer({ url })))
+  const outcome = yield* Effect.result(pool.session(guildServer({ url })))
   const elapsedMs = Math.round(performance.now() - started)
   const after = yield* Effect.promise(settle)
   const session = Either.getOrUndefined(outcome)
   return {
-    ok: Either.isRight(outcome),
-    detail: Either.isLeft(outcome) ? outcome.left.message.slice(0, 300) : "",
+    ok: Result.isSuccess(outcome),
+    detail: Result.isFailure(outcome) ? outcome.left.message.slice(0, 300) : "",
     tools: session?.tools.length ?? 0,
     names: session?.tools.map((tool) => tool.mcpName) ?? [],
     longestDescription: Math.max(0, ...(session?.tools.map((tool) => tool.description.length) ?? [])),

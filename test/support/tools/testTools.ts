@@ -87,7 +87,7 @@ export const makeHangingTool = (name: string): Effect.Effect<HangingTool> =>
           yield* Ref.set(signal, context.abortSignal)
           yield* Deferred.succeed(started, undefined)
           return yield* Effect.never
-        }).pipe(Effect.ensuring(Effect.zipRight(Ref.set(finalized, true), Deferred.succeed(finalizedDone, undefined))))
+        }).pipe(Effect.ensuring(Effect.andThen(Ref.set(finalized, true), Deferred.succeed(finalizedDone, undefined))))
     })
     return { tool, started, finalized, whenFinalized: Deferred.await(finalizedDone), signal }
   })

@@ -75,7 +75,7 @@ export interface ToolCallHarnessOptions {
   /** Wraps the real TurnSignals (e.g. a kill without a stop). */
   readonly signals?: (real: TurnSignalsShape) => TurnSignalsShape
   /** Opaque-id resolution for the registry (default: none, ids pass unresolved). */
-  readonly opaqueIds?: Context.Tag.Service<OpaqueIds>
+  readonly opaqueIds?: OpaqueIds["Service"]
 }
 
 /** What executeToolCall needs, plus the guild tool source behind the registry. */
@@ -128,7 +128,7 @@ export const makeToolCallHarness = (options: ToolCallHarnessOptions = {}): Effec
       sink.layer,
       Layer.succeed(ToolAffordances, affordances),
       Layer.succeed(StickerCatalog, {
-        lookup: (_guildId, stickerId) => Effect.succeed(Option.fromNullable(stickers.find((sticker) => sticker.id === stickerId)))
+        lookup: (_guildId, stickerId) => Effect.succeed(Option.fromNullishOr(stickers.find((sticker) => sticker.id === stickerId)))
       }),
       stats.layer,
       Layer.succeed(PendingContextStash, stash)

@@ -50,9 +50,9 @@ export const matchMember = (members: ReadonlyArray<GuildMember>, query: string):
  * Finds the member `block_user` / `unblock_user` name. The Discord front provides the real one
  * (guild member cache or search); `fromMembers` serves tests and fronts without Discord.
  */
-export class BlockTargetResolver extends Context.Tag("loopcord/tools/BlockTargetResolver")<BlockTargetResolver, {
+export class BlockTargetResolver extends Context.Service<BlockTargetResolver, {
   readonly resolve: (guildId: string, query: string) => Effect.Effect<TargetLookup>
-}>() {
+}>()("loopcord/tools/BlockTargetResolver") {
   static readonly fromMembers = (membersByGuild: Readonly<Record<string, ReadonlyArray<GuildMember>>>) =>
     Layer.succeed(BlockTargetResolver, {
       resolve: (guildId, query) => Effect.succeed(matchMember(membersByGuild[guildId] ?? [], query))

@@ -151,7 +151,7 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
       Effect.gen(function* () {
         const context = yield* ToolContext
         const started = yield* Clock.currentTimeMillis
-        const target = yield* Effect.either(policy.validate(args.url))
+        const target = yield* Effect.result(policy.validate(args.url))
         if (target._tag === "Left") return policyFailure(URL.canParse(args.url.trim()) ? args.url.trim() : "the URL", target.left)
         const url = target.right.url
         if (!context.suppressProgressNotices) yield* context.progress(`Fetching ${url.href}`)
@@ -160,7 +160,7 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
         let lastError: EngineFailure | undefined
         for (const engine of engines.order) {
           const attempt = engine === "crawl4ai" ? crawl4aiEngine(url, context.abortSignal) : safeHttpEngine(url, raw, context.abortSignal)
-          const page = yield* Effect.either(attempt)
+          const page = yield* Effect.result(attempt)
           if (page._tag === "Right") {
             if (page.right.conversion === "plain-text") {
               yield* Effect.logDebug(`fetch_url: ${url.origin} converted as plain text (hostile or oversized HTML)`)

@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Option, type Redacted, Ref, Schema, Stream } from "effect"
+import { Duration, Effect, Result, Option, type Redacted, Ref, Schema, Stream } from "effect"
 import { VisionConfig } from "../../../config/VisionConfig"
 import type { ChatMessage, ImageRef } from "../../../domain/ChatMessage"
 import type { ToolDeclaration } from "../../../domain/ToolDeclaration"
@@ -67,17 +67,17 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
 
     /** Where the images come from (spec: the message, else its reply target, one level). */
     const sources = (args: AnalyzeArgs) =>
-      Effect.gen(function*(): Effect.fn.Return<Either.Either<ReadonlyArray<{ readonly id: string; readonly locator: string }>, string>, never, ToolContext> {
+      Effect.gen(function*(): Effect.fn.Return<Result.Result<ReadonlyArray<{ readonly id: string; readonly locator: string }>, string>, never, ToolContext> {
         const context = yield* ToolContext
         if (args.media_id !== undefined && args.media_id.trim() !== "") {
           const id = args.__original_media_id ?? args.media_id
-          return Either.right([{ id, locator: args.media_id }])
+          return Result.succeed([{ id, locator: args.media_id }])
         }
         const url = args.url?.trim() ?? ""
         if (url !== "") {
-          if (!/^https?:\/\//i.test(url)) return Either.left("url must be an http(s) URL of an image")
+          if (!/^https?:\/\//i.test(url)) return Result.fail("url must be an http(s) URL of an image")
           const entry = yield* library.register({ _tag: "Remote", url })
-          return Either.right([{ id: entry.id, locator: url }])
+          return Result.succeed([{ id: entry.id, locator: url }])
         }
         const items = yield* Ref.get(context.turnState.contextItems)
         const requested = args.message_id?.trim() || context.messageId
@@ -91,12 +91,12 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
           if (images.length === 0 && found.replyTo !== undefined) images = (yield* imagesOfMessage(items, context.channelId, found.replyTo)).images
         }
         if (images.length === 0) {
-          return Either.left(requested === undefined
+          return Result.fail(requested === undefined
             ? "There is no image in the conversation to analyze."
             : `Message ${requested} has no image${args.message_id === undefined ? " (nor does the message it replies to)" : ""}; pass the media_id of the image instead.`)
         }
         const entries = yield* Effect.forEach(images.slice(0, MAX_IMAGES_PER_ANALYSIS), (image) => entryOf(library, image))
-        return Either.right(entries.map((entry) => ({ id: entry.id, locator: locatorOf(entry) })))
+        return Result.succeed(entries.map((entry) => ({ id: entry.id, locator: locatorOf(entry) })))
       })
 
     const ask = (question: string, images: ReadonlyArray<LoadedImage>) =>
@@ -117,19 +117,19 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
       Effect.gen(function*(): Effect.fn.Return<ToolResult, never, ToolContext> {
         const context = yield* ToolContext
         const found = yield* sources(args)
-        if (Either.isLeft(found)) return toolFailure(found.left)
+        if (Result.isFailure(found)) return toolFailure(found.left)
         if (!context.suppressProgressNotices) yield* context.progress(`Looking at ${found.right.length === 1 ? "the image" : `${found.right.length} images`}…`)
         const loaded = yield* Effect.forEach(found.right, (source) =>
-          Effect.either(loader.load(source.locator, { signal: context.abortSignal })).pipe(Effect.map((image) => ({ source, image }))))
-        const usable = loaded.flatMap(({ image, source }) => (Either.isRight(image) ? [{ id: source.id, image: image.right }] : []))
-        const problems = loaded.flatMap(({ image, source }) => (Either.isLeft(image) ? [`${source.id}: ${image.left.message}`] : []))
+          Effect.result(loader.load(source.locator, { signal: context.abortSignal })).pipe(Effect.map((image) => ({ source, image }))))
+        const usable = loaded.flatMap(({ image, source }) => (Result.isSuccess(image) ? [{ id: source.id, image: image.right }] : []))
+        const problems = loaded.flatMap(({ image, source }) => (Result.isFailure(image) ? [`${source.id}: ${image.left.message}`] : []))
         const details = loaded.flatMap(({ image, source }) =>
-          Either.isLeft(image) && image.left.operatorDetail !== undefined ? [`${source.id}: ${image.left.operatorDetail}`] : [])
+          Result.isFailure(image) && image.left.operatorDetail !== undefined ? [`${source.id}: ${image.left.operatorDetail}`] : [])
         const detail = details.length === 0 ? {} : { detail: details.join("; ") }
         if (usable.length === 0) return toolFailure(`Could not load the image: ${problems.join("; ")}`, detail)
         const question = args.question?.trim() || "Describe this image in detail."
-        const answer = yield* Effect.either(ask(question, usable.map((entry) => entry.image)))
-        if (Either.isLeft(answer)) {
+        const answer = yield* Effect.result(ask(question, usable.map((entry) => entry.image)))
+        if (Result.isFailure(answer)) {
           // The vendor's words stay with operators: the model hears what kind of failure it was.
           return toolFailure(`The vision model failed: ${failureClassText[failureClassOf(answer.left.reason)]}`, { detail: answer.left.message })
         }

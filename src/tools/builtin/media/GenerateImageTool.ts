@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Option, Random, Schema } from "effect"
+import { Duration, Effect, Result, Option, Random, Schema } from "effect"
 import { ImageConfig } from "../../../config/ImageConfig"
 import { toolFailure, toolSuccess, type ToolResult } from "../../../domain/ToolResult"
 import { inpaintCanvas, OUTPAINT_AMOUNT_DEFAULT, OUTPAINT_DIRECTIONS, type OutpaintDirection, outpaintCanvas } from "../../../media/image/editCanvas"
@@ -51,19 +51,19 @@ const MODE_LABEL: Readonly<Record<ImageMode, string>> = {
  * The mode a call asks for, checked against what the backend runs (assembly hides what it cannot
  * do; a stale or hand-written call still gets a clear refusal here).
  */
-const chooseMode = (args: GenerateImageArgs, capabilities: ImageCapabilities): Either.Either<ImageMode, string> => {
+const chooseMode = (args: GenerateImageArgs, capabilities: ImageCapabilities): Result.Result<ImageMode, string> => {
   const hasImage = !blank(args.media_id)
   const wantsOutpaint = !blank(args.outpaint)
   const wantsInpaint = !blank(args.mask_prompt) || !blank(args.inpaint_preset)
-  const refuse = (mode: ImageMode) => Either.left(`This image backend cannot do ${MODE_LABEL[mode]}.`)
+  const refuse = (mode: ImageMode) => Result.fail(`This image backend cannot do ${MODE_LABEL[mode]}.`)
   if (!hasImage) {
-    if (wantsOutpaint || wantsInpaint) return Either.left("Inpainting and outpainting need media_id: the image to change.")
-    return capabilities.textToImage ? Either.right("txt2img") : Either.left("This image backend only changes existing images: pass media_id.")
+    if (wantsOutpaint || wantsInpaint) return Result.fail("Inpainting and outpainting need media_id: the image to change.")
+    return capabilities.textToImage ? Result.succeed("txt2img") : Result.fail("This image backend only changes existing images: pass media_id.")
   }
-  if (wantsOutpaint) return capabilities.outpaint ? Either.right("outpaint") : refuse("outpaint")
-  if (wantsInpaint) return capabilities.inpaint ? Either.right("inpaint") : refuse("inpaint")
-  if (capabilities.imageToImage) return Either.right("img2img")
-  if (capabilities.inpaint) return Either.right("inpaint")
+  if (wantsOutpaint) return capabilities.outpaint ? Result.succeed("outpaint") : refuse("outpaint")
+  if (wantsInpaint) return capabilities.inpaint ? Result.succeed("inpaint") : refuse("inpaint")
+  if (capabilities.imageToImage) return Result.succeed("img2img")
+  if (capabilities.inpaint) return Result.succeed("inpaint")
   return refuse("img2img")
 }
 
@@ -110,7 +110,7 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
       const context = yield* ToolContext
       if (blank(args.prompt)) return toolFailure("prompt must be a non-empty string", { message: "generate_image needs a prompt describing the image." })
       const mode = chooseMode(args, capabilities)
-      if (Either.isLeft(mode)) return toolFailure(mode.left)
+      if (Result.isFailure(mode)) return toolFailure(mode.left)
       const shownId = args.__original_media_id ?? args.media_id
       const tags = yield* tagsFor(settings, tagStore, context.guildId)
       const ratio: AspectRatio = isRatio(args.aspect_ratio) ? args.aspect_ratio : "1:1"
@@ -124,8 +124,8 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
       if (mode.right === "txt2img") {
         job = { ...base, mode: "txt2img" }
       } else {
-        const source = yield* Effect.either(loader.load(args.media_id ?? "", { signal: context.abortSignal }))
-        if (Either.isLeft(source)) {
+        const source = yield* Effect.result(loader.load(args.media_id ?? "", { signal: context.abortSignal }))
+        if (Result.isFailure(source)) {
           return toolFailure(`Could not use ${shownId ?? "the image"}: ${source.left.message}`, source.left.operatorDetail === undefined ? {} : { detail: source.left.operatorDetail })
         }
         if (mode.right === "img2img") {
@@ -134,7 +134,7 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
           const canvas = mode.right === "inpaint"
             ? inpaintCanvas(source.right.bytes)
             : outpaintCanvas(source.right.bytes, isDirection(args.outpaint) ? args.outpaint : "all", args.outpaint_amount ?? OUTPAINT_AMOUNT_DEFAULT)
-          if (Either.isLeft(canvas)) return toolFailure(canvas.left)
+          if (Result.isFailure(canvas)) return toolFailure(canvas.left)
           const preset = isPreset(args.inpaint_preset) ? PRESET_DENOISE[args.inpaint_preset] : undefined
           job = { ...base, mode: mode.right, canvas: canvas.right, denoise: clampDenoise(args.denoise) ?? preset ?? (mode.right === "outpaint" ? 1 : PRESET_DENOISE.balanced) }
         }
@@ -150,13 +150,13 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
         }))
       }
       const timeoutMs = Duration.toMillis(settings.timeout)
-      const generated = yield* Effect.either(backend.generate(job).pipe(
+      const generated = yield* Effect.result(backend.generate(job).pipe(
         Effect.timeoutFail({
           duration: settings.timeout,
           onTimeout: () => new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no image after ${timeoutMs / 1000}s (IMAGE_TIMEOUT_MS)` })
         })
       ))
-      if (Either.isLeft(generated)) {
+      if (Result.isFailure(generated)) {
         yield* Effect.logWarning(`generate_image failed: ${generated.left.message}`)
         const failure = generated.left.failureText("image")
         return toolFailure(failure, {
@@ -178,7 +178,7 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
         mimeType: image.format.mimeType,
         mediaId: entry.id
       })
-      if (Either.isLeft(delivery)) {
+      if (Result.isFailure(delivery)) {
         return toolFailure("the image was generated but could not be posted", {
           message: `The image was generated (media_id ${entry.id}) but could not be posted here.`,
           detail: delivery.left.message

@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Option, Schema } from "effect"
+import { Duration, Effect, Result, Option, Schema } from "effect"
 import { SpeechConfig } from "../../../config/SpeechConfig"
 import type { JsonSchemaObject } from "../../../domain/ToolDeclaration"
 import { toolFailure, toolSuccess, type ToolResult } from "../../../domain/ToolResult"
@@ -66,13 +66,13 @@ export const generateVoiceMessageTool: Effect.Effect<Tool, never, SpeechBackend 
       }
       if (!context.suppressProgressNotices) yield* context.progress("Recording a voice message…")
       const timeoutMs = Duration.toMillis(settings.timeout)
-      const audio = yield* Effect.either(backend.synthesize({ text: script, instructions: args.voice_instructions }).pipe(
+      const audio = yield* Effect.result(backend.synthesize({ text: script, instructions: args.voice_instructions }).pipe(
         Effect.timeoutFail({
           duration: settings.timeout,
           onTimeout: () => new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no audio after ${timeoutMs / 1000}s (SPEECH_TIMEOUT_MS)` })
         })
       ))
-      if (Either.isLeft(audio)) {
+      if (Result.isFailure(audio)) {
         yield* Effect.logWarning(`generate_voice_message failed: ${audio.left.message}`)
         const failure = audio.left.failureText("voice")
         return toolFailure(failure, { message: `The voice message could not be made: ${failure}. Answer in text instead.`, detail: audio.left.message })
@@ -88,7 +88,7 @@ export const generateVoiceMessageTool: Effect.Effect<Tool, never, SpeechBackend 
         mediaId: entry.id,
         voice: { durationSecs, waveform: audio.right.info.waveform }
       })
-      if (Either.isLeft(delivery)) {
+      if (Result.isFailure(delivery)) {
         return toolFailure("the voice message could not be sent", {
           message: "The voice message was recorded but could not be sent here.",
           detail: delivery.left.message

@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import type { MediaDelivery, OutgoingMedia } from "../../MediaOutlet"
 import type { ToolContextShape } from "../../ToolContext"
 
@@ -9,11 +9,11 @@ import type { ToolContextShape } from "../../ToolContext"
 export const deliverMedia = (
   context: ToolContextShape,
   media: OutgoingMedia
-): Effect.Effect<Either.Either<Option.Option<MediaDelivery>, { readonly message: string }>> => {
+): Effect.Effect<Result.Result<Option.Option<MediaDelivery>, { readonly message: string }>> => {
   const outlet = context.turnState.mediaOutlet
-  if (outlet === undefined) return Effect.succeed(Either.right(Option.none()))
+  if (outlet === undefined) return Effect.succeed(Result.succeed(Option.none()))
   return outlet.deliver(media).pipe(
-    Effect.map((delivery) => Either.right(Option.some(delivery))),
-    Effect.catchAll((error) => Effect.as(Effect.logWarning(`delivering ${media.filename} failed: ${error.detail}`), Either.left({ message: error.detail })))
+    Effect.map((delivery) => Result.succeed(Option.some(delivery))),
+    Effect.catch((error) => Effect.as(Effect.logWarning(`delivering ${media.filename} failed: ${error.detail}`), Result.fail({ message: error.detail })))
   )
 }

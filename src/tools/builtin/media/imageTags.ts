@@ -23,7 +23,7 @@ export const tagsFor = (
   if (guildId === undefined || Option.isNone(store)) return Effect.succeed(environment)
   return store.value.get(guildId).pipe(
     Effect.map(Option.match({ onNone: () => environment, onSome: (tags): ImageTags => ({ ...tags, source: "server" }) })),
-    Effect.catchAll((error) => Effect.as(Effect.logWarning(`image tags of guild ${guildId} unavailable; using the defaults: ${error.message}`), environment))
+    Effect.catch((error) => Effect.as(Effect.logWarning(`image tags of guild ${guildId} unavailable; using the defaults: ${error.message}`), environment))
   )
 }
 

@@ -1,4 +1,4 @@
-import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import { Effect, Layer, Option, type Scope } from "effect"
 import { ImageConfig } from "../../../config/ImageConfig"
 import { ProviderConfig } from "../../../config/ProviderConfig"

@@ -24,7 +24,7 @@ export const shortTermMemoryContext: Layer.Layer<ContextEnricher, never, ShortTe
             const block = renderShortTermMemory(memory)
             return block === undefined ? messages : [{ role: "system" as const, content: block }, ...messages]
           }),
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.as(Effect.logWarning(`Short-term memory left out of the context: ${error.message}`), messages)
           )
         )

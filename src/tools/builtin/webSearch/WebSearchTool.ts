@@ -104,7 +104,7 @@ export const webSearchTool: Effect.Effect<Tool, never, SearchConfig> = Effect.ge
       let lastError: SearchEngineError | undefined
       let emptyFrom: string | undefined
       for (const engine of serving) {
-        const outcome = yield* Effect.either(engine.search({ query, category, count, signal: context.abortSignal }))
+        const outcome = yield* Effect.result(engine.search({ query, category, count, signal: context.abortSignal }))
         if (outcome._tag === "Left") {
           lastError = outcome.left
           yield* Effect.logDebug(`web_search: ${outcome.left.message}`)

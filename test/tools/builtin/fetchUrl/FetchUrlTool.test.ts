@@ -28,7 +28,7 @@ const modelReads = (url: string, failure: string) =>
   `Could not fetch ${url}: ${failure}. Tell the user the page could not be read; do not invent its content.`
 
 describe("fetch_url", () => {
-  it.scoped("[97][issue 25] a Content-Length over MAX_FETCH_SIZE_MB stops the one GET before its body is read (dev and production with opt-in)", () =>
+  it.effect("[97][issue 25] a Content-Length over MAX_FETCH_SIZE_MB stops the one GET before its body is read (dev and production with opt-in)", () =>
     Effect.gen(function* () {
       for (const mode of [{ production: false }, { production: true, allowPrivateNetwork: true }] as const) {
         const cap = mode.production ? 5 : 50
@@ -58,7 +58,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[97][issue 25] a target blocked in production gets no request; the model reads the class, the detail keeps the address", () =>
+  it.effect("[97][issue 25] a target blocked in production gets no request; the model reads the class, the detail keeps the address", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => response.end("secret"))
       const kit = fetchUrlKit({ production: true })
@@ -74,7 +74,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[issue 25] a name that resolves to internal addresses: the model never reads the addresses or that they were resolved", () =>
+  it.effect("[issue 25] a name that resolves to internal addresses: the model never reads the addresses or that they were resolved", () =>
     Effect.gen(function* () {
       const kit = fetchUrlKit({ production: true, dns: { postgres: ["172.18.0.3", "10.0.0.7"] } })
       const result = yield* kit.call(yield* kit.tool, { url: "http://postgres/" })
@@ -88,7 +88,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[issue 25] a server that mishandles HEAD is read: fetch_url sends one GET per hop and never a HEAD", () =>
+  it.effect("[issue 25] a server that mishandles HEAD is read: fetch_url sends one GET per hop and never a HEAD", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((request, response) => {
         if (request.method === "HEAD") {
@@ -114,7 +114,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[issue 25] a binary answer is judged from the GET's headers: its body is never downloaded", () =>
+  it.effect("[issue 25] a binary answer is judged from the GET's headers: its body is never downloaded", () =>
     Effect.gen(function* () {
       let written = 0
       const server = yield* pageServer((_request, response) => {
@@ -152,7 +152,7 @@ describe("fetch_url", () => {
     })
   })
 
-  it.scoped("[99] a public page redirecting to 169.254.169.254 is refused before the next request", () =>
+  it.effect("[99] a public page redirecting to 169.254.169.254 is refused before the next request", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => {
         response.writeHead(302, { location: "https://169.254.169.254/latest/meta-data/" })
@@ -176,7 +176,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[100] 3 redirects succeed, 4 fail with Too many redirects", () =>
+  it.effect("[100] 3 redirects succeed, 4 fail with Too many redirects", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((request, response) => {
         const hops = Number(/^\/r\/(\d+)/.exec(request.url ?? "")?.[1] ?? "0")
@@ -205,7 +205,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[101] a name that validates to 127.0.0.1 (dev) is connected through the pinned address", () =>
+  it.effect("[101] a name that validates to 127.0.0.1 (dev) is connected through the pinned address", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((request, response) => {
         response.writeHead(200, { "content-type": "text/plain" })
@@ -219,7 +219,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[102] a body over the byte cap aborts the read with a size error", () =>
+  it.effect("[102] a body over the byte cap aborts the read with a size error", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => {
         response.writeHead(200, { "content-type": "text/plain" })
@@ -234,7 +234,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[103] HTML becomes Markdown without script content; raw:true returns the HTML unchanged", () =>
+  it.effect("[103] HTML becomes Markdown without script content; raw:true returns the HTML unchanged", () =>
     Effect.gen(function* () {
       const html = `<html><head><title>T</title><script>var leaked = "SCRIPT-CONTENT"</script></head><body><h1>Title</h1><p>Hello <b>world</b></p><style>.x{}</style><noscript>NOSCRIPT</noscript><template>TEMPLATE</template></body></html>`
       const server = yield* pageServer((_request, response) => {
@@ -254,7 +254,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[104] 120000 characters come back as a 50000-character slice with a continuation hint", () =>
+  it.effect("[104] 120000 characters come back as a 50000-character slice with a continuation hint", () =>
     Effect.gen(function* () {
       const content = Array.from({ length: 120_000 }, (_, index) => String.fromCharCode(97 + (index % 26))).join("")
       const server = yield* pageServer((_request, response) => {
@@ -285,7 +285,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[105] start_index past the end succeeds with the end-of-content summary", () =>
+  it.effect("[105] start_index past the end succeeds with the end-of-content summary", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => {
         response.writeHead(200, { "content-type": "text/plain" })
@@ -299,7 +299,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("an empty page answers with the no-readable-content summary", () =>
+  it.effect("an empty page answers with the no-readable-content summary", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((_request, response) => {
         response.writeHead(200, { "content-type": "text/html" })
@@ -313,7 +313,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("[95] an unresolvable host makes no request at all, Crawl4AI included", () =>
+  it.effect("[95] an unresolvable host makes no request at all, Crawl4AI included", () =>
     Effect.gen(function* () {
       const crawl = yield* pageServer((_request, response) => response.end(JSON.stringify({ markdown: "x", success: true })))
       const kit = fetchUrlKit({
@@ -329,7 +329,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("Crawl4AI answers first where admitted; its failure falls through to safe_http", () =>
+  it.effect("Crawl4AI answers first where admitted; its failure falls through to safe_http", () =>
     Effect.gen(function* () {
       let crawlFails = false
       const crawl = yield* pageServer((_request, response, body) => {
@@ -361,7 +361,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("bad arguments, HTTP errors and binary content are clear failures; progress names the URL", () =>
+  it.effect("bad arguments, HTTP errors and binary content are clear failures; progress names the URL", () =>
     Effect.gen(function* () {
       const server = yield* pageServer((request, response) => {
         if (request.url === "/missing") {
@@ -395,7 +395,7 @@ describe("fetch_url", () => {
     })
   )
 
-  it.scoped("a kill or the tool timeout (interruption) and the turn's AbortSignal close the page socket", () =>
+  it.effect("a kill or the tool timeout (interruption) and the turn's AbortSignal close the page socket", () =>
     Effect.gen(function* () {
       // Waits on the sockets' own close events: no clock, no polling (a socket left open hangs the test).
       const arrived = yield* Deferred.make<void>()
@@ -407,7 +407,7 @@ describe("fetch_url", () => {
       })
       const kit = fetchUrlKit({ production: false })
       const tool = yield* kit.tool
-      const interrupted = yield* Effect.fork(kit.call(tool, { url: `${server.origin}/hang` }))
+      const interrupted = yield* Effect.forkChild(kit.call(tool, { url: `${server.origin}/hang` }))
       yield* Deferred.await(arrived)
       assert.isFalse(yield* Deferred.isDone(interruptedClosed))
       yield* Fiber.interrupt(interrupted)
@@ -420,7 +420,7 @@ describe("fetch_url", () => {
         Deferred.unsafeDone(again, Exit.void)
       })
       const controller = new AbortController()
-      const aborted = yield* Effect.fork(kit.call(tool, { url: `${server2.origin}/hang` }, { abortSignal: controller.signal }))
+      const aborted = yield* Effect.forkChild(kit.call(tool, { url: `${server2.origin}/hang` }, { abortSignal: controller.signal }))
       yield* Deferred.await(again)
       assert.isFalse(yield* Deferred.isDone(abortedClosed))
       controller.abort()

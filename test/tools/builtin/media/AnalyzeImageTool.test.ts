@@ -1,4 +1,4 @@
-import type { HttpClient } from "@effect/platform"
+import type { HttpClient } from "effect/http"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import { VisionConfig } from "../../../../src/config/VisionConfig"
@@ -34,7 +34,7 @@ const trigger = (images: ChatMessage["images"], messageId = "message-1"): ChatMe
 
 describe("analyze_image", () => {
   for (const [vendor, layer] of providers) {
-    it.scopedLive(`[${vendor}] the image of the message being answered reaches the vision model inline, in ${vendor}'s wire form`, () =>
+    it.live(`[${vendor}] the image of the message being answered reaches the vision model inline, in ${vendor}'s wire form`, () =>
       Effect.gen(function*() {
         const host = yield* imageHost()
         const llm = yield* fakeLlmServer({ handler: visionHandler(vendor) })
@@ -54,7 +54,7 @@ describe("analyze_image", () => {
       }).pipe(Effect.provide(mediaServices())))
   }
 
-  it.scopedLive("a text-only reply falls back one level to the message it replies to (asked of the front); a media_id or a url picks one image", () =>
+  it.live("a text-only reply falls back one level to the message it replies to (asked of the front); a media_id or a url picks one image", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const llm = yield* fakeLlmServer({ handler: visionHandler("openai") })
@@ -82,7 +82,7 @@ describe("analyze_image", () => {
       assert.include(none.result.error, "has no image")
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scopedLive("non-image bytes, an oversize image, a private address in production and an unknown media_id are clear failures", () =>
+  it.live("non-image bytes, an oversize image, a private address in production and an unknown media_id are clear failures", () =>
     Effect.gen(function*() {
       const host = yield* imageHost({ bigBytes: 2 * 1024 * 1024 })
       const model = yield* Effect.provide(LanguageModel, Scripted.layer({ script: () => reply("should not be asked") }))
@@ -99,7 +99,7 @@ describe("analyze_image", () => {
       assert.include(unknown.result.error, "Unknown media_id")
     }).pipe(Effect.provide(mediaServices({ vision: { maxImageBytes: 1024 * 1024 } }))))
 
-  it.scopedLive("in production an image on a private address is refused before any byte is sent", () =>
+  it.live("in production an image on a private address is refused before any byte is sent", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const model = yield* Effect.provide(LanguageModel, Scripted.layer({ script: () => reply("unused") }))
@@ -109,13 +109,13 @@ describe("analyze_image", () => {
       assert.strictEqual(host.connections(), 0)
     }).pipe(Effect.provide(mediaServices({ production: true }))))
 
-  it.scoped("one VISION_ANALYSIS_TIMEOUT_MS deadline covers the download and inference (TestClock)", () =>
+  it.effect("one VISION_ANALYSIS_TIMEOUT_MS deadline covers the download and inference (TestClock)", () =>
     Effect.gen(function*() {
       const library = yield* MediaLibrary
       const stored = yield* library.register({ _tag: "Stored", bytes: pixelPng(), mimeType: "image/png", filename: "p.png" })
       const model = yield* Effect.provide(LanguageModel, Scripted.layer({ script: () => [hang] }))
       const tool = yield* buildTool(model)
-      const fiber = yield* Effect.fork(callMediaTool(tool, { media_id: stored.id }))
+      const fiber = yield* Effect.forkChild(callMediaTool(tool, { media_id: stored.id }))
       yield* TestClock.adjust("59 seconds")
       assert.isNull(fiber.unsafePoll(), "the model is still thinking before the deadline")
       yield* TestClock.adjust("1 second")
@@ -124,12 +124,12 @@ describe("analyze_image", () => {
       assert.include(result.error, "timed out after 60s (VISION_ANALYSIS_TIMEOUT_MS)")
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scoped("the deadline also holds over a download that never answers", () =>
+  it.effect("the deadline also holds over a download that never answers", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const model = yield* Effect.provide(LanguageModel, Scripted.layer({ script: () => reply("unused") }))
       const tool = yield* buildTool(model)
-      const fiber = yield* Effect.fork(callMediaTool(tool, {}, { contextItems: [trigger([{ url: `${host.origin}/slow.png` }])] }))
+      const fiber = yield* Effect.forkChild(callMediaTool(tool, {}, { contextItems: [trigger([{ url: `${host.origin}/slow.png` }])] }))
       yield* Effect.promise(() => until(() => host.requests.some((request) => request.url === "/slow.png")))
       yield* TestClock.adjust("10 seconds")
       const { result } = yield* Fiber.join(fiber)

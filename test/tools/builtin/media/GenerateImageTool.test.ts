@@ -42,7 +42,7 @@ const assemble = (tool: Tool, guildId: string | undefined = "guild-1") => {
 const dataOf = (result: { readonly data?: unknown }) => result.data as Record<string, unknown>
 
 describe("generate_image", () => {
-  it.scopedLive("IMAGE_BACKEND=openai: a text-to-image call posts the image through the outlet, registers a media_id and replays its image to vision models", () =>
+  it.live("IMAGE_BACKEND=openai: a text-to-image call posts the image through the outlet, registers a media_id and replays its image to vision models", () =>
     Effect.gen(function*() {
       const server = yield* scoped(() => startFakeOpenAiImages())
       const { tool } = yield* buildTool("openai", { baseUrl: server.baseUrl, defaultPositiveTags: "watercolor, soft light", defaultNegativeTags: "blurry" })
@@ -69,7 +69,7 @@ describe("generate_image", () => {
       assert.isTrue(Option.isSome(stored))
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scopedLive("image-to-image from a media_id of the conversation: the reference is downloaded through safe_http and sent as the edit's image", () =>
+  it.live("image-to-image from a media_id of the conversation: the reference is downloaded through safe_http and sent as the edit's image", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const server = yield* scoped(() => startFakeOpenAiImages())
@@ -89,7 +89,7 @@ describe("generate_image", () => {
       assert.include(notImage.result.error, "is not an image")
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scopedLive("a reference on a private address is refused in production", () =>
+  it.live("a reference on a private address is refused in production", () =>
     Effect.gen(function*() {
       const host = yield* imageHost()
       const server = yield* scoped(() => startFakeOpenAiImages())
@@ -103,7 +103,7 @@ describe("generate_image", () => {
       assert.strictEqual(server.requests.length, 0)
     }).pipe(Effect.provide(mediaServices({ production: true }))))
 
-  it.scopedLive("backend 4xx/5xx and a delivery failure are clear failed results", () =>
+  it.live("backend 4xx/5xx and a delivery failure are clear failed results", () =>
     Effect.gen(function*() {
       const failing = yield* scoped(() => startFakeOpenAiImages({ failWith: 503 }))
       const { tool } = yield* buildTool("openai", { baseUrl: failing.baseUrl })
@@ -121,7 +121,7 @@ describe("generate_image", () => {
       assert.strictEqual(undelivered.result.detail, "Missing Permissions (Attach Files)")
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scopedLive("IMAGE_BACKEND=comfyui: negative tags reach the workflow and are announced; the server's tags replace the environment's", () =>
+  it.live("IMAGE_BACKEND=comfyui: negative tags reach the workflow and are announced; the server's tags replace the environment's", () =>
     Effect.gen(function*() {
       const comfy = yield* scoped(() => startFakeComfyUi({ pollsUntilDone: 1 }))
       const { tags, tool } = yield* buildTool("comfyui", {
@@ -149,7 +149,7 @@ describe("generate_image", () => {
       assert.deepStrictEqual(Object.keys(assembled?.parameters.properties ?? {}), ["prompt", "aspect_ratio"], "a text-only workflow")
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scopedLive("ComfyUI inpainting and outpainting: the canvas and mask are uploaded; an opaque or JPEG source and an unsupported mode are refused", () =>
+  it.live("ComfyUI inpainting and outpainting: the canvas and mask are uploaded; an opaque or JPEG source and an unsupported mode are refused", () =>
     Effect.gen(function*() {
       const comfy = yield* scoped(() => startFakeComfyUi({ pollsUntilDone: 0 }))
       const { tool } = yield* buildTool("comfyui", { baseUrl: comfy.origin, comfyWorkflow: Option.some(comfyWorkflow({ image: true, mask: true })), pollInterval: Duration.millis(10) })
@@ -175,11 +175,11 @@ describe("generate_image", () => {
       assert.include(txt.result.error, "only changes existing images")
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scoped("a ComfyUI job that never finishes fails at IMAGE_TIMEOUT_MS (TestClock) and is taken off the queue", () =>
+  it.effect("a ComfyUI job that never finishes fails at IMAGE_TIMEOUT_MS (TestClock) and is taken off the queue", () =>
     Effect.gen(function*() {
       const comfy = yield* scoped(() => startFakeComfyUi({ neverFinish: true }))
       const { tool } = yield* buildTool("comfyui", { baseUrl: comfy.origin, comfyWorkflow: Option.some(comfyWorkflow()), timeout: Duration.seconds(30), pollInterval: Duration.seconds(1) })
-      const fiber = yield* Effect.fork(callMediaTool(tool, { prompt: "a fox" }))
+      const fiber = yield* Effect.forkChild(callMediaTool(tool, { prompt: "a fox" }))
       yield* Effect.promise(() => until(() => comfy.requests.some((request) => request.url.startsWith("/history/"))))
       yield* TestClock.adjust("29 seconds")
       assert.isNull(fiber.unsafePoll(), "still polling before the deadline")

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Either, Fiber, Option, Ref, TestClock } from "effect"
+import { Deferred, Duration, Effect, Result, Fiber, Option, Ref, TestClock } from "effect"
 import { readOggOpus } from "../../../../src/media/oggOpus"
 import { generateVoiceMessageTool, voiceMessageSurface } from "../../../../src/tools/builtin/media/GenerateVoiceMessageTool"
 import { speechBackend } from "../../../media/backendKit"
@@ -28,7 +28,7 @@ describe("generate_voice_message", () => {
     assert.notInclude(voiceMessageSurface(false).description, "voice_instructions")
   })
 
-  it.scopedLive("the script becomes an Ogg Opus voice message with its duration and waveform; the reply counts as delivered", () =>
+  it.live("the script becomes an Ogg Opus voice message with its duration and waveform; the reply counts as delivered", () =>
     Effect.gen(function*() {
       const server = yield* fake()
       const tool = yield* buildTool(server.baseUrl, true)
@@ -43,14 +43,14 @@ describe("generate_voice_message", () => {
       assert.strictEqual(media?.kind, "voice")
       assert.strictEqual(media?.filename, "greeting.ogg")
       assert.strictEqual(media?.mimeType, "audio/ogg")
-      assert.isTrue(Either.isRight(readOggOpus(media?.bytes ?? new Uint8Array(0))))
+      assert.isTrue(Result.isSuccess(readOggOpus(media?.bytes ?? new Uint8Array(0))))
       assert.strictEqual(media?.voice?.durationSecs, 1.5)
       assert.isAtMost(Buffer.from(media?.voice?.waveform ?? "", "base64").length, 256)
       assert.deepStrictEqual(server.bodies()[0], { model: "gpt-4o-mini-tts", input: "Hello from loopcord.", voice: "alloy", response_format: "opus", instructions: "cheerful" })
       assert.deepStrictEqual(progress, ["Recording a voice message…"])
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scopedLive("non-Ogg audio, a 5xx, an empty or overlong script are clear failures; nothing is delivered", () =>
+  it.live("non-Ogg audio, a 5xx, an empty or overlong script are clear failures; nothing is delivered", () =>
     Effect.gen(function*() {
       const { delivered, outlet } = yield* recordingOutlet()
       const mp3 = yield* fake({ format: "mp3" })
@@ -70,7 +70,7 @@ describe("generate_voice_message", () => {
       assert.strictEqual(ok.requests.length, 0)
     }).pipe(Effect.provide(mediaServices())))
 
-  it.scoped("a speech endpoint that never answers fails at SPEECH_TIMEOUT_MS", () =>
+  it.effect("a speech endpoint that never answers fails at SPEECH_TIMEOUT_MS", () =>
     Effect.gen(function*() {
       const hanging = yield* hangingHttpServer
       const base = hanging.url.replace(/\/slow$/, "")
@@ -79,7 +79,7 @@ describe("generate_voice_message", () => {
         Effect.provideService(SpeechBackend, backend),
         Effect.provide(SpeechConfig.make({ baseUrl: Option.some(base), timeout: Duration.seconds(20) }))
       )
-      const fiber = yield* Effect.fork(callMediaTool(tool, { script: "hi" }))
+      const fiber = yield* Effect.forkChild(callMediaTool(tool, { script: "hi" }))
       yield* Deferred.await(hanging.arrived)
       yield* TestClock.adjust("20 seconds")
       const { result } = yield* Fiber.join(fiber)

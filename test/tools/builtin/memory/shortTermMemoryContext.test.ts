@@ -130,7 +130,7 @@ describe("short-term memory in the context", () => {
     }).pipe(Effect.scoped))
 
   /** The enricher over these two stores exactly (the rest of the test's database left out). */
-  const enricherOver = (memory: Context.Tag.Service<ShortTermMemoryStore>, settings: Context.Tag.Service<GuildSettingsStore>) =>
+  const enricherOver = (memory: ShortTermMemoryStore["Service"], settings: GuildSettingsStore["Service"]) =>
     Effect.provide(
       ContextEnricher,
       shortTermMemoryContext.pipe(Layer.provide(Layer.merge(Layer.succeed(ShortTermMemoryStore, memory), Layer.succeed(GuildSettingsStore, settings))))

@@ -18,7 +18,7 @@ const stickersByGuild: Readonly<Record<string, ReadonlyArray<Sticker>>> = { "gui
 
 const catalog = Layer.succeed(StickerCatalog, {
   lookup: (guildId, stickerId) =>
-    Effect.succeed(Option.fromNullable((stickersByGuild[guildId ?? ""] ?? []).find((sticker) => sticker.id === stickerId))),
+    Effect.succeed(Option.fromNullishOr((stickersByGuild[guildId ?? ""] ?? []).find((sticker) => sticker.id === stickerId))),
   list: (guildId) => Effect.succeed(stickersByGuild[guildId] ?? [])
 })
 

@@ -75,7 +75,7 @@ describe("web_search", () => {
     })
   )
 
-  it.scoped("Brave serves text, images, videos and news with the key in X-Subscription-Token", () =>
+  it.effect("Brave serves text, images, videos and news with the key in X-Subscription-Token", () =>
     Effect.gen(function* () {
       const brave = yield* fakeBrave({ apiKey: "secret-key" })
       const tool = yield* buildTool({ braveApiKey: Option.some(Redacted.make("secret-key")), braveApiBaseUrl: brave.origin })
@@ -106,7 +106,7 @@ describe("web_search", () => {
     })
   )
 
-  it.scoped("engine order Brave → SearXNG → DuckDuckGo: failures fall through", () =>
+  it.effect("engine order Brave → SearXNG → DuckDuckGo: failures fall through", () =>
     Effect.gen(function* () {
       const brave = yield* fakeBrave({ apiKey: "right" })
       const searxng = yield* fakeSearxng({ jsonDisabled: true })
@@ -136,7 +136,7 @@ describe("web_search", () => {
     })
   )
 
-  it.scoped("SearXNG maps our categories onto its own and returns compact results", () =>
+  it.effect("SearXNG maps our categories onto its own and returns compact results", () =>
     Effect.gen(function* () {
       const searxng = yield* fakeSearxng()
       const tool = yield* buildTool({ searxngBaseUrl: Option.some(searxng.origin) })
@@ -160,7 +160,7 @@ describe("web_search", () => {
     })
   )
 
-  it.scoped("bad input: empty query fails, unknown category means text, all engines failing is a clear failure", () =>
+  it.effect("bad input: empty query fails, unknown category means text, all engines failing is a clear failure", () =>
     Effect.gen(function* () {
       const ddg = yield* fakeDuckDuckGo({ challenge: true })
       const tool = yield* buildTool({ duckduckgoBaseUrl: ddg.origin })
@@ -184,7 +184,7 @@ describe("web_search", () => {
     })
   )
 
-  it.scoped("no results anywhere is a success with an empty list", () =>
+  it.effect("no results anywhere is a success with an empty list", () =>
     Effect.gen(function* () {
       const searxng = yield* fakeSearxng({ results: { general: 0 } })
       const tool = yield* buildTool({ searxngBaseUrl: Option.some(searxng.origin) })
@@ -196,7 +196,7 @@ describe("web_search", () => {
   )
 
   describe("[issue 25] redirects never carry a search key to another origin", () => {
-    it.scoped("Brave redirected to another host: not followed, the other host gets no request and never the key", () =>
+    it.effect("Brave redirected to another host: not followed, the other host gets no request and never the key", () =>
       Effect.gen(function* () {
         const elsewhere = yield* pageServer((_request, response) => response.end("{}"))
         const brave = yield* pageServer((_request, response) => {
@@ -216,7 +216,7 @@ describe("web_search", () => {
       })
     )
 
-    it.scoped("the same refusal is what the model reads when Brave is the only engine that failed", () =>
+    it.effect("the same refusal is what the model reads when Brave is the only engine that failed", () =>
       Effect.gen(function* () {
         const elsewhere = yield* pageServer((_request, response) => response.end("{}"))
         const brave = yield* pageServer((_request, response) => {
@@ -232,7 +232,7 @@ describe("web_search", () => {
       })
     )
 
-    it.scoped("a redirect on the same host is followed by hand with the key kept", () =>
+    it.effect("a redirect on the same host is followed by hand with the key kept", () =>
       Effect.gen(function* () {
         const real = yield* fakeBrave({ apiKey: "brave-secret-key" })
         const front = yield* pageServer((request, response) => {
@@ -248,7 +248,7 @@ describe("web_search", () => {
       })
     )
 
-    it.scoped("SearXNG redirected elsewhere is not followed either; endless same-host redirects stop at 3", () =>
+    it.effect("SearXNG redirected elsewhere is not followed either; endless same-host redirects stop at 3", () =>
       Effect.gen(function* () {
         const elsewhere = yield* pageServer((_request, response) => response.end("{}"))
         const away = yield* pageServer((_request, response) => {
