@@ -10,5 +10,7 @@ import { fileURLToPath } from "node:url"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
 export default function buildDist(): void {
+  // A run that touches no compiled entry may skip the build (set while sources are mid-change).
+  if (process.env.LOOPCORD_SKIP_BUILD === "1") return
   execFileSync(process.execPath, [join(root, "scripts", "build.mjs"), "--if-stale"], { cwd: root, stdio: "inherit" })
 }
