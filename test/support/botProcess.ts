@@ -30,7 +30,7 @@ export const startBotProcess = (env: Record<string, string>) =>
       const chunks: Array<string> = []
       child.stdout?.on("data", (chunk: Buffer) => chunks.push(chunk.toString()))
       child.stderr?.on("data", (chunk: Buffer) => chunks.push(chunk.toString()))
-      child.once("exit", (code) => Deferred.unsafeDone(exited, Effect.succeed(code)))
+      child.once("exit", (code) => Deferred.doneUnsafe(exited, Effect.succeed(code)))
       return { child, output: () => chunks.join(""), exited } satisfies BotProcess
     }),
     ({ child, exited }) =>
@@ -44,12 +44,12 @@ export const stopBotProcess = (bot: BotProcess) =>
   Effect.andThen(Effect.sync(() => bot.child.kill("SIGTERM")), Deferred.await(bot.exited))
 
 /** Waits (real time) until the output matches `pattern`; returns the match. Fails with the output otherwise. */
-export const awaitOutput = (bot: BotProcess, pattern: RegExp, timeout: Duration.DurationInput = Duration.seconds(60)) =>
+export const awaitOutput = (bot: BotProcess, pattern: RegExp, timeout: Duration.Input = Duration.seconds(60)) =>
   Effect.suspend(() => {
     const match = pattern.exec(bot.output())
     return match === null ? Effect.fail("not yet" as const) : Effect.succeed(match)
   }).pipe(
     Effect.retry(Schedule.spaced(Duration.millis(50))),
-    Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`no ${pattern} in the bot's output:\n${bot.output()}`) }),
+    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new Error(`no ${pattern} in the bot's output:\n${bot.output()}`)) }),
     Effect.orDie
   )

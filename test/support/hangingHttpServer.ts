@@ -12,8 +12,8 @@ export const hangingHttpServer = Effect.acquireRelease(
     const arrived = yield* Deferred.make<void>()
     const closed = yield* Deferred.make<void>()
     const server: Server = createServer((request) => {
-      Deferred.unsafeDone(arrived, Effect.void)
-      request.socket.on("close", () => Deferred.unsafeDone(closed, Effect.void))
+      Deferred.doneUnsafe(arrived, Effect.void)
+      request.socket.on("close", () => Deferred.doneUnsafe(closed, Effect.void))
     })
     const port = yield* Effect.callback<number>((resume) => {
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))

@@ -78,7 +78,7 @@ export const guildMcpLayer = (options: GuildMcpTestOptions = {}) => {
   const guildAllows = options.allowPrivateNetwork ?? true
   const fromEnv = options.env === undefined
     ? undefined
-    : Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(options.env))))
+    : ConfigProvider.layer(ConfigProvider.fromEnvRecord(options.env))
   const config = fromEnv === undefined ? McpConfig.make(options.settings) : McpConfig.layer.pipe(Layer.provide(fromEnv), Layer.orDie)
   const fetchPolicy = (fromEnv === undefined
     ? AddressPolicy.make({ allowPrivateNetwork: options.fetchAllowPrivateNetwork ?? guildAllows })
@@ -125,7 +125,7 @@ export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, accept: (val
     for (;;) {
       const value = yield* effect
       if (accept(value)) return value
-      if (performance.now() - started > 5_000) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+      if (performance.now() - started > 5_000) return yield* Effect.die(new Error(`timed out waiting for ${what}`))
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
     }
   })

@@ -37,10 +37,10 @@ const program = Effect.gen(function*() {
   const outcome = yield* Effect.result(pool.session(guildServer({ url })))
   const elapsedMs = Math.round(performance.now() - started)
   const after = yield* Effect.promise(settle)
-  const session = Either.getOrUndefined(outcome)
+  const session = Result.getOrUndefined(outcome)
   return {
     ok: Result.isSuccess(outcome),
-    detail: Result.isFailure(outcome) ? outcome.left.message.slice(0, 300) : "",
+    detail: Result.isFailure(outcome) ? outcome.failure.message.slice(0, 300) : "",
     tools: session?.tools.length ?? 0,
     names: session?.tools.map((tool) => tool.mcpName) ?? [],
     longestDescription: Math.max(0, ...(session?.tools.map((tool) => tool.description.length) ?? [])),

@@ -1,4 +1,4 @@
-import { Cause, Effect, FiberRef, HashMap, HashSet, Logger } from "effect"
+import { Cause, Effect, Logger, References } from "effect"
 
 export interface CapturedLog {
   /** `INFO`, `WARN`, `ERROR`, … */
@@ -10,8 +10,8 @@ export interface CapturedLog {
 }
 
 /**
- * Captures log lines of the effects it wraps (`@effect/vitest` removes the default logger, so
- * nothing is printed). `capture(effect)` adds the logger for that effect and every fiber it
+ * Captures log lines of the effects it wraps (`@effect/vitest` sends the console to a test
+ * console, so nothing is printed). `capture(effect)` adds the logger for that effect and every fiber it
  * forks; `logs` returns what was logged so far.
  */
 export interface LogCapture {
@@ -27,16 +27,17 @@ const messageText = (message: unknown): string =>
 export const makeLogCapture: Effect.Effect<LogCapture> = Effect.sync(() => {
   // Loggers are synchronous callbacks; a test-local array is the simplest sink.
   const lines: Array<CapturedLog> = []
-  const logger = Logger.make(({ annotations, cause, logLevel, message }) => {
+  const logger = Logger.make(({ cause, fiber, logLevel, message }) => {
     lines.push({
-      level: logLevel.label,
+      level: logLevel.toUpperCase(),
       message: messageText(message),
-      annotations: Object.fromEntries(HashMap.toEntries(annotations)),
-      cause: Cause.isEmpty(cause) ? "" : Cause.pretty(cause)
+      annotations: { ...fiber.getRef(References.CurrentLogAnnotations) },
+      cause: cause.reasons.length === 0 ? "" : Cause.pretty(cause)
     })
   })
   return {
-    capture: (effect) => Effect.locallyWith(effect, FiberRef.currentLoggers, HashSet.add(logger)),
+    capture: (effect) =>
+      Effect.updateService(effect, Logger.CurrentLoggers, (loggers) => new Set([...loggers, logger])),
     logs: Effect.sync(() => [...lines]),
     matching: (fragment) => Effect.sync(() => lines.filter((line) => line.message.includes(fragment)))
   }

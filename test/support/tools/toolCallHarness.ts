@@ -11,7 +11,7 @@
  * ToolUsageStats (recording) and PendingContextStash. `h.run(effect)` provides the layer and
  * captures logs into `h.logs`. Build the harness inside the test so nothing is shared.
  */
-import { type Context, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { LoopConfig, type LoopSettings } from "../../../src/config/LoopConfig"
 import type { ChatMessage } from "../../../src/domain/ChatMessage"
 import { FunctionCall } from "../../../src/domain/FunctionCall"
