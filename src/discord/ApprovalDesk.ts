@@ -62,4 +62,4 @@ export const makeApprovalDesk = (maxPending: number = MAX_PENDING_APPROVALS) =>
     return { open, press, close, size } as const
   })
 
-export type ApprovalDesk = Effect.Effect.Success<ReturnType<typeof makeApprovalDesk>>
+export type ApprovalDesk = Effect.Success<ReturnType<typeof makeApprovalDesk>>

@@ -25,7 +25,7 @@ export const credentialProblemText: (problem: CredentialProblem) => string = Cre
  * with a key told to its owner by DM. A DM is sent beside the turn (never holding it up); one that
  * Discord refuses (DMs closed) is logged.
  */
-export const DiscordCredentialRoutes: Layer.Layer<CredentialRoutes, never, DiscordClient | CredentialStore | GuildSettingsStore> =
+export const DiscordCredentialRoutes: Layer.Layer<never, never, DiscordClient | CredentialStore | GuildSettingsStore> =
   Layer.effect(
     CredentialRoutes,
     Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import { Clock, type Context, Duration, Effect, Fiber, Option, Queue, Random, type Scope } from "effect"
+import { Clock, Duration, Effect, Fiber, Option, Queue, Random, type Scope } from "effect"
 import { DEFAULT_MAX_MESSAGES_PER_TURN } from "../config/DiscordConfig"
 import { DeliveryError, type ResponseSink } from "../loop/ResponseSink"
 import type { BudgetSlot, ReserveOptions } from "./RequestBudget"
@@ -51,7 +51,7 @@ const CAPACITY_MARGIN = DISCORD_MESSAGE_LIMIT
 const MAX_HELD_CHARACTERS = 200
 
 interface DiscordReplySinkOptions {
-  readonly minEditInterval?: Duration.DurationInput
+  readonly minEditInterval?: Duration.Input
   /** Waits while one of these rate-limit buckets is empty (so the latest text is sent when it refills). */
   readonly awaitBucket?: (keys: ReadonlyArray<string>) => Effect.Effect<void>
   /**
@@ -67,7 +67,7 @@ interface DiscordReplySinkOptions {
   readonly maxMessages?: number
   /** Tries after a transient failure, and the pause before the first (doubling after each). */
   readonly transientRetries?: number
-  readonly transientBaseDelay?: Duration.DurationInput
+  readonly transientBaseDelay?: Duration.Input
 }
 
 export interface DiscordReplySink {
@@ -131,12 +131,12 @@ export const makeDiscordReplySink = (
   options: DiscordReplySinkOptions = {}
 ): Effect.Effect<DiscordReplySink, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const minEditInterval = Duration.toMillis(Duration.decode(options.minEditInterval ?? DEFAULT_MIN_EDIT_INTERVAL))
+    const minEditInterval = Duration.toMillis(Duration.fromInputUnsafe(options.minEditInterval ?? DEFAULT_MIN_EDIT_INTERVAL))
     const awaitBucket = options.awaitBucket ?? (() => Effect.void)
     const reserve = options.reserve ?? (() => Effect.succeed<BudgetSlot>({ commit: Effect.void, release: Effect.void }))
     const maxMessages = Math.max(1, Math.floor(options.maxMessages ?? DEFAULT_MAX_MESSAGES_PER_TURN))
     const transientRetries = Math.max(0, Math.floor(options.transientRetries ?? DEFAULT_TRANSIENT_RETRIES))
-    const transientBaseDelay = Duration.toMillis(Duration.decode(options.transientBaseDelay ?? DEFAULT_TRANSIENT_BASE_DELAY))
+    const transientBaseDelay = Duration.toMillis(Duration.fromInputUnsafe(options.transientBaseDelay ?? DEFAULT_TRANSIENT_BASE_DELAY))
     // Discord could refuse every edit of every message: recovering has a budget too.
     const maxRecoveries = Math.max(3, maxMessages)
     // Bot messages carry a nonce (Discord returns the existing message for a retried post that had gone through).
@@ -218,14 +218,14 @@ export const makeDiscordReplySink = (
         )
         const now = yield* Clock.currentTimeMillis
         const line = yield* state.modify((s): readonly [string | undefined, State] =>
-          result._tag === "Left"
-            ? onFailure(s, index, result.left, now)
+          result._tag === "Failure"
+            ? onFailure(s, index, result.failure, now)
             : [undefined, {
               ...s,
               busy: false,
               lastWriteAt: now,
               transientFailures: 0,
-              layout: recordWrite(s.layout, index, { messageId: result.right, shown: content, shownBody, at: now })
+              layout: recordWrite(s.layout, index, { messageId: result.success, shown: content, shownBody, at: now })
             }])
         if (line !== undefined) yield* log(line)
       })

@@ -121,12 +121,12 @@ export const DiscordToolApprovals = Layer.effect(
             ...(request.messageId === undefined ? {} : { reply: { messageReference: request.messageId, failIfNotExists: false } })
           })
         }).pipe(Effect.result)
-        if (posted._tag === "Left") {
+        if (posted._tag === "Failure") {
           yield* desk.close(id)
-          yield* Effect.logWarning(`the approval question for '${request.toolName}' could not be posted: ${posted.left.message}`)
+          yield* Effect.logWarning(`the approval question for '${request.toolName}' could not be posted: ${posted.failure.message}`)
           return Option.none()
         }
-        const message = posted.right
+        const message = posted.success
         const prompt: ApprovalPrompt = {
           answer,
           close: (outcome, by) =>

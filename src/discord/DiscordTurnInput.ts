@@ -1,5 +1,5 @@
 import type { Client, Message, SendableChannels } from "discord.js"
-import { Clock, type Context, type Duration, Effect } from "effect"
+import { Clock, type Duration, Effect } from "effect"
 import type { TurnInput, TurnSink } from "../chat/TurnInput"
 import type { ChatMessage } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
@@ -22,20 +22,20 @@ import { budgetedTyping, keepTyping, TYPING_REFRESH } from "./TypingIndicator"
 
 /** Knobs of the Discord front (tests shorten them). */
 export interface DiscordFrontOptions {
-  readonly minEditInterval?: Duration.DurationInput
-  readonly typingRefresh?: Duration.DurationInput
+  readonly minEditInterval?: Duration.Input
+  readonly typingRefresh?: Duration.Input
   readonly historyLimit?: number
   /** How long the notice to a user over the server's rate stays (default 15 s). */
-  readonly rateNoticeLifetime?: Duration.DurationInput
+  readonly rateNoticeLifetime?: Duration.Input
   /** All the fetches of one reply chain together (default 3 s). */
-  readonly replyChainBudget?: Duration.DurationInput
+  readonly replyChainBudget?: Duration.Input
 }
 
 /** What building a turn needs from the running bot. */
 export interface DiscordTurnDeps {
   readonly client: Client<true>
-  readonly webhooks: PersonaWebhooks
-  readonly gauge: RateLimitGauge
+  readonly webhooks: PersonaWebhooks["Service"]
+  readonly gauge: RateLimitGauge["Service"]
   /** Every REST request takes a slot of it; replies go first. */
   readonly budget: RequestBudgetService
   /** Which channels' history the client's cache holds whole (read from there instead of Discord). */

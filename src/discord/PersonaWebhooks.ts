@@ -1,5 +1,5 @@
 import { PermissionFlagsBits, type SendableChannels, type TextChannel, type Webhook, type WebhookType } from "discord.js"
-import { Clock, Duration, Effect, Option, Ref } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Ref, Semaphore } from "effect"
 import type { Persona } from "../domain/Persona"
 import { type BoundedCache, cacheDelete, cacheGet, cacheKeys, cacheSet, emptyCache } from "./boundedCache"
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
@@ -65,15 +65,15 @@ export const webhookUsername = (name: string): string => {
  * new message). Without the Manage Webhooks permission the persona falls back to plain bot
  * messages. The caches are bounded and expire (see the constants above).
  */
-export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord/discord/PersonaWebhooks", {
-  effect: Effect.gen(function*() {
+export class PersonaWebhooks extends Context.Service<PersonaWebhooks>()("loopcord/discord/PersonaWebhooks", {
+  make: Effect.gen(function*() {
     const client = yield* DiscordClient
     const cache = yield* Ref.make<BoundedCache<ChannelWebhook>>(emptyCache())
     const deniedUntil = yield* Ref.make<BoundedCache<true>>(emptyCache())
     // Every webhook of ours seen lately (kept after a deletion: its messages stay ours).
     const ownIds = yield* Ref.make<BoundedCache<true>>(emptyCache())
     // Two threads of one channel must not both create a webhook.
-    const creating = yield* Effect.makeSemaphore(1)
+    const creating = yield* Semaphore.make(1)
 
     const forget = (hostId: string) => Ref.update(cache, (entries) => cacheDelete(entries, hostId))
     const forgetIfCached = (hostId: string, webhookId: string) =>
@@ -163,15 +163,15 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             const webhook = yield* findOrCreate(host, ticket)
             if (Option.isNone(webhook)) return Option.none()
             const first = yield* Effect.result(execute(webhook.value, message, ticket))
-            if (first._tag === "Right") return Option.some(first.right.id)
-            if (discordErrorCode(first.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(first.left, "send"))
+            if (first._tag === "Success") return Option.some(first.success.id)
+            if (discordErrorCode(first.failure) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(first.failure, "send"))
             yield* Effect.logWarning("Persona webhook was deleted (10015); recreating it").pipe(Effect.annotateLogs({ channelId: host.id }))
             yield* forget(host.id)
             const fresh = yield* findOrCreate(host, ticket)
             if (Option.isNone(fresh)) return Option.none()
             const second = yield* Effect.result(execute(fresh.value, message, ticket))
-            if (second._tag === "Right") return Option.some(second.right.id)
-            if (discordErrorCode(second.left) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(second.left, "send"))
+            if (second._tag === "Success") return Option.some(second.success.id)
+            if (discordErrorCode(second.failure) !== DiscordErrorCode.UnknownWebhook) return yield* Effect.fail(classifyWriteError(second.failure, "send"))
             yield* forget(host.id)
             yield* Effect.logWarning("The recreated persona webhook is gone too; this message goes out as the bot").pipe(Effect.annotateLogs({ channelId: host.id }))
             return Option.none()
@@ -208,10 +208,10 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
             const result = yield* Effect.result(postOnce(message, options))
             const webhook = yield* Ref.get(lastWebhook)
             yield* Ref.update(unanswered, (map) =>
-              result._tag === "Left" && result.left.kind === "transient" && webhook !== undefined
+              result._tag === "Failure" && result.failure.kind === "transient" && webhook !== undefined
                 ? boundedSet(map.has(nonce) ? map : new Map(map).set(nonce, { webhook, since }))
                 : mapWithout(map, nonce))
-            return yield* result
+            return yield* Effect.fromResult(result)
           })
         }
 
@@ -265,4 +265,6 @@ export class PersonaWebhooks extends Effect.Service<PersonaWebhooks>()("loopcord
 
     return { target, forget, isOwnWebhook, knownOwnIds } as const
   })
-}) {}
+}) {
+  static readonly Default = Layer.effect(this, this.make)
+}

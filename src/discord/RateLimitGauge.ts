@@ -1,5 +1,5 @@
 import { RESTEvents } from "discord.js"
-import { Clock, Duration, Effect, FiberSet, Ref } from "effect"
+import { Clock, Context, Duration, Effect, FiberSet, Layer, Ref } from "effect"
 import { DiscordClient } from "./DiscordClient"
 
 /** The id that scopes Discord's per-route buckets: the channel or webhook of a request path. */
@@ -35,8 +35,8 @@ export const boundBuckets = (buckets: Map<string, number>, now: number, max = MA
  * so the reply sink sends the text that is current *then* instead of queueing stale text in
  * discord.js (which honours the same headers for whatever it is given).
  */
-export class RateLimitGauge extends Effect.Service<RateLimitGauge>()("loopcord/discord/RateLimitGauge", {
-  scoped: Effect.gen(function*() {
+export class RateLimitGauge extends Context.Service<RateLimitGauge>()("loopcord/discord/RateLimitGauge", {
+  make: Effect.gen(function*() {
     const client = yield* DiscordClient
     const emptyUntil = yield* Ref.make(new Map<string, number>())
     const run = yield* FiberSet.makeRuntime<never>()
@@ -76,4 +76,6 @@ export class RateLimitGauge extends Effect.Service<RateLimitGauge>()("loopcord/d
 
     return { awaitReset } as const
   })
-}) {}
+}) {
+  static readonly Default = Layer.effect(this, this.make)
+}

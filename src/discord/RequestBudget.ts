@@ -188,7 +188,7 @@ export const makeRequestBudget = (source: SlotSource, perSecond: number): Effect
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         yield* source.pauseUntil(now + Math.max(0, retryAfterMs))
-        yield* Metric.increment(Metric.tagged(discordRateLimitedTotal, "scope", "global"))
+        yield* Metric.update(Metric.withAttributes(discordRateLimitedTotal, { scope: "global" }), 1)
         yield* Effect.logWarning(`Discord: global rate limit hit; every request waits ${Math.round(retryAfterMs)} ms`).pipe(Effect.annotateLogs({ route }))
       })
 
@@ -214,7 +214,7 @@ export class RequestBudget extends Context.Service<RequestBudget, RequestBudgetS
     RequestBudget,
     Effect.gen(function*() {
       const config = yield* DiscordConfig
-      const mode = yield* Config.string(HOST_BUDGET_ENV).pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
+      const mode = yield* Config.String(HOST_BUDGET_ENV).pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
       const channel = mode === HOST_BUDGET_IPC ? processBudgetChannel() : undefined
       if (channel !== undefined) return yield* makeRequestBudget(yield* ipcSlotSource(channel), config.globalRequestsPerSecond)
       const share = hostShare(config.globalRequestsPerSecond, config.shards)
@@ -236,12 +236,12 @@ export class RequestBudget extends Context.Service<RequestBudget, RequestBudgetS
     replyBacklog: Effect.succeed(0),
     globalRateLimited: (retryAfterMs, route) =>
       Effect.andThen(
-        Metric.increment(Metric.tagged(discordRateLimitedTotal, "scope", "global")),
+        Metric.update(Metric.withAttributes(discordRateLimitedTotal, { scope: "global" }), 1),
         Effect.logWarning(`Discord: global rate limit hit; discord.js waits ${Math.round(retryAfterMs)} ms`).pipe(Effect.annotateLogs({ route }))
       )
   }
 }
 
 /** Reserves a slot in `lane`, or none when it is not granted within `patience` (typing is worthless late). */
-export const reserveWithin = (budget: RequestBudgetService, lane: RequestLane, patience: Duration.DurationInput): Effect.Effect<Option.Option<BudgetSlot>> =>
+export const reserveWithin = (budget: RequestBudgetService, lane: RequestLane, patience: Duration.Input): Effect.Effect<Option.Option<BudgetSlot>> =>
   Effect.timeoutOption(budget.reserve(lane), patience)

@@ -38,7 +38,7 @@ const rateNoticeText = (userId: string, perMinute: number, retryAfterMs: number)
  * user is told once, by a notice that deletes itself), then its model chain and persona. A store
  * that cannot be read leaves the operator's defaults (and is logged): the bot keeps answering.
  */
-export const makeServerGate = (options: { readonly persona: Persona; readonly personaWebhooks: boolean; readonly rateNoticeLifetime?: Duration.DurationInput }) =>
+export const makeServerGate = (options: { readonly persona: Persona; readonly personaWebhooks: boolean; readonly rateNoticeLifetime?: Duration.Input }) =>
   Effect.gen(function*() {
     const store = yield* ServerSettingsStore
     const choices = yield* ModelChoiceConfig

@@ -15,16 +15,16 @@ interface ShardingOptions {
    * Pause between shard starts. Discord lets a bot identify once per 5 s per concurrency
    * bucket, which is discord.js's default (5.5 s).
    */
-  readonly spawnDelay?: Duration.DurationInput
+  readonly spawnDelay?: Duration.Input
   /** Node flags of the shard processes; default: the memory flags, and tsx for a `.ts` entry. */
   readonly execArgv?: ReadonlyArray<string>
   /** How long a shard process may take to become ready (60 s). */
-  readonly readyTimeout?: Duration.DurationInput
+  readonly readyTimeout?: Duration.Input
   /**
    * A shard that exited is started again after `initial` (5 s, one identify window); each
    * failed start doubles the pause, up to `max` (5 min). It is tried until it runs.
    */
-  readonly respawnBackoff?: { readonly initial?: Duration.DurationInput; readonly max?: Duration.DurationInput }
+  readonly respawnBackoff?: { readonly initial?: Duration.Input; readonly max?: Duration.Input }
 }
 
 /** Shard processes run with the bot's memory flags; a TypeScript entry is loaded through tsx. */
@@ -63,9 +63,9 @@ export const runShards = (options: ShardingOptions) =>
     const config = yield* DiscordConfig
     // DISCORD_SHARD_IDS / DISCORD_SHARD_COUNT: this host runs its share of the bot's shards.
     const totalShards = options.totalShards ?? config.shards?.count ?? (yield* recommendedShards)
-    const readyTimeout = Duration.toMillis(Duration.decode(options.readyTimeout ?? Duration.seconds(60)))
-    const initialBackoff = Duration.toMillis(Duration.decode(options.respawnBackoff?.initial ?? Duration.seconds(5)))
-    const maxBackoff = Duration.toMillis(Duration.decode(options.respawnBackoff?.max ?? Duration.minutes(5)))
+    const readyTimeout = Duration.toMillis(Duration.fromInputUnsafe(options.readyTimeout ?? Duration.seconds(60)))
+    const initialBackoff = Duration.toMillis(Duration.fromInputUnsafe(options.respawnBackoff?.initial ?? Duration.seconds(5)))
+    const maxBackoff = Duration.toMillis(Duration.fromInputUnsafe(options.respawnBackoff?.max ?? Duration.minutes(5)))
     const manager = new ShardingManager(options.entry, {
       token: Redacted.value(config.token),
       totalShards,
@@ -94,11 +94,11 @@ export const runShards = (options: ShardingOptions) =>
             try: () => (shard.process === null ? shard.spawn(readyTimeout) : shard.respawn({ delay: 0, timeout: readyTimeout })),
             catch: describe
           }))
-          if (started._tag === "Right") {
+          if (started._tag === "Success") {
             return yield* Effect.logInfo(`Discord sharding: shard ${shard.id} is running again (attempt ${attempt + 1})`)
           }
           const next = Math.min(maxBackoff, initialBackoff * 2 ** (attempt + 1))
-          yield* Effect.logError(`Discord sharding: shard ${shard.id} failed to start (${started.left}); trying again in ${Duration.format(Duration.millis(next))}`)
+          yield* Effect.logError(`Discord sharding: shard ${shard.id} failed to start (${started.failure}); trying again in ${Duration.format(Duration.millis(next))}`)
         }
       }).pipe(Effect.annotateLogs({ shardId: shard.id }))
 
@@ -148,7 +148,7 @@ export const runShards = (options: ShardingOptions) =>
         try: () =>
           manager.spawn({
             amount: totalShards,
-            delay: Duration.toMillis(Duration.decode(options.spawnDelay ?? Duration.millis(5500))),
+            delay: Duration.toMillis(Duration.fromInputUnsafe(options.spawnDelay ?? Duration.millis(5500))),
             timeout: readyTimeout
           }),
         catch: (error) => new DiscordStartupError({ reason: "connection", detail: `a shard failed to start: ${describe(error)}` })

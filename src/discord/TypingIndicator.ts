@@ -18,9 +18,9 @@ const TYPING_PATIENCE = Duration.seconds(1)
 export const keepTyping = (
   sendTyping: Effect.Effect<void, unknown>,
   nothingVisible: Effect.Effect<boolean>,
-  every: Duration.DurationInput = TYPING_REFRESH
+  every: Duration.Input = TYPING_REFRESH
 ): Effect.Effect<void> => {
-  const interval = Duration.decode(every)
+  const interval = Duration.fromInputUnsafe(every)
   const send = sendTyping.pipe(
     Effect.catchCause((cause) => Effect.logDebug("typing indicator request failed", cause))
   )

@@ -1,4 +1,4 @@
-import { Clock, Effect, HashMap, Ref } from "effect"
+import { Clock, Context, Effect, HashMap, Layer, Ref } from "effect"
 
 /** The window a server's "messages per minute" counts in. */
 const RATE_WINDOW_MS = 60_000
@@ -31,8 +31,8 @@ const pruned = (users: HashMap.HashMap<string, UserWindow>, now: number): HashMa
  * never reaches the queue, so it costs no model call. Bounded by MAX_TRACKED_USERS; times come
  * from the Effect Clock.
  */
-export class UserRateLimiter extends Effect.Service<UserRateLimiter>()("loopcord/discord/UserRateLimiter", {
-  effect: Effect.gen(function*() {
+export class UserRateLimiter extends Context.Service<UserRateLimiter>()("loopcord/discord/UserRateLimiter", {
+  make: Effect.gen(function*() {
     const users = yield* Ref.make(HashMap.empty<string, UserWindow>())
 
     /** Counts the message if `perMinute` allows it (0: no limit, nothing is tracked). */
@@ -59,4 +59,6 @@ export class UserRateLimiter extends Effect.Service<UserRateLimiter>()("loopcord
 
     return { admit, tracked } as const
   })
-}) {}
+}) {
+  static readonly Default = Layer.effect(this, this.make)
+}

@@ -93,7 +93,7 @@ const globalLimit = async (response: ResponseLike): Promise<number | undefined> 
 const abortError = () => new DOMException("The request was aborted while it waited for the request budget", "AbortError")
 
 /** Runs budget effects from discord.js's promise world (a runtime captured by the client's layer). */
-type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.Fiber<A, E>
 
 interface BudgetedRequestOptions {
   readonly budget: RequestBudgetService
@@ -103,7 +103,7 @@ interface BudgetedRequestOptions {
   readonly inner: RESTOptions["makeRequest"]
 }
 
-const settled = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Promise<void> => new Promise((resolve) => fiber.addObserver(() => resolve()))
+const settled = <A, E>(fiber: Fiber.Fiber<A, E>): Promise<void> => new Promise((resolve) => fiber.addObserver(() => resolve()))
 
 /**
  * discord.js's request function with every request paid for by the budget: the held slot of
@@ -159,7 +159,7 @@ const observe = async (options: BudgetedRequestOptions, route: string, response:
   const wait = await globalLimit(response)
   options.runFork(
     wait === undefined
-      ? Metric.increment(Metric.tagged(discordRateLimitedTotal, "scope", "route"))
+      ? Metric.update(Metric.withAttributes(discordRateLimitedTotal, { scope: "route" }), 1)
       : options.budget.globalRateLimited(wait, route)
   )
   return response

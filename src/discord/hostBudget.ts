@@ -113,7 +113,7 @@ export const ipcSlotSource = (channel: BudgetChannel): Effect.Effect<SlotSource,
 export const hostBudgetServer = (budget: RequestBudgetService, pauseUntil: (until: number) => Effect.Effect<void>) =>
   Effect.gen(function*() {
     /** Per shard: the takes under way (fibers) and the slots granted, by the shard's id. */
-    const takes = yield* Ref.make(new Map<string, Fiber.RuntimeFiber<BudgetSlot>>())
+    const takes = yield* Ref.make(new Map<string, Fiber.Fiber<BudgetSlot>>())
     const granted = yield* Ref.make(new Map<string, BudgetSlot>())
     const run = yield* FiberSet.makeRuntime<never>()
     const key = (shard: number, id: number) => `${shard}:${id}`
@@ -157,7 +157,8 @@ export const hostBudgetServer = (budget: RequestBudgetService, pauseUntil: (unti
                 )
               )
             )
-            yield* Ref.update(takes, (map) => new Map(map).set(k, fiber))
+            // A slot granted at once has run the take to its end already: nothing to record.
+            yield* Ref.update(takes, (map) => (fiber.pollUnsafe() === undefined ? new Map(map).set(k, fiber) : map))
           })
         case "sent":
           return settle(shard, message.id, (slot) => slot.commit)

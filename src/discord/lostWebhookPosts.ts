@@ -60,7 +60,7 @@ export const recoverLostWebhookPost = (
   }).pipe(
     Effect.catch((error) =>
       Effect.as(
-        Effect.logWarning(`Could not look for a lost persona post before posting again: ${error.error instanceof Error ? error.error.message : String(error.error)}`).pipe(
+        Effect.logWarning(`Could not look for a lost persona post before posting again: ${error.cause instanceof Error ? error.cause.message : String(error.cause)}`).pipe(
           Effect.annotateLogs({ channelId: channel.id })
         ),
         Option.none()

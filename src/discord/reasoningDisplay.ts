@@ -32,7 +32,7 @@ const displayOf = (capabilities: { readonly reasoning_as_spoiler: boolean; reado
  * that completed shows it; nothing here fails the turn.
  */
 const showReasoning = (
-  deps: { readonly capabilities: Effect.Effect<ReasoningDisplay>; readonly thoughtLog: ThoughtLog["Type"] },
+  deps: { readonly capabilities: Effect.Effect<ReasoningDisplay>; readonly thoughtLog: ThoughtLog["Service"] },
   where: { readonly channel: SendableChannels; readonly guildId: string | undefined },
   result: TurnResult
 ): Effect.Effect<void> =>
@@ -63,11 +63,11 @@ const showReasoning = (
   }).pipe(Effect.catchCause((cause) => Effect.logWarning("showing the reasoning failed", cause)))
 
 /** The display a server's capabilities choose; unreadable settings show nothing. */
-const serverDisplay = (store: GuildSettingsStore["Type"], guildId: string): Effect.Effect<ReasoningDisplay> =>
+const serverDisplay = (store: GuildSettingsStore["Service"], guildId: string): Effect.Effect<ReasoningDisplay> =>
   store.get(guildId).pipe(Effect.map(displayOf), Effect.orElseSucceed((): ReasoningDisplay => "hidden"))
 
 /** `DiscordTurnDeps.afterReply`: the reasoning of each reply, shown as its server asks (DMs: thought log only). */
-export const reasoningAfterReply = (store: GuildSettingsStore["Type"], thoughtLog: ThoughtLog["Type"]) =>
+export const reasoningAfterReply = (store: GuildSettingsStore["Service"], thoughtLog: ThoughtLog["Service"]) =>
   (channel: SendableChannels, result: TurnResult): Effect.Effect<void> => {
     const guildId = channel.isDMBased() ? undefined : channel.guildId
     const capabilities = guildId === undefined ? Effect.succeed<ReasoningDisplay>("hidden") : serverDisplay(store, guildId)

@@ -8,7 +8,7 @@ const DEFAULT_REPLY_CHAIN_BUDGET = Duration.seconds(3)
 interface ReplyChainOptions {
   /** `DISCORD_REPLY_CHAIN_MAX`: messages brought in at most (0: none). */
   readonly max: number
-  readonly budget?: Duration.DurationInput
+  readonly budget?: Duration.Input
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Deferred, Duration, Effect, Layer, Option, Ref, Stream, SubscriptionRef } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Stream, SubscriptionRef } from "effect"
 import { ServerSettingsConfig } from "../config/ServerSettingsConfig"
 import {
   type ApprovalAnswer,
@@ -40,8 +40,8 @@ const ruleText = (rule: Rule) => (rule.kind === "tool" ? rule.name : `mcp:${rule
  * tool of one MCP server) marks calls that wait; such a call asks `[y/N]` and the next line
  * typed is the answer (anything but y/yes denies). Kept for the session.
  */
-export class TerminalApprovals extends Effect.Service<TerminalApprovals>()("loopcord/terminal/TerminalApprovals", {
-  effect: Effect.gen(function*() {
+export class TerminalApprovals extends Context.Service<TerminalApprovals>()("loopcord/terminal/TerminalApprovals", {
+  make: Effect.gen(function*() {
     const out = yield* TerminalOutput
     const { toolApprovalTimeout: timeout } = yield* ServerSettingsConfig
     const rules = yield* Ref.make<ReadonlyArray<Rule>>([])
@@ -88,7 +88,7 @@ export class TerminalApprovals extends Effect.Service<TerminalApprovals>()("loop
       })
 
     /** Completes once a question waits (at once when one does). */
-    const questionWaiting: Effect.Effect<void> = waiting.changes.pipe(
+    const questionWaiting: Effect.Effect<void> = SubscriptionRef.changes(waiting).pipe(
       Stream.filter((all) => all.length > 0),
       Stream.runHead,
       Effect.asVoid
@@ -117,6 +117,8 @@ export class TerminalApprovals extends Effect.Service<TerminalApprovals>()("loop
     return { approvals, answerLine, questionWaiting, command } as const
   })
 }) {
+  static readonly Default = Layer.effect(this, this.make)
+
   /** The service and, for every turn, the ToolApprovals it answers. */
   static readonly live = Layer.effect(ToolApprovals, Effect.map(TerminalApprovals, (terminal) => terminal.approvals)).pipe(
     Layer.provideMerge(TerminalApprovals.Default)

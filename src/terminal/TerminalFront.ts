@@ -1,5 +1,5 @@
 import * as readline from "node:readline"
-import { Clock, Data, Effect, FiberSet, Queue, Ref, Runtime } from "effect"
+import { Clock, Data, Effect, FiberSet, Queue, Ref } from "effect"
 import { ChannelQueue, type TurnFailure } from "../chat/ChannelQueue"
 import { makeCollectingSink } from "../chat/CollectingSink"
 import type { TurnInput, TurnSink } from "../chat/TurnInput"
@@ -130,8 +130,8 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
   const lastInterrupt = yield* Ref.make(Number.NEGATIVE_INFINITY)
   // One fiber per submitted message, waiting for its reply (closed with the chat).
   const watchers = yield* FiberSet.make<void>()
-  const runtime = yield* Effect.runtime<never>()
-  const offer = (event: TerminalEvent) => Runtime.runFork(runtime)(Queue.offer(events, event))
+  const runFork = Effect.runForkWith(yield* Effect.context<never>())
+  const offer = (event: TerminalEvent) => runFork(Queue.offer(events, event))
   // Someone typing may interrupt a reply; lines piped in all at once are answered one by one.
   const typing = process.stdin.isTTY === true
 
@@ -145,7 +145,7 @@ export const runInteractive = Effect.fn("TerminalFront.runInteractive")(function
       face.on("line", (text) => offer(TerminalEvent.Line({ text })))
       face.on("SIGINT", () => offer(TerminalEvent.Interrupt()))
       face.on("close", () => {
-        Runtime.runFork(runtime)(Ref.set(inputClosed, true))
+        runFork(Ref.set(inputClosed, true))
         offer(TerminalEvent.Closed())
       })
       return face

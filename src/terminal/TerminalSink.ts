@@ -1,4 +1,4 @@
-import { type Context, Effect, Ref } from "effect"
+import { Effect, Ref } from "effect"
 import type { ResponseSink } from "../loop/ResponseSink"
 import { dim, renderNotice, renderToolActivity } from "./render"
 

@@ -24,13 +24,13 @@ const CONFIGURING = [
 ] as const
 
 const isSet = (name: string) =>
-  Config.option(Config.string(name)).pipe(Config.map(Option.exists((value) => value.trim().length > 0)))
+  Config.option(Config.String(name)).pipe(Config.map(Option.exists((value) => value.trim().length > 0)))
 
 /** None of the provider and Discord variables is set (in the environment or `.env`). */
 export const nothingConfigured: Config.Config<boolean> = Config.all(CONFIGURING.map(isSet)).pipe(Config.map((set) => set.every((value) => !value)))
 
 /** Where to look (tests point it at their own loopback ports; read only on a first start). */
-const localServerCandidates = Config.option(Config.string("LOOPCORD_LOCAL_MODEL_SERVERS")).pipe(
+const localServerCandidates = Config.option(Config.String("LOOPCORD_LOCAL_MODEL_SERVERS")).pipe(
   Config.map(Option.match({ onNone: () => DEFAULT_LOCAL_SERVERS, onSome: (raw) => parseLocalServerList(raw) ?? DEFAULT_LOCAL_SERVERS }))
 )
 
@@ -77,5 +77,9 @@ export const planFirstStart: Effect.Effect<FirstStart> = Effect.gen(function*() 
 
 /** Runs `effect` with the first start's settings over the current ones (which set none of them). */
 export const withFirstStartSettings = <A, E, R>(plan: FirstStart, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.configProviderWith((current) =>
-    Effect.withConfigProvider(effect, ConfigProvider.fromMap(new Map(plan.settings)).pipe(ConfigProvider.orElse(() => current))))
+  Effect.flatMap(ConfigProvider.ConfigProvider, (current) =>
+    Effect.provideService(
+      effect,
+      ConfigProvider.ConfigProvider,
+      ConfigProvider.fromEnvRecord(Object.fromEntries(plan.settings)).pipe(ConfigProvider.orElse(current))
+    ))

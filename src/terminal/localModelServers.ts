@@ -75,7 +75,7 @@ const getJson = (origin: string, path: string): Effect.Effect<unknown, Error> =>
     request.on("error", (error) => resume(Effect.fail(error)))
   })
 
-const decode = <A, I>(schema: Schema.Schema<A, I>) => (value: unknown) => Effect.mapError(Schema.decodeUnknown(schema)(value), () => new Error("not a model list"))
+const decode = <A>(schema: Schema.Decoder<A>) => (value: unknown) => Effect.mapError(Schema.decodeUnknownEffect(schema)(value), () => new Error("not a model list"))
 
 /** A plausible model name: what `LLM_MODELS` would accept. */
 const usable = (names: ReadonlyArray<string>): ReadonlyArray<string> =>
@@ -95,7 +95,7 @@ const modelsOf = (candidate: LocalServerCandidate, origin: string): Effect.Effec
     case "lmstudio":
       return Effect.flatMap(getJson(origin, "/api/v0/models"), decode(LmStudioModels)).pipe(
         Effect.map(({ data }) => usable([...data.filter((model) => model.state === "loaded"), ...data].map((model) => model.id))),
-        Effect.orElse(() => Effect.map(Effect.flatMap(getJson(origin, "/v1/models"), decode(OpenAiModels)), ({ data }) => usable(data.map((model) => model.id))))
+        Effect.catch(() => Effect.map(Effect.flatMap(getJson(origin, "/v1/models"), decode(OpenAiModels)), ({ data }) => usable(data.map((model) => model.id))))
       )
     case "llamacpp":
       return Effect.map(Effect.flatMap(getJson(origin, "/v1/models"), decode(OpenAiModels)), ({ data }) => usable(data.map((model) => model.id)))
@@ -118,7 +118,7 @@ const probeOne = (candidate: LocalServerCandidate): Effect.Effect<Option.Option<
  */
 export const probeLocalServers = (
   candidates: ReadonlyArray<LocalServerCandidate> = DEFAULT_LOCAL_SERVERS,
-  budget: Duration.DurationInput = PROBE_BUDGET
+  budget: Duration.Input = PROBE_BUDGET
 ): Effect.Effect<Option.Option<FoundServer>> =>
   Effect.scoped(Effect.gen(function*() {
     const answers = yield* Effect.forEach(candidates, (candidate) =>

@@ -20,8 +20,8 @@ export const terminalModelCommand = (choices: ModelChoices, current: ReadonlyArr
     return { chain: current, line: `model: ${shown}; allowed: ${describeAllowed(choices).replaceAll("`", "")}. /model NAME[, FALLBACK…] or /model reset` }
   }
   if (arg === "reset") return { chain: undefined, line: `model: ${chainText(choices.defaults)} (the default)` }
-  return Either.match(parseModelChain(choices, arg), {
-    onLeft: (problem) => ({ chain: current, line: `✗ ${problem.replaceAll("`", "")}` }),
-    onRight: (chain) => ({ chain, line: `model: ${chainText(chain)}` })
+  return Result.match(parseModelChain(choices, arg), {
+    onFailure: (problem) => ({ chain: current, line: `✗ ${problem.replaceAll("`", "")}` }),
+    onSuccess: (chain) => ({ chain, line: `model: ${chainText(chain)}` })
   })
 }

@@ -18,7 +18,7 @@ export const killSummary = (outcome: { readonly cancelled: number; readonly kill
  * stream and tool are aborted), before acknowledging; the partial reply stays, marked stopped,
  * and the stop response is queued at the front of the channel (docs/architecture.md, /kill).
  */
-export const killCommand = (interaction: ChatInputCommandInteraction, queue: ChannelQueue) =>
+export const killCommand = (interaction: ChatInputCommandInteraction, queue: ChannelQueue["Service"]) =>
   Effect.gen(function*() {
     const requesterId = interaction.user.id
     const outcome = yield* queue.kill(interaction.channelId, {

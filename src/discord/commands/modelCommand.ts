@@ -43,14 +43,14 @@ export const modelCommand = (interaction: ChatInputCommandInteraction) =>
     switch (interaction.options.getSubcommand()) {
       case "set": {
         const parsed = parseModelChain(choices, interaction.options.getString("models", true))
-        if (Result.isFailure(parsed)) return yield* new CommandError({ detail: parsed.left })
+        if (Result.isFailure(parsed)) return yield* new CommandError({ detail: parsed.failure })
         if (channelOnly) {
-          const outcome = yield* store.setChannelModels(guildId, interaction.channelId, parsed.right, userId).pipe(Effect.mapError(storeFailed))
+          const outcome = yield* store.setChannelModels(guildId, interaction.channelId, parsed.success, userId).pipe(Effect.mapError(storeFailed))
           if (outcome === "full") return yield* new CommandError({ detail: "This server has too many channels with their own model; reset some first." })
-          return `✅ In <#${interaction.channelId}> I now answer with ${chainText(parsed.right)}.`
+          return `✅ In <#${interaction.channelId}> I now answer with ${chainText(parsed.success)}.`
         }
-        yield* store.setModels(guildId, parsed.right, userId).pipe(Effect.mapError(storeFailed))
-        return `✅ This server now runs on ${chainText(parsed.right)}${parsed.right.length > 1 ? " (the first, then the others when it fails)" : ""}.`
+        yield* store.setModels(guildId, parsed.success, userId).pipe(Effect.mapError(storeFailed))
+        return `✅ This server now runs on ${chainText(parsed.success)}${parsed.success.length > 1 ? " (the first, then the others when it fails)" : ""}.`
       }
       case "reset": {
         if (channelOnly) {
