@@ -1,4 +1,4 @@
-import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Runtime, Schedule } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Schedule } from "effect"
 import { type GlobalMcpServerConfig, McpConfig } from "../config/McpConfig"
 import type { ToolArgs } from "../domain/FunctionCall"
 import { ToolContext } from "../tools/ToolContext"
@@ -20,7 +20,7 @@ const GLOBAL_CONNECT_TIMEOUT = Duration.seconds(60)
 /** Pause before reconnecting a server whose connection dropped. */
 const RECONNECT_PAUSE = Duration.seconds(1)
 /** Failed connects are retried with backoff 2 s, 4 s, 8 s … capped at 5 minutes. */
-const retrySchedule = Schedule.exponential(Duration.seconds(2)).pipe(Schedule.union(Schedule.spaced(Duration.minutes(5))))
+const retrySchedule = Schedule.min([Schedule.exponential(Duration.seconds(2)), Schedule.spaced(Duration.minutes(5))])
 
 const never = (_failure: McpAttemptFailure) => false
 
@@ -103,7 +103,7 @@ interface StartupSignals {
  */
 const serveForever = (server: GlobalMcpServerConfig, resultMaxChars: number, signals: StartupSignals) =>
   Effect.gen(function* () {
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
     const target = server.url === undefined ? undefined : new URL(server.url)
     const label = serverLabel(server.name, target)
     const everConnected = yield* Ref.make(false)
@@ -113,11 +113,10 @@ const serveForever = (server: GlobalMcpServerConfig, resultMaxChars: number, sig
       limits: GLOBAL_DISCOVERY_LIMITS,
       target
     }).pipe(
-      Effect.tapBoth({
-        onFailure: (error) =>
-          Effect.all([Effect.logWarning(`${error.message}; retrying`), firstEnded, Deferred.succeed(signals.firstApplied, undefined)]),
-        onSuccess: () => firstEnded
-      }),
+      Effect.tap(() => firstEnded),
+      Effect.tapError((error) =>
+        Effect.all([Effect.logWarning(`${error.message}; retrying`), firstEnded, Deferred.succeed(signals.firstApplied, undefined)])
+      ),
       Effect.retry(retrySchedule)
     )
     /** Holds the session until its connection closes; tools registered meanwhile are tracked for cleanup. */
@@ -198,7 +197,7 @@ export class GlobalMcpConnections extends Context.Service<GlobalMcpConnections, 
       const waitMs = Duration.toMillis(settings.startupWait)
       yield* Effect.forEach(starting, ({ signals }) => Deferred.await(signals.firstAttempt), { concurrency: "unbounded", discard: true }).pipe(
         Effect.timeout(settings.startupWait),
-        Effect.catchTag("TimeoutException", () =>
+        Effect.catchTag("TimeoutError", () =>
           Effect.forEach(starting, ({ server, signals }) =>
             Effect.flatMap(Deferred.isDone(signals.firstAttempt), (done) =>
               done

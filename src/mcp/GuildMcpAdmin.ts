@@ -1,4 +1,4 @@
-import { Clock, Data, Effect } from "effect"
+import { Clock, Context, Data, Effect, Layer } from "effect"
 import { McpConfig } from "../config/McpConfig"
 import type { UrlPolicyError } from "../fetch/UrlPolicyError"
 import { GUILD_MCP_PRIVATE_NETWORK_OPT_IN, GuildMcpAddressPolicy } from "./GuildMcpAddressPolicy"
@@ -77,106 +77,109 @@ const fromRegistry = (error: GuildMcpRegistryError): GuildMcpAdminError =>
 const notFound = (name: string) =>
   new GuildMcpAdminError({ reason: "not_found", detail: `No MCP server named '${name}' is registered in this server` })
 
+const makeGuildMcpAdmin = Effect.gen(function* () {
+  const registry = yield* GuildMcpRegistry
+  const pool = yield* GuildMcpPool
+  const policy = yield* GuildMcpAddressPolicy
+  const settings = yield* McpConfig
+
+  /** The registered spelling of `name` (names match ignoring case everywhere). */
+  const registeredName = (guildId: string, name: string) =>
+    registry.list(guildId).pipe(
+      Effect.mapError(fromRegistry),
+      Effect.map((configs) => configs.find((config) => sameServerName(config.name, name.trim()))?.name)
+    )
+
+  const add = Effect.fn("GuildMcpAdmin.add")(function* (request: AddGuildMcpServer) {
+    const name = request.name.trim()
+    if (!NAME_PATTERN.test(name)) {
+      return yield* new GuildMcpAdminError({
+        reason: "invalid_name",
+        detail: "A server name must be 1-32 letters, digits, '_' or '-'"
+      })
+    }
+    // Resolved and judged before anything is stored or dialed (the guild MCP address policy).
+    const target = yield* policy.validate(request.url).pipe(
+      Effect.tapError((error) => Effect.logWarning(`/mcp add refused a URL: ${error.message}`)),
+      Effect.mapError(describeRefusal)
+    )
+    const existing = yield* registry.list(request.guildId).pipe(Effect.mapError(fromRegistry))
+    if (existing.some((config) => sameServerName(config.name, name))) {
+      return yield* new GuildMcpAdminError({ reason: "duplicate_name", detail: `An MCP server named '${name}' already exists in this server` })
+    }
+    if (existing.length >= settings.maxGuildServers) {
+      return yield* new GuildMcpAdminError({
+        reason: "limit_reached",
+        detail: `This server already has ${settings.maxGuildServers} MCP servers (the maximum); remove one first`
+      })
+    }
+    const config: GuildMcpServerConfig = {
+      guildId: request.guildId,
+      name,
+      url: target.url.href,
+      type: request.type,
+      enabled: true,
+      headers: { ...request.headers },
+      addedBy: request.addedBy,
+      addedAt: yield* Clock.currentTimeMillis
+    }
+    yield* registry.add(config).pipe(Effect.mapError(fromRegistry))
+    // A server re-added under the same name starts with a clean slate.
+    yield* pool.disconnect(config.guildId, config.name)
+    return config
+  })
+
+  const remove = Effect.fn("GuildMcpAdmin.remove")(function* (guildId: string, name: string) {
+    const registered = (yield* registeredName(guildId, name)) ?? name.trim()
+    const removed = yield* registry.remove(guildId, registered).pipe(Effect.mapError(fromRegistry))
+    yield* pool.disconnect(guildId, registered)
+    if (!removed) return yield* notFound(name)
+  })
+
+  const setEnabled = (guildId: string, name: string, enabled: boolean) =>
+    Effect.gen(function* () {
+      const registered = (yield* registeredName(guildId, name)) ?? name.trim()
+      const found = yield* registry.setEnabled(guildId, registered, enabled).pipe(Effect.mapError(fromRegistry))
+      if (!enabled) yield* pool.disconnect(guildId, registered)
+      if (!found) return yield* notFound(name)
+    })
+
+  const enable = Effect.fn("GuildMcpAdmin.enable")(function* (guildId: string, name: string) {
+    yield* setEnabled(guildId, name, true)
+  })
+
+  const disable = Effect.fn("GuildMcpAdmin.disable")(function* (guildId: string, name: string) {
+    yield* setEnabled(guildId, name, false)
+  })
+
+  const list = Effect.fn("GuildMcpAdmin.list")(function* (guildId: string) {
+    const configs = yield* registry.list(guildId).pipe(Effect.mapError(fromRegistry))
+    return yield* Effect.forEach(configs, (config) =>
+      Effect.map(
+        pool.status(config.guildId, config.name),
+        (connection): GuildMcpServerView => ({
+          name: config.name,
+          url: displayUrl(config.url),
+          type: config.type,
+          enabled: config.enabled,
+          headerNames: Object.keys(config.headers),
+          ...(config.headersUnusable === true ? { headersUnusable: true } : {}),
+          addedBy: config.addedBy,
+          addedAt: config.addedAt,
+          connection
+        })
+      )
+    )
+  })
+
+  return { add, remove, enable, disable, list } as const
+})
+
 /**
  * What the Discord `/mcp add|remove|list|enable|disable` commands call. Writes go through the
  * GuildMcpRegistry; remove and disable also drop the pooled connection and the quarantine.
  */
-export class GuildMcpAdmin extends Effect.Service<GuildMcpAdmin>()("loopcord/mcp/GuildMcpAdmin", {
-  effect: Effect.gen(function* () {
-    const registry = yield* GuildMcpRegistry
-    const pool = yield* GuildMcpPool
-    const policy = yield* GuildMcpAddressPolicy
-    const settings = yield* McpConfig
-
-    /** The registered spelling of `name` (names match ignoring case everywhere). */
-    const registeredName = (guildId: string, name: string) =>
-      registry.list(guildId).pipe(
-        Effect.mapError(fromRegistry),
-        Effect.map((configs) => configs.find((config) => sameServerName(config.name, name.trim()))?.name)
-      )
-
-    const add = Effect.fn("GuildMcpAdmin.add")(function* (request: AddGuildMcpServer) {
-      const name = request.name.trim()
-      if (!NAME_PATTERN.test(name)) {
-        return yield* new GuildMcpAdminError({
-          reason: "invalid_name",
-          detail: "A server name must be 1-32 letters, digits, '_' or '-'"
-        })
-      }
-      // Resolved and judged before anything is stored or dialed (the guild MCP address policy).
-      const target = yield* policy.validate(request.url).pipe(
-        Effect.tapError((error) => Effect.logWarning(`/mcp add refused a URL: ${error.message}`)),
-        Effect.mapError(describeRefusal)
-      )
-      const existing = yield* registry.list(request.guildId).pipe(Effect.mapError(fromRegistry))
-      if (existing.some((config) => sameServerName(config.name, name))) {
-        return yield* new GuildMcpAdminError({ reason: "duplicate_name", detail: `An MCP server named '${name}' already exists in this server` })
-      }
-      if (existing.length >= settings.maxGuildServers) {
-        return yield* new GuildMcpAdminError({
-          reason: "limit_reached",
-          detail: `This server already has ${settings.maxGuildServers} MCP servers (the maximum); remove one first`
-        })
-      }
-      const config: GuildMcpServerConfig = {
-        guildId: request.guildId,
-        name,
-        url: target.url.href,
-        type: request.type,
-        enabled: true,
-        headers: { ...request.headers },
-        addedBy: request.addedBy,
-        addedAt: yield* Clock.currentTimeMillis
-      }
-      yield* registry.add(config).pipe(Effect.mapError(fromRegistry))
-      // A server re-added under the same name starts with a clean slate.
-      yield* pool.disconnect(config.guildId, config.name)
-      return config
-    })
-
-    const remove = Effect.fn("GuildMcpAdmin.remove")(function* (guildId: string, name: string) {
-      const registered = (yield* registeredName(guildId, name)) ?? name.trim()
-      const removed = yield* registry.remove(guildId, registered).pipe(Effect.mapError(fromRegistry))
-      yield* pool.disconnect(guildId, registered)
-      if (!removed) return yield* notFound(name)
-    })
-
-    const setEnabled = (guildId: string, name: string, enabled: boolean) =>
-      Effect.gen(function* () {
-        const registered = (yield* registeredName(guildId, name)) ?? name.trim()
-        const found = yield* registry.setEnabled(guildId, registered, enabled).pipe(Effect.mapError(fromRegistry))
-        if (!enabled) yield* pool.disconnect(guildId, registered)
-        if (!found) return yield* notFound(name)
-      })
-
-    const enable = Effect.fn("GuildMcpAdmin.enable")(function* (guildId: string, name: string) {
-      yield* setEnabled(guildId, name, true)
-    })
-
-    const disable = Effect.fn("GuildMcpAdmin.disable")(function* (guildId: string, name: string) {
-      yield* setEnabled(guildId, name, false)
-    })
-
-    const list = Effect.fn("GuildMcpAdmin.list")(function* (guildId: string) {
-      const configs = yield* registry.list(guildId).pipe(Effect.mapError(fromRegistry))
-      return yield* Effect.forEach(configs, (config) =>
-        Effect.map(
-          pool.status(config.guildId, config.name),
-          (connection): GuildMcpServerView => ({
-            name: config.name,
-            url: displayUrl(config.url),
-            type: config.type,
-            enabled: config.enabled,
-            headerNames: Object.keys(config.headers),
-            ...(config.headersUnusable === true ? { headersUnusable: true } : {}),
-            addedBy: config.addedBy,
-            addedAt: config.addedAt,
-            connection
-          })
-        )
-      )
-    })
-
-    return { add, remove, enable, disable, list } as const
-  })
-}) {}
+export class GuildMcpAdmin extends Context.Service<GuildMcpAdmin, Effect.Success<typeof makeGuildMcpAdmin>>()("loopcord/mcp/GuildMcpAdmin") {
+  /** Needs the registry, the pool, the guild address policy and McpConfig. */
+  static readonly Default: Layer.Layer<GuildMcpAdmin, never, GuildMcpRegistry | GuildMcpPool | GuildMcpAddressPolicy | McpConfig> = Layer.effect(GuildMcpAdmin, makeGuildMcpAdmin)
+}

@@ -11,7 +11,7 @@ import { parseJsonOrUndefined } from "../domain/parseJson"
 const postedMethod = (init: RequestInit | undefined): string | undefined => {
   if (init?.method !== "POST" || typeof init.body !== "string") return undefined
   const message = parseJsonOrUndefined(init.body)
-  return Predicate.isRecord(message) && "method" in message && typeof message.method === "string" ? message.method : undefined
+  return Predicate.isObject(message) && "method" in message && typeof message.method === "string" ? message.method : undefined
 }
 
 /**

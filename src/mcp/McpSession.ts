@@ -33,9 +33,9 @@ export const providerSafeName = (name: string): string => name.replace(/[^A-Za-z
 
 /** An MCP `inputSchema` as a provider-ready object schema (missing `properties` filled in). */
 export const normalizeInputSchema = (schema: unknown): JsonSchemaObject => {
-  const source = Predicate.isRecord(schema) ? schema : {}
+  const source = Predicate.isObject(schema) ? schema : {}
   const { $schema: _dropped, ...rest } = source
-  const properties = Predicate.isRecord(rest["properties"]) ? rest["properties"] : {}
+  const properties = Predicate.isObject(rest["properties"]) ? rest["properties"] : {}
   const required = rest["required"]
   const { required: _required, ...withoutRequired } = rest
   return Array.isArray(required) && required.every((entry) => typeof entry === "string")

@@ -72,8 +72,8 @@ export const makeSmitheryConnector = (settings: SmitherySettings, fetch: FetchLi
         )
       )
 
-    const decodeJson = <A, I>(schema: Schema.Schema<A, I, never>, text: string) =>
-      Schema.decodeUnknown(Schema.parseJson(schema))(text).pipe(
+    const decodeJson = <S extends Schema.Codec<unknown, unknown>>(schema: S, text: string) =>
+      Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(text).pipe(
         Effect.mapError((): McpAttemptFailure => ({
           transport: "smithery",
           reason: "protocol",

@@ -66,15 +66,17 @@ export const callMcpTool = (
         )
       )
     ),
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: options.timeout,
-      onTimeout: () =>
-        new McpCallError({
-          server: session.server,
-          tool: tool.mcpName,
-          reason: "timeout",
-          detail: `no result within ${Math.round(timeoutMs / 100) / 10} s`
-        })
+      orElse: () =>
+        Effect.fail(
+          new McpCallError({
+            server: session.server,
+            tool: tool.mcpName,
+            reason: "timeout",
+            detail: `no result within ${Math.round(timeoutMs / 100) / 10} s`
+          })
+        )
     }),
     Effect.withSpan("Mcp.callTool", { attributes: { server: session.server, tool: tool.mcpName } })
   )

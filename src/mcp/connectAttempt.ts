@@ -3,7 +3,7 @@ import { SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ListToolsResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Duration, Effect, Exit, Option, Ref, Runtime } from "effect"
+import { Duration, Effect, Exit, Option, Ref } from "effect"
 import { measureJson } from "./jsonBounds"
 import type { McpAttemptFailure, McpTransportKind } from "./McpErrors"
 import { type McpSession, type McpToolInfo, normalizeInputSchema, providerSafeName } from "./McpSession"
@@ -181,7 +181,7 @@ export const runAttempt = (
     const transport = yield* attempt.open
     const client = new Client(CLIENT_INFO, { capabilities: {} })
     const close = closeQuietly(client, transport)
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
     const streamFailure = yield* Ref.make(Option.none<string>())
     client.onerror = (error) => {
       // The SDK leaves a request pending forever when the stream carrying its answer breaks
@@ -214,13 +214,14 @@ export const runAttempt = (
     return session
   })
   return connectAndDiscover.pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: timeout,
-      onTimeout: (): McpAttemptFailure => ({
-        transport: attempt.kind,
-        reason: "timeout",
-        detail: `no answer within ${timeoutMs} ms`
-      })
+      orElse: () =>
+        Effect.fail<McpAttemptFailure>({
+          transport: attempt.kind,
+          reason: "timeout",
+          detail: `no answer within ${timeoutMs} ms`
+        })
     }),
     Effect.mapError((failure): McpAttemptFailure => ({ ...failure, detail: redact(failure.detail) })),
     Effect.withSpan("Mcp.connectAttempt", { attributes: { server, transport: attempt.kind } })

@@ -22,9 +22,9 @@ export const connectInOrder = (
     const failures: Array<McpAttemptFailure> = []
     for (const step of plan) {
       const outcome = yield* Effect.result(runAttempt(server, step.attempt, options))
-      if (Result.isSuccess(outcome)) return outcome.right
-      failures.push(outcome.left)
-      if (!step.continueAfter(outcome.left)) break
+      if (Result.isSuccess(outcome)) return outcome.success
+      failures.push(outcome.failure)
+      if (!step.continueAfter(outcome.failure)) break
     }
     return yield* new McpConnectError({ server, attempts: failures })
   })

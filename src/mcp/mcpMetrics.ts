@@ -6,4 +6,4 @@ export const mcpBreakersOpen = Metric.gauge("loopcord_mcp_breakers_open", {
 })
 
 /** Feeds a circuit breaker's open count to the gauge. */
-export const publishOpenBreakers = (open: number): Effect.Effect<void> => Metric.set(mcpBreakersOpen, open)
+export const publishOpenBreakers = (open: number): Effect.Effect<void> => Metric.update(mcpBreakersOpen, open)

@@ -15,13 +15,13 @@ const str = (value: unknown): string | undefined => (typeof value === "string" ?
 
 /** The text a content block contributes; media are named, not inlined (base64 is useless to the model). */
 const blockText = (block: unknown): string | undefined => {
-  if (!Predicate.isRecord(block)) return undefined
+  if (!Predicate.isObject(block)) return undefined
   switch (block["type"]) {
     case "text":
       return str(block["text"])
     case "resource": {
       const resource = block["resource"]
-      if (!Predicate.isRecord(resource)) return undefined
+      if (!Predicate.isObject(resource)) return undefined
       return str(resource["text"]) ?? `[resource ${str(resource["uri"]) ?? ""} (${str(resource["mimeType"]) ?? "binary"})]`
     }
     case "resource_link":

@@ -9,7 +9,7 @@ import { Predicate } from "effect"
 const URL_PROPERTY_NAMES: ReadonlySet<string> = new Set(["url", "uri", "urls"])
 const URL_FORMATS: ReadonlySet<string> = new Set(["uri", "url", "iri"])
 
-const field = (schema: unknown, key: string): unknown => (Predicate.isRecord(schema) ? schema[key] : undefined)
+const field = (schema: unknown, key: string): unknown => (Predicate.isObject(schema) ? schema[key] : undefined)
 
 const hasUrlFormat = (schema: unknown): boolean => {
   const format = field(schema, "format")
@@ -31,10 +31,10 @@ const walk = (schema: unknown, value: unknown, urlTyped: boolean, into: Array<st
     for (const item of value) walk(items, item, hasUrlFormat(items), into)
     return
   }
-  if (!Predicate.isRecord(value)) return
+  if (!Predicate.isObject(value)) return
   const properties = field(schema, "properties")
   for (const [key, child] of Object.entries(value)) {
-    const childSchema = Predicate.isRecord(properties) ? properties[key] : undefined
+    const childSchema = Predicate.isObject(properties) ? properties[key] : undefined
     const typed =
       URL_PROPERTY_NAMES.has(key.toLowerCase()) || hasUrlFormat(childSchema) || hasUrlFormat(field(childSchema, "items"))
     walk(childSchema, child, typed, into)

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Option, Ref, TestClock } from "effect"
+import { Duration, Effect, Option, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { makeCircuitBreaker } from "../../src/mcp/CircuitBreaker"
 
 describe("CircuitBreaker", () => {

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Result, TestClock } from "effect"
+import { Duration, Effect, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { GuildMcpAdmin, type AddGuildMcpServer } from "../../src/mcp/GuildMcpAdmin"
 import { GuildMcpPool } from "../../src/mcp/GuildMcpPool"
 import { GuildMcpRegistry } from "../../src/mcp/GuildMcpRegistry"
@@ -16,7 +17,7 @@ const request = (overrides: Partial<AddGuildMcpServer> & { readonly url: string 
 })
 
 const failure = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
-  Effect.map(Effect.result(effect), (result) => (Result.isFailure(result) ? result.left : undefined))
+  Effect.map(Effect.result(effect), (result) => (Result.isFailure(result) ? result.failure : undefined))
 
 describe("GuildMcpAdmin (/mcp add|remove|list|enable|disable)", () => {
   it.effect("add validates the name and the URL with the address policy", () =>

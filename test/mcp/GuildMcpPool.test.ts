@@ -1,6 +1,7 @@
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Result, Exit, Fiber, Option, TestClock } from "effect"
+import { Duration, Effect, Result, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { GuildMcpPool } from "../../src/mcp/GuildMcpPool"
 import {
   deadPortUrl,
@@ -63,7 +64,7 @@ describe("GuildMcpPool", () => {
       const fiber = yield* Effect.forkChild(pool.session(guildServer({ url: server.url })))
       yield* waitUntil(() => server.log.requests.length === 1, "the initialize POST")
       yield* TestClock.adjust(Duration.millis(14_999))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still connecting 1 ms before the timeout")
+      assert.isUndefined(fiber.pollUnsafe(), "still connecting 1 ms before the timeout")
       yield* TestClock.adjust(Duration.millis(1))
       const exit = yield* Fiber.await(fiber)
       assert.isTrue(Exit.isFailure(exit))
@@ -84,13 +85,13 @@ describe("GuildMcpPool", () => {
       const fiber = yield* Effect.forkChild(Effect.result(pool.session(guildServer({ url: server.url }))))
       yield* waitUntil(() => gets(server.log) === 1, "the SSE GET")
       yield* TestClock.adjust(Duration.millis(14_999))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      assert.isUndefined(fiber.pollUnsafe())
       yield* TestClock.adjust(Duration.millis(1))
       const result = yield* Fiber.join(fiber)
       assert.isTrue(Result.isFailure(result))
-      if (Result.isFailure(result) && result.left._tag === "McpConnectError") {
+      if (Result.isFailure(result) && result.failure._tag === "McpConnectError") {
         assert.deepStrictEqual(
-          result.left.attempts.map((attempt) => [attempt.transport, attempt.reason]),
+          result.failure.attempts.map((attempt) => [attempt.transport, attempt.reason]),
           [["streamable-http", "http"], ["sse", "timeout"]]
         )
       } else {
@@ -145,20 +146,20 @@ describe("GuildMcpPool", () => {
       const pool = yield* GuildMcpPool
       const config = guildServer({ url: server.url })
       const first = yield* Effect.result(pool.session(config))
-      assert.isTrue(Result.isFailure(first) && first.left._tag === "McpConnectError")
+      assert.isTrue(Result.isFailure(first) && first.failure._tag === "McpConnectError")
       assert.strictEqual(server.connections(), 1)
 
       yield* TestClock.adjust(Duration.millis(299_999))
       const held = yield* Effect.result(pool.session(config))
-      assert.isTrue(Result.isFailure(held) && held.left._tag === "McpQuarantinedError")
+      assert.isTrue(Result.isFailure(held) && held.failure._tag === "McpQuarantinedError")
       assert.strictEqual(server.connections(), 1)
 
       yield* TestClock.adjust(Duration.millis(1))
       const retried = yield* Effect.result(pool.session(config))
-      assert.isTrue(Result.isFailure(retried) && retried.left._tag === "McpConnectError")
+      assert.isTrue(Result.isFailure(retried) && retried.failure._tag === "McpConnectError")
       assert.strictEqual(server.connections(), 2)
       const again = yield* Effect.result(pool.session(config))
-      assert.isTrue(Result.isFailure(again) && again.left._tag === "McpQuarantinedError")
+      assert.isTrue(Result.isFailure(again) && again.failure._tag === "McpQuarantinedError")
       assert.strictEqual(server.connections(), 2)
     }).pipe(Effect.provide(guildMcpLayer().layer))
   )
@@ -175,7 +176,7 @@ describe("GuildMcpPool", () => {
       for (let turn = 0; turn < 360; turn++) {
         for (const config of [droppingConfig, refusedConfig]) {
           const result = yield* Effect.result(pool.session(config))
-          if (Result.isFailure(result) && result.left._tag === "McpQuarantinedError") quarantined++
+          if (Result.isFailure(result) && result.failure._tag === "McpQuarantinedError") quarantined++
           else if (config === refusedConfig) attempts++
         }
         yield* TestClock.adjust(Duration.seconds(10))
@@ -232,7 +233,7 @@ describe("GuildMcpPool", () => {
       yield* waitUntil(() => server.log.requests.length === 1, "the POST")
       yield* pool.disconnect("guild-1", "tools")
       const result = yield* Fiber.join(fiber)
-      assert.isTrue(Result.isFailure(result) && result.left._tag === "McpServerUnavailableError")
+      assert.isTrue(Result.isFailure(result) && result.failure._tag === "McpServerUnavailableError")
       yield* TestClock.adjust(Duration.seconds(15))
       // The abandoned attempt's failure must not re-quarantine a removed server.
       assert.strictEqual((yield* pool.status("guild-1", "tools"))._tag, "Idle")

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Ref, TestClock } from "effect"
+import { Duration, Effect, Fiber, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import type { ToolResult } from "../../src/domain/ToolResult"
 import { GuildMcpAdmin } from "../../src/mcp/GuildMcpAdmin"
 import { GuildMcpTools } from "../../src/mcp/GuildMcpTools"

@@ -140,13 +140,13 @@ describe("Smithery Connect (design §2 decision 6, spec §6.6)", () => {
       const result = yield* Effect.result(
         Effect.flatMap(GuildMcpPool, (pool) => pool.session(guildServer({ name: "weather", url: "http://weather.run.tools:9/mcp" })))
       ).pipe(Effect.provide(stack(smithery.baseUrl).layer))
-      if (Result.isSuccess(result) || result.left._tag !== "McpConnectError") return assert.fail("expected McpConnectError")
+      if (Result.isSuccess(result) || result.failure._tag !== "McpConnectError") return assert.fail("expected McpConnectError")
       assert.deepStrictEqual(
-        result.left.attempts.map((attempt) => [attempt.transport, attempt.reason]),
+        result.failure.attempts.map((attempt) => [attempt.transport, attempt.reason]),
         [["smithery", "http"], ["streamable-http", "network"]]
       )
-      assert.include(result.left.message, "Smithery Connect answered HTTP 401")
-      assert.notInclude(result.left.message, "unauthorized")
+      assert.include(result.failure.message, "Smithery Connect answered HTTP 401")
+      assert.notInclude(result.failure.message, "unauthorized")
     })
   )
 })

@@ -16,7 +16,7 @@ const request = (url: string, name = "tools"): AddGuildMcpServer => ({ guildId: 
 
 const refusal = (url: string) =>
   Effect.flatMap(GuildMcpAdmin, (admin) => Effect.result(admin.add(request(url)))).pipe(
-    Effect.map((result) => (Result.isFailure(result) ? result.left : undefined))
+    Effect.map((result) => (Result.isFailure(result) ? result.failure : undefined))
   )
 
 describe("guild MCP address policy (design decision 13)", () => {
@@ -136,7 +136,7 @@ describe("guild MCP address policy (design decision 13)", () => {
           yield* admin.disable("guild-1", "rebind")
           yield* admin.enable("guild-1", "rebind")
           const { context } = yield* makeToolContext()
-          const result = yield* Effect.result(tool === undefined ? Effect.dieMessage("no tool") : tool.execute({ text: "x" }).pipe(provideToolContext(context)))
+          const result = yield* Effect.result(tool === undefined ? Effect.die(new Error("no tool")) : tool.execute({ text: "x" }).pipe(provideToolContext(context)))
           const [view] = yield* admin.list("guild-1")
           return { result, view, dialedWhilePublic }
         }).pipe(Effect.provide(stack.layer))
@@ -144,7 +144,7 @@ describe("guild MCP address policy (design decision 13)", () => {
       assert.isAbove(outcome.dialedWhilePublic, 0)
       assert.strictEqual(stack.connector.attempts.length, outcome.dialedWhilePublic, "no socket once the name points at loopback")
       assert.isTrue(Result.isFailure(outcome.result))
-      const shown = Result.isFailure(outcome.result) ? outcome.result.left.message : ""
+      const shown = Result.isFailure(outcome.result) ? outcome.result.failure.message : ""
       assert.include(shown, "MCP server 'rebind' is unreachable right now.")
       assert.notInclude(shown, "127.0.0.1")
       assert.notInclude(shown, "loopback")

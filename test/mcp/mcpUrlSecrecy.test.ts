@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Result, Layer, TestClock } from "effect"
+import { Duration, Effect, Result, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { McpConfig } from "../../src/config/McpConfig"
 import { GlobalMcpServersLive } from "../../src/mcp/GlobalMcpServers"
 import { GuildMcpAdmin } from "../../src/mcp/GuildMcpAdmin"
@@ -54,8 +55,8 @@ describe("MCP server URLs: name and origin only (issue 12 item 5)", () => {
       assert.include(result.detail ?? "", "Error POSTing to endpoint: internal error while serving … (host 127.0.0.1:", "the failure itself is kept for operators")
       assertNoSecret("the tool result", result.error ?? "")
       assertNoSecret("the tool result's detail", result.detail ?? "")
-      assert.isTrue(Result.isFailure(connect) && connect.left._tag === "McpQuarantinedError")
-      assertNoSecret("the connect error", Result.isFailure(connect) ? connect.left.message : "")
+      assert.isTrue(Result.isFailure(connect) && connect.failure._tag === "McpQuarantinedError")
+      assertNoSecret("the connect error", Result.isFailure(connect) ? connect.failure.message : "")
       assert.deepStrictEqual(listed.map((view) => view.url), [`http://127.0.0.1:${onCall.port}`, `http://127.0.0.1:${always.port}`])
       const lines = yield* logs.logs
       const failed = lines.find((line) => line.message.includes(`'broken' (http://127.0.0.1:${always.port}) failed to connect`))

@@ -39,13 +39,13 @@ const program = Effect.gen(function* () {
   const registry = yield* ToolRegistry
   const declared = yield* registry.toolsForTurn(guildTurn)
   const status = yield* Effect.flatMap(GuildMcpPool, (connections) => connections.status("guild-1", "conformance"))
-  if (status._tag !== "Connected") return yield* Effect.dieMessage(`not connected: ${status._tag}`)
+  if (status._tag !== "Connected") return yield* Effect.die(new Error(`not connected: ${status._tag}`))
   yield* Console.error(`connected over ${status.transport}; tools: ${declared.map((tool) => tool.name).join(", ") || "(none)"}`)
   // Negative control for the suite's own test: a client that never calls the tool must fail.
   if (scenario === "tools_call" && process.env["LOOPCORD_CONFORMANCE_SKIP_CALL"] !== "1") {
     const { context } = yield* makeToolContext()
     const result = yield* registry.execute("add_numbers", { a: 5, b: 3 }).pipe(provideToolContext(context))
-    if (!result.success) return yield* Effect.dieMessage(`add_numbers failed: ${result.error ?? "?"}`)
+    if (!result.success) return yield* Effect.die(new Error(`add_numbers failed: ${result.error ?? "?"}`))
     yield* Console.log(JSON.stringify(result.data))
   }
 })
