@@ -36,6 +36,6 @@ export const noKnownWindows: ModelWindowsShape = {
  * The models' windows. A Reference: without wiring (tests, embedding) no window is known and the
  * budget does nothing; `main` provides the real one (`provider/context/modelWindowsLive.ts`).
  */
-export class ModelWindows extends Context.Reference<ModelWindows>()("loopcord/provider/ModelWindows", {
-  defaultValue: (): ModelWindowsShape => noKnownWindows
-}) {}
+export const ModelWindows = Context.Reference<ModelWindowsShape>("loopcord/provider/ModelWindows", {
+  defaultValue: () => noKnownWindows
+})

@@ -86,8 +86,8 @@ export const overflowFactsOf = (message: string): OverflowFacts => {
 /** The error object of a vendor body: `{error:{…}}`, `[{error:{…}}]` or the body itself. */
 const errorObject = (payload: unknown): Record<string, unknown> | undefined => {
   const root = Array.isArray(payload) ? payload[0] : payload
-  if (!Predicate.isRecord(root)) return undefined
-  return Predicate.isRecord(root.error) ? root.error : root
+  if (!Predicate.isObject(root)) return undefined
+  return Predicate.isObject(root.error) ? root.error : root
 }
 
 /**

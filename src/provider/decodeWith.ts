@@ -1,4 +1,4 @@
-import { Channel, Chunk, type Effect, Stream } from "effect"
+import { type Array as Arr, Cause, Effect, type Pull, Stream } from "effect"
 
 /** What one decoding step produces: elements to emit, then an optional effect (a log, or a failure). */
 export interface DecodeStep<O, E> {
@@ -25,22 +25,44 @@ export interface Decoder<I, O, E> {
 
 export const noOutput: DecodeStep<never, never> = { out: [] }
 
+/** What a source read for its decoder: the decoder's next step, or an effect that waits for one. */
+export type SourceRead<O, E, EX> = DecodeStep<O, E> | Effect.Effect<DecodeStep<O, E>, EX>
+
 /**
- * The channel that emits one step: its elements, then its `then`, then its `next` step, then
- * `next` (the read of further input) unless the step is `done` or there is none. Shared by
- * `decodeWith` and by sources that decode what they read in their own channel.
+ * The pull of a decoder fed by `read`. Each pull emits the elements of one step; the step's
+ * `then` runs at the next pull, then its `next` step, and only then is the source read again,
+ * unless the step was `done` or the source ended (`ended()`: the decoder's end step was taken).
+ * Shared by `decodeWith` and by sources that decode what they read in their own channel.
  */
-export const stepChannel = <O, E, InElem, InErr, InDone>(
-  step: DecodeStep<O, E>,
-  next: Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> | undefined
-): Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> => {
-  let channel: Channel.Channel<Chunk.Chunk<O>, InElem, E, InErr, unknown, InDone> = step.out.length > 0
-    ? Channel.write(Chunk.fromArrayUnsafe(step.out as Array<O>))
-    : Channel.void
-  if (step.then !== undefined) channel = Channel.zipRight(channel, Channel.fromEffect(step.then))
-  const further = step.next
-  if (further !== undefined) return Channel.zipRight(channel, Channel.suspend(() => stepChannel(further(), next)))
-  return step.done === true || next === undefined ? channel : Channel.zipRight(channel, next)
+export const stepPull = <O, E, EX>(
+  read: () => SourceRead<O, E, EX>,
+  ended: () => boolean
+): Pull.Pull<Arr.NonEmptyReadonlyArray<O>, E | EX> => {
+  let then: Effect.Effect<void, E> | undefined
+  let further: (() => DecodeStep<O, E>) | undefined
+  let stop = false
+  const take = (step: DecodeStep<O, E>): Pull.Pull<Arr.NonEmptyReadonlyArray<O>, E | EX> => {
+    then = step.then
+    further = step.next
+    stop = step.done === true
+    return step.out.length > 0 ? Effect.succeed(step.out as Arr.NonEmptyReadonlyArray<O>) : pull
+  }
+  const pull: Pull.Pull<Arr.NonEmptyReadonlyArray<O>, E | EX> = Effect.suspend(() => {
+    if (then !== undefined) {
+      const effect = then
+      then = undefined
+      return Effect.andThen(effect, pull)
+    }
+    if (further !== undefined) {
+      const step = further
+      further = undefined
+      return take(step())
+    }
+    if (stop || ended()) return Cause.done()
+    const next = read()
+    return Effect.isEffect(next) ? Effect.flatMap(next, take) : take(next)
+  })
+  return pull
 }
 
 /**
@@ -49,15 +71,18 @@ export const stepChannel = <O, E, InElem, InErr, InDone>(
  */
 export const decodeWith = <I, O, E2>(make: () => Decoder<I, O, E2>) =>
 <E, R>(self: Stream.Stream<I, E, R>): Stream.Stream<O, E | E2, R> =>
-  Stream.pipeThroughChannel(
-    self,
-    Channel.suspend(() => {
+  Stream.transformPull(self, (upstream) =>
+    Effect.sync(() => {
       const decoder = make()
-      const loop: Channel.Channel<Chunk.Chunk<O>, Chunk.Chunk<I>, E | E2, E, unknown, unknown> = Channel.readWithCause({
-        onInput: (input: Chunk.Chunk<I>) => stepChannel(decoder.push(input), loop),
-        onFailure: (cause) => Channel.failCause(cause),
-        onDone: () => stepChannel(decoder.end(), undefined)
+      let ended = false
+      const endOfInput = Effect.sync(() => {
+        ended = true
+        return decoder.end()
       })
-      return loop
-    })
-  )
+      const readUpstream: Effect.Effect<DecodeStep<O, E2>, E> = upstream.pipe(
+        Effect.map((input) => decoder.push(input)),
+        // The upstream's Done is the end of input: the decoder's end step comes next.
+        Effect.catchIf(Cause.isDone, () => endOfInput)
+      ) as Effect.Effect<DecodeStep<O, E2>, E>
+      return stepPull<O, E2, E>(() => readUpstream, () => ended)
+    }))

@@ -1,5 +1,5 @@
 import type { HttpClient } from "effect/http"
-import type { ConfigError, Layer } from "effect"
+import type { Config, Layer } from "effect"
 import * as Anthropic from "./anthropic/Anthropic"
 import * as Gemini from "./google/Gemini"
 import type { LanguageModel } from "./LanguageModel"
@@ -19,7 +19,7 @@ export type HttpProviderKind = "openai-compatible" | "openai-responses" | "anthr
  */
 export const layerConfigFor = (
   kind: HttpProviderKind
-): Layer.Layer<LanguageModel, ConfigError.ConfigError, HttpClient.HttpClient> => {
+): Layer.Layer<LanguageModel, Config.ConfigError, HttpClient.HttpClient> => {
   switch (kind) {
     case "openai-compatible":
       return OpenAiCompatible.layerConfig()

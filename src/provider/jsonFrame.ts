@@ -1,7 +1,7 @@
 /**
  * Parsing one JSON text that came from outside (an SSE `data:` line, an error body, a tool call's
  * arguments): never throws, so a decoder turns bad input into its own typed error. Records are
- * checked with effect's `Predicate.isRecord` (an object that is not an array).
+ * checked with effect's `Predicate.isObject` (an object that is not an array).
  */
 
 type ParsedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false }

@@ -167,7 +167,7 @@ const closer = (frame: Frame): string => (frame.kind === "object" ? "}" : "]")
 
 const parseObject = (text: string): Record<string, unknown> | null => {
   const parsed = parseJsonFrame(text)
-  return parsed.ok && Predicate.isRecord(parsed.value) ? parsed.value : null
+  return parsed.ok && Predicate.isObject(parsed.value) ? parsed.value : null
 }
 
 /**

@@ -27,14 +27,14 @@ const collapse = (text: string, max = 600): string => {
 /** The human message inside a vendor error body (`{error:{message}}`, `[{error:…}]`, `{message}`), if any. */
 export const errorMessageOf = (payload: unknown): string | undefined => {
   const root = Array.isArray(payload) ? payload[0] : payload
-  if (!Predicate.isRecord(root)) return undefined
+  if (!Predicate.isObject(root)) return undefined
   const error = root.error
   if (typeof error === "string") return error
-  if (Predicate.isRecord(error)) {
+  if (Predicate.isObject(error)) {
     const message = error.message
     if (typeof message === "string" && message.length > 0) {
       // OpenRouter nests the upstream's body under `metadata.raw`; it says more than "Provider returned error".
-      const raw = Predicate.isRecord(error.metadata) ? error.metadata.raw : undefined
+      const raw = Predicate.isObject(error.metadata) ? error.metadata.raw : undefined
       return typeof raw === "string" && raw.length > 0 && raw !== message ? `${message}: ${raw}` : message
     }
   }
@@ -81,7 +81,7 @@ export const fromStatus = (options: {
 /** Reason for an error object a vendor sends inside a 200 stream (`type`/`code`/`status` fields). */
 const reasonForPayload = (payload: unknown): ProviderErrorReason => {
   const root = Array.isArray(payload) ? payload[0] : payload
-  const error = Predicate.isRecord(root) && Predicate.isRecord(root.error) ? root.error : Predicate.isRecord(root) ? root : {}
+  const error = Predicate.isObject(root) && Predicate.isObject(root.error) ? root.error : Predicate.isObject(root) ? root : {}
   const code = error.code ?? error.status
   if (typeof code === "number") return reasonForStatus(code)
   const label = [error.type, error.code, error.status].filter((part) => typeof part === "string").join(" ").toLowerCase()
@@ -105,23 +105,31 @@ export const fromStreamErrorPayload = (provider: string, payload: unknown): Prov
   })
 }
 
+/** How a failure of the HTTP client is named in the detail (the class of failure, without its `Error` suffix). */
+const failureName = (tag: HttpClientError.HttpClientError["reason"]["_tag"]): string => tag.replace(/Error$/, "")
+
 export const fromHttpClientError = (provider: string, error: HttpClientError.HttpClientError): ProviderError => {
-  if (error._tag === "RequestError") {
-    return new ProviderError({
-      reason: error.reason === "Transport" ? "Network" : "BadRequest",
-      provider,
-      detail: collapse(`request failed (${error.reason}): ${describeCause(error.cause) ?? error.message}`),
-      cause: error.cause
-    })
+  const reason = error.reason
+  switch (reason._tag) {
+    case "TransportError":
+    case "EncodeError":
+    case "InvalidUrlError":
+      return new ProviderError({
+        reason: reason._tag === "TransportError" ? "Network" : "BadRequest",
+        provider,
+        detail: collapse(`request failed (${failureName(reason._tag)}): ${describeCause(reason.cause) ?? reason.message}`),
+        cause: reason.cause
+      })
+    default:
+      return new ProviderError({
+        reason: reason._tag === "DecodeError" ? "Network" : "InvalidResponse",
+        provider,
+        status: reason.response.status,
+        detail: collapse(`response failed (${failureName(reason._tag)}): ${describeCause(reason.cause) ?? reason.message}`),
+        // The underlying failure only: the platform error carries the request, API-key headers included.
+        cause: reason.cause
+      })
   }
-  return new ProviderError({
-    reason: error.reason === "Decode" ? "Network" : "InvalidResponse",
-    provider,
-    status: error.response.status,
-    detail: collapse(`response failed (${error.reason}): ${describeCause(error.cause) ?? error.message}`),
-    // The underlying failure only: the platform error carries the request, API-key headers included.
-    cause: error.cause
-  })
 }
 
 const describeCause = (cause: unknown): string | undefined => {

@@ -1,8 +1,5 @@
-import type * as HttpClientResponse from "effect/http/HttpClientResponse"
-import * as HttpClient from "effect/http/HttpClient"
-import * as HttpBody from "effect/http/HttpBody"
-import * as HttpClientRequest from "effect/http/HttpClientRequest"
-import { Channel, Clock, Effect, Stream } from "effect"
+import { Clock, Effect, Stream } from "effect"
+import { HttpBody, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { ProviderError } from "../domain/ProviderError"
 import { fromHttpClientError, fromStatus, invalidResponse } from "./providerErrors"
 import type { Decoder } from "./decodeWith"
@@ -30,19 +27,30 @@ const maxJsonChars = 8 * 1024 * 1024
  * The platform client as providers use it: no client span per request (nothing reads them, and
  * each costs a span with a dozen attributes) and never a `traceparent` / `b3` header, so our
  * trace ids never reach a vendor. The client main gives providers is like that already; wrapping
- * it would only cost two fiber-ref changes (each a copy of the fiber's refs) per request.
+ * it would only cost two reference changes per request.
  */
 export const vendorClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
   UndiciHttpClient.isSpanFree(client)
     ? client
-    : client.pipe(HttpClient.withTracerPropagation(false), HttpClient.withTracerDisabledWhen(() => true))
+    : HttpClient.transform(client, (response) =>
+      response.pipe(
+        Effect.provideService(HttpClient.TracerPropagationEnabled, false),
+        Effect.provideService(HttpClient.TracerDisabledWhen, () => true)
+      ))
 
+/** The body's text, read until it reaches `maxChars` (the rest is not read); a failed read is empty. */
 const readText = (response: HttpClientResponse.HttpClientResponse, maxChars: number): Effect.Effect<string> =>
-  response.stream.pipe(
-    Stream.decodeText(),
-    Stream.runFoldWhile("", (text) => text.length < maxChars, (text, piece) => text + piece),
-    Effect.catch(() => Effect.succeed(""))
-  )
+  Effect.suspend(() => {
+    let text = ""
+    return Stream.runForEachWhile(Stream.decodeText(response.stream), (piece) =>
+      Effect.sync(() => {
+        text += piece
+        return text.length < maxChars
+      })).pipe(
+        Effect.map(() => text),
+        Effect.catch(() => Effect.succeed(""))
+      )
+  })
 
 /**
  * Sends a streaming request and classifies the answer: non-2xx ⇒ a typed `ProviderError`
@@ -111,13 +119,6 @@ const notAnEventStream = Effect.fnUntraced(function*(
   )
 })
 
-/**
- * `Stream.unwrap` at the channel level: the same stream (the effect's failure fails it), without
- * the stream-of-streams flattening `Stream.unwrap` pays for on every model call.
- */
-export const unwrapStream = <A, E, E2>(effect: Effect.Effect<Stream.Stream<A, E>, E2>): Stream.Stream<A, E | E2> =>
-  Stream.fromChannel(Channel.unwrap(Effect.map(effect, Stream.toChannel)))
-
 /** `base` + `path` with exactly one slash between them (`http://h/v1/` + `/chat/completions`). */
 export const joinUrl = (base: string, path: string): string => `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
 
@@ -133,7 +134,7 @@ export const jsonPost = (options: {
     try: () =>
       HttpClientRequest.post(options.url, {
         headers: { accept: "text/event-stream", ...options.headers },
-        body: HttpBody.unsafeJson(options.body)
+        body: HttpBody.jsonUnsafe(options.body)
       }),
     catch: (error) =>
       new ProviderError({

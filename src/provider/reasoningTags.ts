@@ -1,7 +1,8 @@
-import { Chunk, Effect, Layer, Stream } from "effect"
+import { Effect, Layer, type Stream } from "effect"
 import type { ProviderError } from "../domain/ProviderError"
 import { ProviderEvent } from "../domain/ProviderEvent"
 import { makeUsage } from "../domain/TokenUsage"
+import { decodeWith } from "./decodeWith"
 import { LanguageModel } from "./LanguageModel"
 
 /**
@@ -57,7 +58,7 @@ const withEstimatedReasoning = (event: Extract<ProviderEvent, { readonly _tag: "
   return ProviderEvent.Usage({ usage: makeUsage({ ...event.usage, reasoningTokens: estimate }) })
 }
 
-const hasText = (chunk: Chunk.Chunk<ProviderEvent>): boolean => {
+const hasText = (chunk: ReadonlyArray<ProviderEvent>): boolean => {
   for (const event of chunk) if (event._tag === "TextDelta") return true
   return false
 }
@@ -130,7 +131,7 @@ const makeStripper = () => {
     if (phase === "start") phase = "text"
   }
 
-  const push = (chunk: Chunk.Chunk<ProviderEvent>): Chunk.Chunk<ProviderEvent> => {
+  const push = (chunk: ReadonlyArray<ProviderEvent>): ReadonlyArray<ProviderEvent> => {
     // Past the start with nothing taken out (almost every answer), or no text yet and none held
     // (a pass that only calls a tool): the chunk goes on as it is.
     if (reasoningChars === 0 && (phase === "text" || (phase === "start" && held.length === 0 && !hasText(chunk)))) return chunk
@@ -155,7 +156,7 @@ const makeStripper = () => {
           out.push(event)
       }
     }
-    return Chunk.fromArrayUnsafe(out)
+    return out
   }
 
   const end = (): ReadonlyArray<ProviderEvent> => {
@@ -175,18 +176,16 @@ const makeStripper = () => {
  */
 export const stripReasoningTags = () =>
 <E, R>(self: Stream.Stream<ProviderEvent, E, R>): Stream.Stream<ProviderEvent, E, R> =>
-  Stream.suspend(() => {
+  decodeWith<ProviderEvent, ProviderEvent, never>(() => {
     const stripper = makeStripper()
-    return Stream.concat(
-      Stream.mapChunks(self, stripper.push),
-      Stream.suspend(() => {
-        const rest = stripper.end()
-        return rest.length === 0 ? Stream.empty : Stream.fromIterable(rest)
-      })
-    )
-  })
+    return {
+      // The upstream's elements come as an array: one that passes untouched is emitted as it is.
+      push: (input) => ({ out: stripper.push(Array.isArray(input) ? input : Array.from(input)) }),
+      end: () => ({ out: stripper.end() })
+    }
+  })(self)
 
-type Model = LanguageModel["Type"]
+type Model = LanguageModel["Service"]
 
 /** A model whose reasoning written into the text is taken out of the answer as it streams. */
 const withReasoningTags = (model: Model): Model =>

@@ -14,7 +14,7 @@ type ArgumentsOutcome =
 export const classifyArguments = (raw: string, maxRepairChars: number = defaultJsonRepairMaxChars): ArgumentsOutcome => {
   if (raw.trim().length === 0) return { _tag: "Empty" }
   const parsed = parseJsonFrame(raw)
-  if (parsed.ok) return Predicate.isRecord(parsed.value) ? { _tag: "Parsed", args: parsed.value } : { _tag: "Unparseable" }
+  if (parsed.ok) return Predicate.isObject(parsed.value) ? { _tag: "Parsed", args: parsed.value } : { _tag: "Unparseable" }
   const repaired = tryRepairIncompleteJson(raw, maxRepairChars)
   return repaired === null ? { _tag: "Unparseable" } : { _tag: "Repaired", args: repaired }
 }
@@ -39,6 +39,8 @@ interface ArgumentsContext {
 const truncatedCalls = Metric.counter("tool_arguments_truncated", {
   description: "tool calls whose argument JSON was cut by the provider and structurally repaired"
 })
+
+const countTruncated = (adapter: string): Effect.Effect<void> => Metric.update(Metric.withAttributes(truncatedCalls, { adapter }), 1)
 
 /**
  * The most tool calls one pass may make: a decoder keeps no more (each is bounded by the
@@ -75,7 +77,7 @@ export const argumentsOverCap = (context: {
   result: { args: {}, truncated: true },
   log: Effect.logError("tool arguments outgrew BOT_JSON_REPAIR_MAX_CHARS; the stream was stopped and the call is refused as truncated").pipe(
     Effect.annotateLogs({ adapter: context.adapter, tool_name: context.toolName, max_chars: context.maxChars }),
-    Effect.andThen(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
+    Effect.andThen(countTruncated(context.adapter))
   )
 })
 
@@ -98,7 +100,7 @@ export const finalizeArguments = (
         result: { args: outcome.args, truncated: true },
         log: Effect.logError("tool_arguments_truncated").pipe(
           Effect.annotateLogs({ ...annotations, recovered_keys: Object.keys(outcome.args).join(",") }),
-          Effect.andThen(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
+          Effect.andThen(countTruncated(context.adapter))
         )
       }
     case "Empty":
@@ -107,7 +109,7 @@ export const finalizeArguments = (
           result: { args: {}, truncated: true },
           log: Effect.logError("tool_arguments_truncated").pipe(
             Effect.annotateLogs({ ...annotations, recovered_keys: "" }),
-            Effect.andThen(Metric.increment(Metric.tagged(truncatedCalls, "adapter", context.adapter)))
+            Effect.andThen(countTruncated(context.adapter))
           )
         }
         : { result: { args: {}, truncated: false }, log: undefined }

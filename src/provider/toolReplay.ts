@@ -17,7 +17,7 @@ export const preToolText = (entry: ToolHistoryEntry): string | undefined => {
 /** The result as a string: `summary` when the result is an object with a string summary, else its JSON. */
 export const toolResultText = (entry: ToolHistoryEntry): string => {
   const result = entry.functionResponse.response.result
-  if (Predicate.isRecord(result) && typeof result.summary === "string") return result.summary
+  if (Predicate.isObject(result) && typeof result.summary === "string") return result.summary
   if (typeof result === "string") return result
   return JSON.stringify(result ?? null) ?? "null"
 }
@@ -25,7 +25,7 @@ export const toolResultText = (entry: ToolHistoryEntry): string => {
 /** The result as a JSON value for providers that take structured results (Gemini). */
 export const toolResultValue = (entry: ToolHistoryEntry): unknown => {
   const result = entry.functionResponse.response.result
-  return Predicate.isRecord(result) && typeof result.summary === "string" ? result.summary : result
+  return Predicate.isObject(result) && typeof result.summary === "string" ? result.summary : result
 }
 
 /** Arguments as the model wrote them (a refused truncated call has none left: `{}`). */

@@ -7,7 +7,7 @@ import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
 import { anthropicPromptCacheSetting, httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
-import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
 import { sseEventLimit } from "../sse/SseParser"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeMessagesDecoder } from "./messagesDecoder"
@@ -52,7 +52,7 @@ const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) {
     : (request: GenerationRequest) => withCacheBreakpoints(messagesBody(request, bodyOptions))
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-    unwrapStream(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const httpRequest = yield* jsonPost({
         provider: providerName,
         url,
@@ -68,7 +68,7 @@ const make = Effect.fnUntraced(function*(options: AnthropicOptions = {}) {
       if (body._tag === "Sse") return body.decode(() => makeMessagesDecoder(decoderOptions))
       // A JSON body to a streaming request is an error envelope, or a server that cannot stream.
       const value = body.value
-      return yield* Predicate.isRecord(value) && "error" in value
+      return yield* Predicate.isObject(value) && "error" in value
         ? fromStreamErrorPayload(providerName, value)
         : invalidResponse(providerName, "expected an event stream but got a JSON document")
     }))
@@ -87,7 +87,7 @@ export const layer = (options: AnthropicOptions = {}): Layer.Layer<LanguageModel
  * `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS` and `ANTHROPIC_PROMPT_CACHE`.
  */
 export const layerConfig = (options: Omit<AnthropicOptions, "baseUrl" | "toolCalling" | "promptCache"> = {}) =>
-  Layer.unwrapEffect(Effect.map(Effect.all([httpProviderSettings, anthropicPromptCacheSetting]), ([settings, promptCache]) =>
+  Layer.unwrap(Effect.map(Effect.all([httpProviderSettings, anthropicPromptCacheSetting]), ([settings, promptCache]) =>
     layer({
       ...options,
       baseUrl: settings.baseUrl,

@@ -47,7 +47,7 @@ const MessagesEvent = Schema.Struct({
 })
 type MessagesEvent = typeof MessagesEvent.Type
 
-const decodeEvent = Schema.decodeUnknownEither(MessagesEvent)
+const decodeEvent = Schema.decodeUnknownResult(MessagesEvent)
 
 const stopReasonOf = (raw: string): FinishReason => {
   switch (raw) {
@@ -295,7 +295,7 @@ export const makeMessagesDecoder = (options: {
         done = true
         break
       }
-      const after = apply(decoded.right, out)
+      const after = apply(decoded.success, out)
       if (after) effects.push(after)
       if (done) break
     }
@@ -314,6 +314,6 @@ export const makeMessagesDecoder = (options: {
 
 /** The `input` of `content_block_start` when no JSON deltas followed (a tool without parameters). */
 const startInputJson = (input: unknown): string =>
-  Predicate.isRecord(input) && Object.keys(input).length > 0
+  Predicate.isObject(input) && Object.keys(input).length > 0
     ? JSON.stringify(input)
     : ""

@@ -32,7 +32,7 @@ const contentOf = (message: ChatMessage): Array<Block> => {
 }
 
 const isThinkingBlock = (detail: unknown): detail is Block =>
-  Predicate.isRecord(detail) &&
+  Predicate.isObject(detail) &&
   (detail.type === "thinking" || detail.type === "redacted_thinking")
 
 /** Consecutive turns of one role become one message (the API merges them anyway; empty ones are dropped). */

@@ -27,11 +27,11 @@ interface Turn {
 }
 
 const isTurn = (value: unknown): value is Turn =>
-  Predicate.isRecord(value) && typeof value.role === "string" && (typeof value.content === "string" || Array.isArray(value.content))
+  Predicate.isObject(value) && typeof value.role === "string" && (typeof value.content === "string" || Array.isArray(value.content))
 
 const marked = (block: Block): Block => ({ ...block, cache_control: ephemeral })
 
-const hasBreakpoint = (value: unknown): boolean => Predicate.isRecord(value) && value.cache_control !== undefined
+const hasBreakpoint = (value: unknown): boolean => Predicate.isObject(value) && value.cache_control !== undefined
 
 /** Counts the breakpoints already in a body (an `extraBody` may bring its own). */
 export const countBreakpoints = (body: Readonly<Record<string, unknown>>): number => {
@@ -67,7 +67,7 @@ export const withCacheBreakpoints = (body: Readonly<Record<string, unknown>>): R
   const tools = body.tools
   if (budget > 0 && Array.isArray(tools) && tools.length > 0) {
     const last = tools[tools.length - 1]
-    if (Predicate.isRecord(last) && !hasBreakpoint(last)) {
+    if (Predicate.isObject(last) && !hasBreakpoint(last)) {
       next.tools = [...tools.slice(0, -1), marked(last)]
       budget -= 1
     }

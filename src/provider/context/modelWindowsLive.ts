@@ -16,11 +16,11 @@ export interface ModelWindowsOptions {
   /** Models asked about at start-up, in the background (the configured chain). */
   readonly models: ReadonlyArray<string>
   /** How long a pass waits for a model's first answer before it goes on with the table or the default. */
-  readonly discoveryWait?: Duration.DurationInput
+  readonly discoveryWait?: Duration.Input
   /** One probe's deadline. */
-  readonly probeTimeout?: Duration.DurationInput
+  readonly probeTimeout?: Duration.Input
   /** A server that gave no answer is asked again after this long (it may have been starting). */
-  readonly retryAfter?: Duration.DurationInput
+  readonly retryAfter?: Duration.Input
 }
 
 /**
@@ -63,7 +63,7 @@ export const make = (options: ModelWindowsOptions): Effect.Effect<ModelWindowsSh
     const scope = yield* Effect.scope
     const learned = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
     const probes = yield* Ref.make<ReadonlyMap<string, Probe>>(new Map())
-    const wait = Duration.decode(options.discoveryWait ?? DEFAULT_DISCOVERY_WAIT)
+    const wait = Duration.fromInputUnsafe(options.discoveryWait ?? DEFAULT_DISCOVERY_WAIT)
     const retryAfterMs = Duration.toMillis(options.retryAfter ?? DEFAULT_RETRY_AFTER)
     const baseUrl = options.baseUrl
     const discovers = options.provider === "openai-compatible" && baseUrl !== undefined
@@ -93,7 +93,7 @@ export const make = (options: ModelWindowsOptions): Effect.Effect<ModelWindowsSh
               ? Effect.logDebug("the model's server did not say its context window")
               : Effect.logInfo(`the model's server runs it with a ${tokens}-token context window`)),
           Effect.annotateLogs({ model }),
-          Effect.intoDeferred(answer),
+          Deferred.into(answer),
           Effect.forkIn(scope)
         )
         return answer
@@ -140,7 +140,7 @@ export const make = (options: ModelWindowsOptions): Effect.Effect<ModelWindowsSh
   })
 
 /** From the environment: the provider settings and `LLM_CONTEXT_TOKENS`, probes over a small HTTP pool of their own. */
-export const layer: Layer.Layer<ModelWindows, never, ProviderConfig | ContextConfig> = Layer.effect(
+export const layer = Layer.effect(
   ModelWindows,
   Effect.gen(function*() {
     const provider = yield* ProviderConfig

@@ -41,20 +41,20 @@ const smallest = (values: ReadonlyArray<number | undefined>): number | undefined
 
 /** llama.cpp `/props`: the per-slot window (the smaller when both fields are there). */
 export const llamaCppPropsWindow = (json: unknown): number | undefined => {
-  if (!Predicate.isRecord(json)) return undefined
-  const settings = Predicate.isRecord(json.default_generation_settings) ? json.default_generation_settings : {}
+  if (!Predicate.isObject(json)) return undefined
+  const settings = Predicate.isObject(json.default_generation_settings) ? json.default_generation_settings : {}
   return smallest([windowValue(json.n_ctx), windowValue(settings.n_ctx)])
 }
 
 /** Ollama `/api/show`: `num_ctx` when the model sets one, else its trained length capped at Ollama's default. */
 export const ollamaShowWindow = (json: unknown): number | undefined => {
-  if (!Predicate.isRecord(json)) return undefined
+  if (!Predicate.isObject(json)) return undefined
   if (typeof json.parameters === "string") {
     const match = /(?:^|\n)\s*num_ctx\s+(\d+)/.exec(json.parameters.slice(0, 64 * 1024))
     const set = windowValue(match === null ? undefined : Number(match[1]))
     if (set !== undefined) return set
   }
-  if (!Predicate.isRecord(json.model_info)) return undefined
+  if (!Predicate.isObject(json.model_info)) return undefined
   const trained = Object.entries(json.model_info).slice(0, 2_000)
     .find(([key]) => key.endsWith(".context_length"))?.[1]
   const length = windowValue(trained)
@@ -62,10 +62,10 @@ export const ollamaShowWindow = (json: unknown): number | undefined => {
 }
 
 const listedModel = (json: unknown, model: string): Record<string, unknown> | undefined => {
-  if (!Predicate.isRecord(json) || !Array.isArray(json.data)) return undefined
+  if (!Predicate.isObject(json) || !Array.isArray(json.data)) return undefined
   const wanted = model.toLowerCase()
   return json.data.slice(0, MAX_LISTED_MODELS).find((entry): entry is Record<string, unknown> =>
-    Predicate.isRecord(entry) && typeof entry.id === "string" && entry.id.toLowerCase() === wanted)
+    Predicate.isObject(entry) && typeof entry.id === "string" && entry.id.toLowerCase() === wanted)
 }
 
 /** LM Studio `/api/v0/models`: the window the model is loaded with, else its largest. */
@@ -78,7 +78,7 @@ const lmStudioWindow = (json: unknown, model: string): number | undefined => {
 const modelListWindow = (json: unknown, model: string): number | undefined => {
   const entry = listedModel(json, model)
   if (entry === undefined) return undefined
-  const top = Predicate.isRecord(entry.top_provider) ? entry.top_provider : {}
+  const top = Predicate.isObject(entry.top_provider) ? entry.top_provider : {}
   return windowValue(entry.context_length) ?? windowValue(top.context_length) ?? windowValue(entry.context_window) ??
     windowValue(entry.max_model_len) ?? windowValue(entry.max_context_length)
 }
@@ -104,7 +104,7 @@ interface DiscoveryTarget {
   /** Sent to the model list only (the same host every request of the model goes to). */
   readonly apiKey: Redacted.Redacted<string> | undefined
   /** One probe's deadline. */
-  readonly timeout: Duration.DurationInput
+  readonly timeout: Duration.Input
 }
 
 /** Whether asking `baseUrl` can tell anything at all. */
@@ -119,21 +119,27 @@ const readJson = (
   client: HttpClient.HttpClient,
   request: HttpClientRequest.HttpClientRequest,
   maxChars: number,
-  timeout: Duration.DurationInput
+  timeout: Duration.Input
 ): Effect.Effect<Option.Option<unknown>> =>
   Effect.gen(function*() {
     const response = yield* client.execute(request)
     if (response.status < 200 || response.status >= 300) return yield* Effect.fail<ReadFailure>("status")
-    const read = yield* response.stream.pipe(
-      Stream.decodeText(),
-      Stream.runFoldWhile({ text: "", over: false }, (state) => !state.over, (state, piece) =>
-        state.text.length + piece.length > maxChars ? { text: "", over: true } : { text: state.text + piece, over: false })
-    )
+    const read = { text: "", over: false }
+    yield* Stream.runForEachWhile(Stream.decodeText(response.stream), (piece) =>
+      Effect.sync(() => {
+        if (read.text.length + piece.length > maxChars) {
+          read.text = ""
+          read.over = true
+        } else {
+          read.text += piece
+        }
+        return !read.over
+      }))
     if (read.over) return yield* Effect.fail<ReadFailure>("too large")
     return yield* Effect.try({ try: (): unknown => JSON.parse(read.text), catch: (): ReadFailure => "not json" })
   }).pipe(
     Effect.scoped,
-    Effect.timeoutFail({ duration: timeout, onTimeout: (): ReadFailure => "timeout" }),
+    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail<ReadFailure>("timeout") }),
     Effect.option
   )
 
@@ -151,15 +157,15 @@ export const discoverWindow = (client: HttpClient.HttpClient, target: DiscoveryT
   const probes: ReadonlyArray<Effect.Effect<number | undefined>> = [
     ...(selfHosted
       ? [
-        Effect.map(get(joinUrl(root, "props"), MAX_BODY_CHARS), Option.flatMapNullable(llamaCppPropsWindow)),
-        Effect.map(get(joinUrl(root, "api/v0/models"), MAX_BODY_CHARS), Option.flatMapNullable((json) => lmStudioWindow(json, model))),
+        Effect.map(get(joinUrl(root, "props"), MAX_BODY_CHARS), Option.flatMapNullishOr(llamaCppPropsWindow)),
+        Effect.map(get(joinUrl(root, "api/v0/models"), MAX_BODY_CHARS), Option.flatMapNullishOr((json) => lmStudioWindow(json, model))),
         Effect.map(
-          readJson(client, HttpClientRequest.post(joinUrl(root, "api/show")).pipe(HttpClientRequest.bodyUnsafeJson({ model, name: model })), MAX_BODY_CHARS, target.timeout),
-          Option.flatMapNullable(ollamaShowWindow)
+          readJson(client, HttpClientRequest.post(joinUrl(root, "api/show")).pipe(HttpClientRequest.bodyJsonUnsafe({ model, name: model })), MAX_BODY_CHARS, target.timeout),
+          Option.flatMapNullishOr(ollamaShowWindow)
         )
       ]
       : []),
-    Effect.map(get(joinUrl(target.baseUrl, "models"), MAX_LIST_BODY_CHARS, auth), Option.flatMapNullable((json) => modelListWindow(json, model)))
+    Effect.map(get(joinUrl(target.baseUrl, "models"), MAX_LIST_BODY_CHARS, auth), Option.flatMapNullishOr((json) => modelListWindow(json, model)))
   ].map((probe) => Effect.map(probe, Option.getOrUndefined))
   return Effect.map(Effect.all(probes, { concurrency: "unbounded" }), (answers) => answers.find((answer) => answer !== undefined))
 }

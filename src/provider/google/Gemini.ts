@@ -6,7 +6,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
 import { fromStreamErrorPayload, invalidResponse } from "../providerErrors"
-import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
 import { makeGeminiDecoder } from "./geminiDecoder"
 import { geminiBody } from "./geminiRequest"
@@ -44,7 +44,7 @@ const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
   const bodyOptions = { extraBody: options.extraBody }
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-    unwrapStream(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const httpRequest = yield* jsonPost({
         provider: providerName,
         url: streamUrl(baseUrl, apiVersion, request.model),
@@ -58,7 +58,7 @@ const make = Effect.fnUntraced(function*(options: GeminiOptions = {}) {
       if (body._tag === "Sse") return body.decode(() => makeGeminiDecoder({ provider: providerName }))
       const value = body.value
       const payload = Array.isArray(value) ? value[0] : value
-      return yield* Predicate.isRecord(payload) && "error" in payload
+      return yield* Predicate.isObject(payload) && "error" in payload
         ? fromStreamErrorPayload(providerName, payload)
         : invalidResponse(providerName, "expected an event stream but got a JSON document")
     }))
@@ -74,7 +74,7 @@ export const layer = (options: GeminiOptions = {}): Layer.Layer<LanguageModel, n
 
 /** Reads `LLM_BASE_URL`, `LLM_TOOL_CALLING`, `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS`. */
 export const layerConfig = (options: Omit<GeminiOptions, "baseUrl" | "toolCalling"> = {}) =>
-  Layer.unwrapEffect(Effect.map(httpProviderSettings, (settings) =>
+  Layer.unwrap(Effect.map(httpProviderSettings, (settings) =>
     layer({
       ...options,
       baseUrl: settings.baseUrl,

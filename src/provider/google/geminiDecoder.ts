@@ -42,7 +42,7 @@ const GeminiChunk = Schema.Struct({
 })
 type GeminiChunk = typeof GeminiChunk.Type
 
-const decodeChunk = Schema.decodeUnknownEither(GeminiChunk)
+const decodeChunk = Schema.decodeUnknownResult(GeminiChunk)
 
 const geminiFinishReasonOf = (raw: string): FinishReason => {
   switch (raw) {
@@ -96,7 +96,7 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
         const fn = part.functionCall
         calls.push({
           name: fn.name,
-          args: Predicate.isRecord(fn.args) ? fn.args : {},
+          args: Predicate.isObject(fn.args) ? fn.args : {},
           ...(fn.id ? { id: fn.id } : {}),
           ...(part.thoughtSignature ? { thoughtSignature: part.thoughtSignature } : {})
         })
@@ -155,7 +155,7 @@ export const makeGeminiDecoder = (options: { readonly provider: string }): Decod
         done = true
         break
       }
-      then = apply(decoded.right, out)
+      then = apply(decoded.success, out)
       if (done) break
     }
     return { out, then, done }

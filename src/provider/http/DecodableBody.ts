@@ -1,6 +1,5 @@
-import type * as HttpClientError from "effect/http/HttpClientError"
-import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { Stream } from "effect"
+import type { HttpClientError, HttpClientResponse } from "effect/http"
 import { type Decoder, decodeWith } from "../decodeWith"
 
 /** Marks a response that can decode its body as it reads it, in the body's own channel. */
@@ -9,7 +8,7 @@ export const DecodableBodyId: unique symbol = Symbol.for("loopcord/provider/Deco
 export interface DecodableBody {
   readonly [DecodableBodyId]: <O, E, E2>(
     make: () => Decoder<Uint8Array, O, E>,
-    onError: (error: HttpClientError.ResponseError) => E2
+    onError: (error: HttpClientError.HttpClientError) => E2
   ) => Stream.Stream<O, E | E2>
 }
 
@@ -24,7 +23,7 @@ const isDecodableBody = (response: HttpClientResponse.HttpClientResponse): respo
 export const decodeBody = <O, E, E2>(
   response: HttpClientResponse.HttpClientResponse,
   make: () => Decoder<Uint8Array, O, E>,
-  onError: (error: HttpClientError.ResponseError) => E2
+  onError: (error: HttpClientError.HttpClientError) => E2
 ): Stream.Stream<O, E | E2> =>
   isDecodableBody(response)
     ? response[DecodableBodyId](make, onError)

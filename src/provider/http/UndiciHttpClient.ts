@@ -1,11 +1,7 @@
-import * as HttpClient from "effect/http/HttpClient"
-import * as HttpClientError from "effect/http/HttpClientError"
-import type * as HttpClientRequest from "effect/http/HttpClientRequest"
-import type * as HttpClientResponse from "effect/http/HttpClientResponse"
-import * as UrlParams from "effect/http/UrlParams"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
+import { HttpClient, HttpClientError, type HttpClientRequest, type HttpClientResponse, Url } from "effect/http"
 import type { Dispatcher } from "undici"
 import { UndiciResponse } from "./UndiciResponse"
 
@@ -26,7 +22,7 @@ const requestBody = (body: HttpClientRequest.HttpClientRequest["body"]): Effect.
 }
 
 const transportError = (request: HttpClientRequest.HttpClientRequest, cause: unknown) =>
-  new HttpClientError.RequestError({ request, reason: "Transport", cause })
+  new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) })
 
 /** One request: interrupting it before the answer aborts it (undici closes the socket). */
 const send = (
@@ -34,7 +30,7 @@ const send = (
   request: HttpClientRequest.HttpClientRequest,
   url: URL,
   body: DispatcherBody
-): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError> =>
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
   Effect.callback((resume) => {
     const controller = new AbortController()
     dispatcher.request({
@@ -47,26 +43,29 @@ const send = (
       // Deadlines are the caller's (Effect.timeout, the loop's watchdogs), never undici's.
       headersTimeout: 60 * 60 * 1000,
       bodyTimeout: 0
-    }, (error, data) => resume(error === null ? Effect.succeed(new UndiciResponse(request, data)) : Effect.fail(transportError(request, error))))
+    }, (error, data) => resume(error === null ? Effect.succeed(new UndiciResponse(request, url.href, data)) : Effect.fail(transportError(request, error))))
     // Also destroys a body that arrived in the same tick as the interrupt.
     return Effect.sync(() => controller.abort())
   })
 
 /**
- * The platform HttpClient over an undici Dispatcher, built for many short streaming calls: a
- * request is one `dispatcher.request`, a response body one Channel over the Node Readable
- * (readableChannel). Unlike `NodeHttpClient.layerUndici` it makes no client spans and never
- * sends trace headers (what `vendorClient` asks of any client), so a request costs no span,
- * no fiber-ref lookups and no extra stream stages. Per-request undici options from the fiber's
- * context (the platform client's escape hatch) are not read: nothing here sets them.
+ * The HttpClient over an undici Dispatcher, built for many short streaming calls: a request is
+ * one `dispatcher.request`, a response body one Channel over the Node Readable
+ * (readableChannel). It is made with `HttpClient.makeWith`, so unlike `NodeHttpClient.layerUndici`
+ * it makes no client spans, never sends trace headers (what `vendorClient` asks of any client)
+ * and does not track each response, so a request costs no span, no reference lookups and no
+ * extra stream stages. Per-request undici options from the fiber's context (the platform
+ * client's escape hatch) are not read: nothing here sets them.
  */
 export const make = (dispatcher: Dispatcher): HttpClient.HttpClient => {
   const client = HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
     (requestEffect) =>
       Effect.flatMap(requestEffect, (request) => {
-        const url = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
-        if (url._tag === "Left") return Effect.fail(new HttpClientError.RequestError({ request, reason: "InvalidUrl", cause: url.left }))
-        return Effect.flatMap(requestBody(request.body), (body) => send(dispatcher, request, url.right, body))
+        const url = Url.make(request.url, request.urlParams, request.hash._tag === "Some" ? request.hash.value : undefined)
+        if (Result.isFailure(url)) {
+          return Effect.fail(new HttpClientError.HttpClientError({ reason: new HttpClientError.InvalidUrlError({ request, cause: url.failure }) }))
+        }
+        return Effect.flatMap(requestBody(request.body), (body) => send(dispatcher, request, url.success, body))
       }),
     Effect.succeed
   )

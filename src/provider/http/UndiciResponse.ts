@@ -1,11 +1,6 @@
-import * as Cookies from "effect/http/Cookies"
-import * as Headers from "effect/http/Headers"
-import * as HttpClientError from "effect/http/HttpClientError"
-import type * as HttpClientRequest from "effect/http/HttpClientRequest"
-import * as HttpClientResponse from "effect/http/HttpClientResponse"
-import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
-import * as UrlParams from "effect/http/UrlParams"
-import { Effect, Inspectable, Option, Stream } from "effect"
+import { Effect, Inspectable, Option, Pipeable, Redactable, type Schema, Stream } from "effect"
+import { Cookies, Headers, HttpClientError, type HttpClientRequest, HttpClientResponse, HttpIncomingMessage, UrlParams } from "effect/http"
+import type { Socket } from "effect/socket"
 import type { Dispatcher } from "undici"
 import { type Decoder, noOutput } from "../decodeWith"
 import { type DecodableBody, DecodableBodyId } from "./DecodableBody"
@@ -28,13 +23,13 @@ const asHeaders = (source: Dispatcher.ResponseData["headers"]): Headers.Headers 
   for (const name in source) {
     if (typeof source[name] !== "string") return Headers.fromInput(source as Headers.Input)
   }
-  return Headers.unsafeFromRecord({ ...source } as Record<string, string>)
+  return Headers.fromRecordUnsafe({ ...source } as Record<string, string>)
 }
 
 /** An undici answer as the platform's HttpClientResponse; the body is read at most once. */
 export class UndiciResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse, DecodableBody {
-  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
-  readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
+  readonly [HttpIncomingMessage.TypeId]: typeof HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  readonly [HttpClientResponse.TypeId]: typeof HttpClientResponse.TypeId = HttpClientResponse.TypeId
   private cachedHeaders: Headers.Headers | undefined
   private cachedCookies: Cookies.Cookies | undefined
   /** The body's text, read once: `text`, `json` and `urlParamsBody` may all be asked, as of the platform's responses. */
@@ -42,6 +37,7 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
 
   constructor(
     readonly request: HttpClientRequest.HttpClientRequest,
+    readonly url: string,
     private readonly source: Dispatcher.ResponseData
   ) {
     super()
@@ -66,49 +62,60 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
     return Option.none()
   }
 
-  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.HttpClientError> {
     return Stream.fromChannel(readableChannel(this.claimBody(), (cause) => this.decodeError(cause), asIs))
   }
 
   [DecodableBodyId]<O, E, E2>(
     make: () => Decoder<Uint8Array, O, E>,
-    onError: (error: HttpClientError.ResponseError) => E2
+    onError: (error: HttpClientError.HttpClientError) => E2
   ): Stream.Stream<O, E | E2> {
     return Stream.fromChannel(readableChannel(this.claimBody(), (cause) => onError(this.decodeError(cause)), make))
   }
 
-  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+  get text(): Effect.Effect<string, HttpClientError.HttpClientError> {
     return Effect.tryPromise({
       try: () => (this.textRead ??= this.claimBody().text()),
       catch: (cause) => this.decodeError(cause)
     }).pipe(Effect.onInterrupt(() => Effect.sync(() => this.source.body.destroy())))
   }
 
-  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+  get json(): Effect.Effect<Schema.Json, HttpClientError.HttpClientError> {
     return Effect.flatMap(this.text, (text) =>
-      Effect.try({ try: () => (text === "" ? null : JSON.parse(text) as unknown), catch: (cause) => this.decodeError(cause) }))
+      Effect.try({ try: () => (text === "" ? null : JSON.parse(text) as Schema.Json), catch: (cause) => this.decodeError(cause) }))
   }
 
-  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.HttpClientError> {
     return Effect.flatMap(this.text, (text) =>
       Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: (cause) => this.decodeError(cause) }))
   }
 
-  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.HttpClientError> {
     return this.whole((body) => body.arrayBuffer())
   }
 
-  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+  get formData(): Effect.Effect<FormData, HttpClientError.HttpClientError> {
     return this.whole((body) => body.formData() as Promise<FormData>)
+  }
+
+  /** No provider upgrades its connection. */
+  get upgrade(): Effect.Effect<Socket.Socket, HttpClientError.HttpClientError> {
+    return Effect.fail(new HttpClientError.HttpClientError({
+      reason: new HttpClientError.StatusCodeError({ request: this.request, response: this, description: "upgrades are not supported" })
+    }))
+  }
+
+  pipe() {
+    return Pipeable.pipeArguments(this, arguments)
   }
 
   /** Never reads the body (the platform's `toJSON` does, to show it). */
   toJSON(): unknown {
     return {
-      _id: "effect/http/HttpClientResponse",
+      _id: "HttpClientResponse",
       request: this.request.toJSON(),
       status: this.status,
-      headers: Inspectable.redact(this.headers)
+      headers: Redactable.redact(this.headers)
     }
   }
 
@@ -118,7 +125,7 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
   }
 
   /** The whole body at once; interrupting the read destroys the body (the request is aborted). */
-  private whole<A>(read: (body: Dispatcher.ResponseData["body"]) => Promise<A>): Effect.Effect<A, HttpClientError.ResponseError> {
+  private whole<A>(read: (body: Dispatcher.ResponseData["body"]) => Promise<A>): Effect.Effect<A, HttpClientError.HttpClientError> {
     return Effect.suspend(() => {
       const body = this.claimBody()
       return Effect.tryPromise({ try: () => read(body), catch: (cause) => this.decodeError(cause) }).pipe(
@@ -127,7 +134,9 @@ export class UndiciResponse extends Inspectable.Class implements HttpClientRespo
     })
   }
 
-  private decodeError(cause: unknown): HttpClientError.ResponseError {
-    return new HttpClientError.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
+  private decodeError(cause: unknown): HttpClientError.HttpClientError {
+    return new HttpClientError.HttpClientError({
+      reason: new HttpClientError.DecodeError({ request: this.request, response: this, cause })
+    })
   }
 }

@@ -8,7 +8,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, novelAiSettings } from "../providerConfig"
 import { errorMessageOf, fromStreamErrorPayload, invalidResponse } from "../providerErrors"
-import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
 import { carryKey, conversationKey, type FragmentCarry, makeFragmentCarry } from "./fragmentCarry"
 import { novelAiPrompt, speakersOf } from "./novelAiPrompt"
 import { SceneDetailsFilter } from "./sceneDetails"
@@ -212,7 +212,7 @@ const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
       if (body._tag === "Sse") return body.decode(() => makeTokenDecoder(providerName))
       // `/ai/generate`'s whole answer (`{output}`) from a gateway that ignored streaming, or an error.
       const value = body.value
-      if (Predicate.isRecord(value) && typeof value.output === "string") {
+      if (Predicate.isObject(value) && typeof value.output === "string") {
         const whole: ReadonlyArray<TokenEvent> = [{ _tag: "Token", text: value.output }, { _tag: "Final" }]
         return Stream.fromIterable(whole)
       }
@@ -222,7 +222,7 @@ const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
     })
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-    unwrapStream(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const conversation = conversationKey(request)
       const prefill = request.assistantPrefill ?? ""
       const carried = yield* carry.take(carryKey(conversation, prefill))
@@ -249,19 +249,19 @@ const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
             : Effect.logInfo("novelai: output budget spent mid-sentence; the unfinished sentence is held back").pipe(
               Effect.annotateLogs({ heldChars: heldBack.length, tokens: session.tokensUsed })
             )
-          return Stream.concat(Stream.execute(log), Stream.fromIterable(track(events)))
+          return Stream.concat(Stream.fromEffectDrain(log), Stream.fromIterable(track(events)))
         })
 
       const fragments = (): Stream.Stream<ProviderEvent, ProviderError> =>
         Stream.suspend(() => {
           const next = session.nextFragment()
           if (next.maxLength === 0) return ending("length")
-          return unwrapStream(Effect.map(fragment(request, next.input, next.maxLength), (tokens) =>
+          return Stream.unwrap(Effect.map(fragment(request, next.input, next.maxLength), (tokens) =>
             tokens.pipe(
               Stream.map((event) => track(session.onToken(event))),
               // A turn boundary ends the fragment at once: the request is closed, nothing more is read.
               Stream.takeUntil(() => session.stopped),
-              Stream.flattenIterables,
+              Stream.flattenIterable,
               Stream.concat(Stream.suspend(() => {
                 const after = session.afterFragment(next.maxLength)
                 return after === "continue" ? fragments() : ending(after)
@@ -276,7 +276,7 @@ const make = Effect.fnUntraced(function*(options: NovelAiOptions = {}) {
           Stream.concat(
             Stream.make(session.usage()),
             Stream.concat(
-              Stream.execute(Effect.suspend(() => {
+              Stream.fromEffectDrain(Effect.suspend(() => {
                 const left = session.carry()
                 return left === undefined ? Effect.void : carry.put(carryKey(conversation, prefill + shown), left)
               })),
@@ -298,7 +298,7 @@ export const layer = (options: NovelAiOptions = {}): Layer.Layer<LanguageModel, 
  * name (`BOT_PERSONA_NAME`). `LLM_TOOL_CALLING=verbatim` does not apply: NovelAI is offered no tools.
  */
 export const layerConfig = (options: Omit<NovelAiOptions, "baseUrl" | "fragmentTokens" | "maxOutputTokens" | "botName"> = {}) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrap(Effect.gen(function*() {
     const settings = yield* httpProviderSettings
     const novelai = yield* novelAiSettings
     const persona = yield* personaSetting

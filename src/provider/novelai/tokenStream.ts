@@ -51,7 +51,7 @@ export const makeTokenDecoder = (provider: string): Decoder<SseFrame, TokenEvent
           out.push({ _tag: "Token", text: value })
           continue
         }
-        if (!Predicate.isRecord(value)) {
+        if (!Predicate.isObject(value)) {
           done = true
           return { out, then: Effect.fail(invalidResponse(provider, `an event of unexpected shape: ${frame.data.slice(0, 200)}`)), done }
         }

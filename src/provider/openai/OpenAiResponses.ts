@@ -47,4 +47,4 @@ export const layer = (options: OpenAiResponsesOptions = {}): Layer.Layer<Languag
 
 /** Reads `LLM_BASE_URL`, `LLM_TOOL_CALLING`, `BOT_JSON_REPAIR_MAX_CHARS`, `VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS`. */
 export const layerConfig = (options: Omit<OpenAiResponsesOptions, "baseUrl" | "toolCalling"> = {}) =>
-  Layer.unwrapEffect(Effect.map(optionsFromSettings, (settings) => layer({ ...options, ...settings })))
+  Layer.unwrap(Effect.map(optionsFromSettings, (settings) => layer({ ...options, ...settings })))

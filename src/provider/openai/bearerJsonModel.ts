@@ -7,7 +7,7 @@ import type { GenerationRequest } from "../GenerationRequest"
 import { defaultJsonRepairMaxChars } from "../jsonRepair"
 import { LanguageModel } from "../LanguageModel"
 import { httpProviderSettings, type ToolCallingMode } from "../providerConfig"
-import { joinUrl, jsonPost, sendStreaming, unwrapStream, vendorClient } from "../providerHttp"
+import { joinUrl, jsonPost, sendStreaming, vendorClient } from "../providerHttp"
 import type { SseFrame } from "../sse/Sse"
 import { sseEventLimit } from "../sse/SseParser"
 import { withVerbatimToolCalling } from "../verbatim/verbatimToolCalling"
@@ -54,7 +54,7 @@ export const makeBearerJsonModel = Effect.fnUntraced(function*(api: BearerJsonAp
   const decoderOptions: DecoderOptions = { provider: api.providerName, maxRepairChars: options.jsonRepairMaxChars ?? defaultJsonRepairMaxChars }
 
   const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-    unwrapStream(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const httpRequest = yield* jsonPost({
         provider: api.providerName,
         url,
@@ -68,7 +68,7 @@ export const makeBearerJsonModel = Effect.fnUntraced(function*(api: BearerJsonAp
       if (body._tag === "Sse") return body.decode(() => api.decoder(decoderOptions))
       const step = api.whole(body.value, decoderOptions)
       const events = Stream.fromIterable(step.out)
-      return step.then === undefined ? events : Stream.concat(events, Stream.execute(step.then))
+      return step.then === undefined ? events : Stream.concat(events, Stream.fromEffectDrain(step.then))
     }))
 
   const model = LanguageModel.of({ name: api.providerName, stream })

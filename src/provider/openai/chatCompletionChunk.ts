@@ -61,10 +61,10 @@ const optionalArrayOf = (value: unknown, item: (element: unknown) => boolean): b
   return true
 }
 const optionalObject = (value: unknown, shape: (fields: Fields) => boolean): boolean =>
-  value === undefined || value === null || (Predicate.isRecord(value) && shape(value))
+  value === undefined || value === null || (Predicate.isObject(value) && shape(value))
 
 const isToolCallDelta = (value: unknown): boolean =>
-  Predicate.isRecord(value) &&
+  Predicate.isObject(value) &&
   optionalNumber(value.index) &&
   optionalString(value.id) &&
   optionalObject(value.function, (fn) => optionalString(fn.name) && optionalString(fn.arguments))
@@ -77,7 +77,7 @@ const isDelta = (delta: Fields): boolean =>
   optionalArrayOf(delta.tool_calls, isToolCallDelta)
 
 const isChoice = (value: unknown): boolean =>
-  Predicate.isRecord(value) &&
+  Predicate.isObject(value) &&
   optionalNumber(value.index) &&
   optionalObject(value.delta, isDelta) &&
   optionalObject(value.message, isDelta) &&
@@ -93,6 +93,6 @@ const isUsage = (usage: Fields): boolean =>
 
 /** The chunk, or undefined when its shape is not a Chat Completions chunk. */
 export const readChatCompletionChunk = (value: unknown): ChatCompletionChunk | undefined =>
-  Predicate.isRecord(value) && optionalArrayOf(value.choices, isChoice) && optionalObject(value.usage, isUsage)
+  Predicate.isObject(value) && optionalArrayOf(value.choices, isChoice) && optionalObject(value.usage, isUsage)
     ? (value as ChatCompletionChunk)
     : undefined

@@ -55,7 +55,7 @@ const MAX_NAME_CHARS = 256
 const mergeReasoningDetails = (into: Array<ReasoningDetail>, pieces: ReadonlyArray<unknown>, maxChars: number): string | undefined => {
   let visible = ""
   for (const piece of pieces) {
-    if (!Predicate.isRecord(piece)) continue
+    if (!Predicate.isObject(piece)) continue
     const text = typeof piece.text === "string" ? piece.text : typeof piece.summary === "string" ? piece.summary : ""
     visible += text
     const index = typeof piece.index === "number" ? piece.index : undefined

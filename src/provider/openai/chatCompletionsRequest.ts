@@ -39,7 +39,7 @@ const messageOf = (message: ChatMessage): Record<string, unknown> => {
 }
 
 const isOpenRouterReasoning = (detail: unknown): boolean =>
-  Predicate.isRecord(detail) && typeof detail.type === "string" &&
+  Predicate.isObject(detail) && typeof detail.type === "string" &&
   detail.type.startsWith("reasoning.")
 
 /** Tool messages cannot carry images: one user-role message after the results carries those of every call. */

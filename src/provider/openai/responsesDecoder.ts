@@ -63,11 +63,11 @@ const ResponsesEvent = Schema.Struct({
 })
 type ResponsesEvent = typeof ResponsesEvent.Type
 
-const decodeEvent = Schema.decodeUnknownEither(ResponsesEvent)
+const decodeEvent = Schema.decodeUnknownResult(ResponsesEvent)
 
 /** Reasoning items a pass keeps for replay; past the bound they are still shown. */
 const MAX_TRACKED_ITEMS = 64
-const decodeResponse = Schema.decodeUnknownEither(ResponseObject)
+const decodeResponse = Schema.decodeUnknownResult(ResponseObject)
 
 interface CallItem {
   readonly itemId: string | undefined
@@ -395,7 +395,7 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
         done = true
         break
       }
-      const after = apply(decoded.right, out)
+      const after = apply(decoded.success, out)
       if (after) effects.push(after)
       if (done) break
     }
@@ -420,10 +420,10 @@ export const makeResponsesDecoder = (options: ResponsesDecoderOptions): Response
 
 /** Events for a whole response object from a server that ignored `stream: true`. */
 export const wholeResponseEvents = (value: unknown, options: ResponsesDecoderOptions): DecodeStep<ProviderEvent, ProviderError> => {
-  if (Predicate.isRecord(value) && "error" in value && !("output" in value)) {
+  if (Predicate.isObject(value) && "error" in value && !("output" in value)) {
     return { out: [], then: Effect.fail(fromStreamErrorPayload(options.provider, value)) }
   }
   const decoded = decodeResponse(value)
   if (Result.isFailure(decoded)) return { out: [], then: Effect.fail(invalidResponse(options.provider, "a JSON response of unexpected shape")) }
-  return makeResponsesDecoder(options).pushResponse(decoded.right)
+  return makeResponsesDecoder(options).pushResponse(decoded.success)
 }

@@ -47,7 +47,7 @@ const messageItem = (message: ChatMessage): InputItem | undefined => {
  */
 const replayableReasoning = (details: ReadonlyArray<unknown> | undefined): ReadonlyArray<InputItem> =>
   (details ?? []).flatMap((detail) =>
-    Predicate.isRecord(detail) && detail.type === "reasoning" && typeof detail.encrypted_content === "string" &&
+    Predicate.isObject(detail) && detail.type === "reasoning" && typeof detail.encrypted_content === "string" &&
       detail.encrypted_content.length > 0
       ? [{
         type: "reasoning",

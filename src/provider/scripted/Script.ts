@@ -62,7 +62,7 @@ export const finish = (reason: FinishReason = "stop"): ScriptStep => ScriptStep.
 
 export const keepAlive: ScriptStep = ScriptStep.Emit({ event: ProviderEvent.KeepAlive() })
 
-export const sleep = (duration: Duration.DurationInput): ScriptStep => ScriptStep.Sleep({ duration: Duration.decode(duration) })
+export const sleep = (duration: Duration.Input): ScriptStep => ScriptStep.Sleep({ duration: Duration.fromInputUnsafe(duration) })
 
 export const hang: ScriptStep = ScriptStep.Hang()
 

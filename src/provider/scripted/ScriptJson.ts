@@ -1,4 +1,4 @@
-import { Result, ParseResult, Schema } from "effect"
+import { Result, Schema, SchemaIssue } from "effect"
 import type { ChatMessage } from "../../domain/ChatMessage"
 import * as S from "./Script"
 
@@ -17,39 +17,47 @@ import * as S from "./Script"
  * `passes` list. After the last pass: `fail` (default) fails every further call, `echo` answers
  * with the built-in echo reply, `repeat` replays the last pass forever.
  */
-const Reason = Schema.Literal("Auth", "RateLimit", "Server", "Network", "BadRequest", "InvalidResponse", "Stalled", "ContextOverflow")
+const Reason = Schema.Literals(["Auth", "RateLimit", "Server", "Network", "BadRequest", "InvalidResponse", "Stalled", "ContextOverflow"])
 
-const Step = Schema.Union(
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+const Step = Schema.Union([
   Schema.Struct({ text: Schema.String }),
   Schema.Struct({ reasoning: Schema.String }),
   Schema.Struct({
     toolCall: Schema.Struct({
       name: Schema.String,
-      args: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+      args: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
       id: Schema.optional(Schema.String)
     })
   }),
-  Schema.Struct({ usage: Schema.Struct({ inputTokens: Schema.NonNegativeInt, outputTokens: Schema.NonNegativeInt }) }),
-  Schema.Struct({ finish: Schema.Literal("stop", "length", "tool_calls", "content_filter", "other") }),
+  Schema.Struct({ usage: Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNegativeInt }) }),
+  Schema.Struct({ finish: Schema.Literals(["stop", "length", "tool_calls", "content_filter", "other"]) }),
   Schema.Struct({ keepAlive: Schema.Literal(true) }),
-  Schema.Struct({ sleepMs: Schema.NonNegativeInt }),
+  Schema.Struct({ sleepMs: NonNegativeInt }),
   Schema.Struct({ error: Schema.Struct({ reason: Reason, detail: Schema.optional(Schema.String), status: Schema.optional(Schema.Int) }) }),
   Schema.Struct({ hang: Schema.Literal(true) })
-)
+])
 type Step = typeof Step.Type
 
-const Pass = Schema.Union(Schema.String, Schema.Array(Step))
+const Pass = Schema.Union([Schema.String, Schema.Array(Step)])
 type Pass = typeof Pass.Type
 
-const Then = Schema.Literal("fail", "echo", "repeat")
+const Then = Schema.Literals(["fail", "echo", "repeat"])
 type Then = typeof Then.Type
 
-const ScriptDocument = Schema.Union(
+const ScriptDocument = Schema.Union([
   Schema.Array(Pass),
   Schema.Struct({ passes: Schema.Array(Pass), then: Schema.optional(Then) })
-)
+])
 
-const decodeDocument = Schema.decodeUnknownEither(Schema.parseJson(ScriptDocument), { onExcessProperty: "error" })
+const decodeDocument = Schema.decodeUnknownResult(Schema.fromJsonString(ScriptDocument), { onExcessProperty: "error" })
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** A path segment as the standard failure gives it: a key, or an object holding one. */
+const segmentName = (segment: PropertyKey | { readonly key: PropertyKey }): string =>
+  String(typeof segment === "object" ? segment.key : segment)
 
 const toStep = (step: Step): S.ScriptStep => {
   if ("text" in step) return S.text(step.text)
@@ -95,13 +103,14 @@ export const echoScript: S.Script = echoPass
 
 /** Parses a script document; the error is one line saying what is wrong and where. */
 export const parseScript = (json: string): Result.Result<S.Script, string> =>
-  Either.match(decodeDocument(json), {
-    onLeft: (error) => {
-      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-      const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`
+  Result.match(decodeDocument(json), {
+    onFailure: (error) => {
+      const issue = formatIssues(error.issue).issues[0]
+      const path = issue?.path ?? []
+      const where = path.length === 0 ? "" : ` at ${path.map(segmentName).join(".")}`
       return Result.fail(`invalid script${where}: ${(issue?.message ?? String(error)).replace(/\s+/g, " ")}`)
     },
-    onRight: (document) => {
+    onSuccess: (document) => {
       const passes = ("passes" in document ? document.passes : document).map(toPass)
       const then: Then = "passes" in document ? (document.then ?? "fail") : "fail"
       const script: S.Script = (call) => {

@@ -1,6 +1,7 @@
 import * as FileSystem from "effect/FileSystem"
-import { ConfigError, Context, Deferred, Effect, Result, Exit, Layer, Option, Ref, Stream, SynchronizedRef } from "effect"
+import { Cause, type Config, Context, Deferred, Effect, Exit, Filter, Layer, Option, Ref, Result, Stream, SynchronizedRef } from "effect"
 import { scriptSourceSetting } from "../../config/ProviderConfig"
+import { invalidSetting } from "../../config/settingError"
 import { ProviderError } from "../../domain/ProviderError"
 import type { ProviderEvent } from "../../domain/ProviderEvent"
 import type { GenerationRequest } from "../GenerationRequest"
@@ -50,7 +51,7 @@ const make = (options: ScriptedOptions) =>
       Ref.update(records, (all) => all.map((record) => (record.index === index ? f(record) : record)))
 
     const stream = (request: GenerationRequest): Stream.Stream<ProviderEvent, ProviderError> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+      Stream.unwrap(Effect.gen(function*() {
         const index = yield* Ref.getAndUpdate(counter, (n) => n + 1)
         const slot = yield* slotFor(index)
         const state = yield* Ref.make<"running" | "completed" | "failed">("running")
@@ -60,7 +61,7 @@ const make = (options: ScriptedOptions) =>
             const reached = yield* Ref.get(state)
             const ending: PassEnding = reached !== "running"
               ? reached
-              : Exit.isInterrupted(exit)
+              : Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)
               ? "interrupted"
               : "abandoned"
             yield* updateRecord(index, (record) => ({ ...record, ending }))
@@ -92,8 +93,8 @@ const make = (options: ScriptedOptions) =>
 
         return Stream.fromIterable(pass).pipe(
           Stream.mapEffect(runStep),
-          Stream.filterMap((event) => event),
-          Stream.concat(Stream.execute(Ref.set(state, "completed")))
+          Stream.filterMap(Filter.fromPredicateOption((event: Option.Option<ProviderEvent>) => event)),
+          Stream.concat(Stream.fromEffectDrain(Ref.set(state, "completed")))
         )
       }))
 
@@ -113,15 +114,15 @@ export const layer = (options: ScriptedOptions): Layer.Layer<LanguageModel | Scr
     Effect.map(make(options), ({ model, probe }) => Context.make(LanguageModel, model).pipe(Context.add(ScriptedProbe, probe)))
   )
 
-const scriptError = (detail: string) => ConfigError.InvalidData(["LLM_SCRIPT"], detail)
+const scriptError = (detail: string) => invalidSetting("LLM_SCRIPT", detail)
 
 /**
  * `LLM_PROVIDER=scripted`: the script comes from `LLM_SCRIPT`, inline JSON (starting with `[` or
  * `{`) or a path to a JSON file (see ScriptJson.ts for the format). Unset: every pass answers
  * with the built-in echo reply. A bad script fails start-up with an error naming LLM_SCRIPT.
  */
-export const layerConfig: Layer.Layer<LanguageModel | ScriptedProbe, ConfigError.ConfigError, FileSystem.FileSystem> = Layer
-  .unwrapEffect(Effect.gen(function*() {
+export const layerConfig: Layer.Layer<LanguageModel | ScriptedProbe, Config.ConfigError, FileSystem.FileSystem> = Layer
+  .unwrap(Effect.gen(function*() {
     const source = yield* scriptSourceSetting
     if (Option.isNone(source)) return layer({ script: echoScript })
     const raw = source.value.trim()
@@ -130,9 +131,9 @@ export const layerConfig: Layer.Layer<LanguageModel | ScriptedProbe, ConfigError
       : yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(raw)).pipe(
         Effect.mapError((error) => scriptError(`cannot read script file ${raw}: ${error.message}`))
       )
-    const script = yield* Either.match(parseScript(json), {
-      onLeft: (detail) => Effect.fail(scriptError(detail)),
-      onRight: (parsed) => Effect.succeed(parsed)
+    const script = yield* Result.match(parseScript(json), {
+      onFailure: (detail) => Effect.fail(scriptError(detail)),
+      onSuccess: (parsed) => Effect.succeed(parsed)
     })
     return layer({ script })
   }))

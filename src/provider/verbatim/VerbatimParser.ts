@@ -32,7 +32,7 @@ export const verbatimToolsFrom = (tools: ReadonlyArray<ToolDeclaration>): Readon
     const required = tool.parameters.required ?? []
     const only = required.length === 1 ? required[0]! : undefined
     const schema = only === undefined ? undefined : tool.parameters.properties[only]
-    const isString = Predicate.isRecord(schema) && schema.type === "string"
+    const isString = Predicate.isObject(schema) && schema.type === "string"
     return { name: tool.name, noneRequired: required.length === 0, singleStringParam: isString ? only : undefined }
   })
 
@@ -224,7 +224,7 @@ export class VerbatimParser {
     if (inner.length === 0) return tool.noneRequired ? { name: tool.name, args: {} } : undefined
     const value = parseJsonOrUndefined(inner)
     if (inner.startsWith("{")) {
-      return Predicate.isRecord(value) ? { name: tool.name, args: value } : undefined
+      return Predicate.isObject(value) ? { name: tool.name, args: value } : undefined
     }
     if (inner.startsWith("\"") && typeof value === "string" && tool.singleStringParam !== undefined) {
       return { name: tool.name, args: { [tool.singleStringParam]: value } }

@@ -86,7 +86,7 @@ export const parseVerbatimToolCalls = (tools: ReadonlyArray<ToolDeclaration>, op
     }
   })(self)
 
-type Model = LanguageModel["Type"]
+type Model = LanguageModel["Service"]
 
 /** Wraps a model so it speaks verbatim tool calls: scaffolding in, parsed calls out. */
 export const withVerbatimToolCalling = (model: Model, options: VerbatimOptions = {}): Model =>
