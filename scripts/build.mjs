@@ -58,7 +58,7 @@ const externalPackages = {
 }
 
 /** The named exports of the `effect` barrel that are functions of effect/Function, not modules. */
-const functionExports = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
+const functionExports = new Set(["absurd", "cast", "flow", "hole", "identity", "pipe"])
 
 /**
  * `import { Effect, Layer } from "effect"` → `import * as Effect from "effect/Effect"; …`.

@@ -7,7 +7,7 @@
  *                                                              └► ToolRegistry ─► built-ins, MCP
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { type ConfigError, Effect, Layer, Option } from "effect"
+import { type Config, Effect, Layer, Option } from "effect"
 import { ChannelQueue } from "./chat/ChannelQueue"
 import { TurnRunner } from "./chat/TurnRunner"
 import { ChatConfig } from "./config/ChatConfig"
@@ -93,7 +93,7 @@ export const checkSettings = (front: "terminal" | "discord") =>
  * (`<think>…</think>`) is taken out of the answer as it streams. Passes get spans and provider errors get
  * counted when telemetry is on (ops/instrumentedModel).
  */
-const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, ConfigError.ConfigError> =>
+const providerLayer = (kind: ProviderKind): Layer.Layer<LanguageModel, Config.ConfigError> =>
   instrumentedModelLayer(reasoningTagsLayer(
     kind === "scripted"
       ? lazyLayer(() => import("./provider/scriptedLive"), (module) => module.scriptedLive)
@@ -107,7 +107,7 @@ export const storesLive = Stores.layerConfig.pipe(Layer.provide(Layer.merge(Stor
 export const databaseLive = Database.layerConfig.pipe(Layer.provide(StoreConfig.layer))
 
 /** API-key rests shared through the database when it is PostgreSQL (several hosts of one bot); else in memory. */
-const sharedKeyCooldownsLive = Layer.unwrapEffect(
+const sharedKeyCooldownsLive = Layer.unwrap(
   Effect.map(StoreConfig, ({ database }) =>
     database._tag === "Postgres"
       ? KeyCooldownStore.layer.pipe(Layer.provide(Layer.merge(databaseLive, routePlanLayer.pipe(Layer.provide(ProviderConfig.layer)))))
@@ -131,7 +131,7 @@ const mediaLive = ImageLoader.Default.pipe(
 )
 
 /** The model a turn talks to: the provider's, behind the vision gate (images only for LLM_VISION_MODELS). */
-const turnModel = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
+const turnModel = (model: Layer.Layer<LanguageModel, Config.ConfigError>) =>
   VisionGate.layer.pipe(Layer.provide(Layer.merge(model, mediaLive)))
 
 /**
@@ -167,7 +167,7 @@ const builtinTools = Effect.all([
 ])
 
 /** The registry with every built-in; media tools over the provider's own model (analyze_image), media ids resolved. */
-const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) =>
+const toolRegistryLive = (model: Layer.Layer<LanguageModel, Config.ConfigError>) =>
   Layer.effect(
     ToolRegistry,
     Effect.gen(function*() {
@@ -197,7 +197,7 @@ const toolRegistryLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigEr
  * turn has their tools):
  * the MCP SDK is loaded only when at least one is configured.
  */
-const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.unwrapEffect(
+const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> = Layer.unwrap(
   Effect.map(McpConfig, (settings) =>
     settings.globalServers.length === 0
       ? Layer.empty
@@ -205,7 +205,7 @@ const globalMcpServersLive: Layer.Layer<never, never, McpConfig | ToolRegistry> 
 )
 
 /** The registry with built-ins, plus the global MCP servers' tools. */
-const toolsLive = (model: Layer.Layer<LanguageModel, ConfigError.ConfigError>) => {
+const toolsLive = (model: Layer.Layer<LanguageModel, Config.ConfigError>) => {
   const registry = toolRegistryLive(model)
   return Layer.merge(registry, globalMcpServersLive.pipe(Layer.provide(Layer.merge(registry, McpConfig.layer))))
 }

@@ -8,4 +8,4 @@ import { Effect, Layer } from "effect"
 export const lazyLayer = <M, A, E, R>(
   load: () => Promise<M>,
   pick: (module: M) => Layer.Layer<A, E, R>
-): Layer.Layer<A, E, R> => Layer.unwrapEffect(Effect.map(Effect.promise(load), pick))
+): Layer.Layer<A, E, R> => Layer.unwrap(Effect.map(Effect.promise(load), pick))

@@ -86,9 +86,9 @@ const serveConfigured = (command: ServeCommand) => Effect.gen(function*() {
 })
 
 const program = Effect.gen(function*() {
-  const command = yield* Either.match(parseCliArgs(process.argv.slice(2)), {
-    onLeft: (detail) => Effect.fail(new StartupError({ detail })),
-    onRight: Effect.succeed
+  const command = yield* Result.match(parseCliArgs(process.argv.slice(2)), {
+    onFailure: (detail) => Effect.fail(new StartupError({ detail })),
+    onSuccess: Effect.succeed
   })
   if (command._tag === "Help") return yield* Effect.as(help, 0)
   if (command._tag === "Version") {
@@ -117,11 +117,10 @@ const main = program.pipe(
 
 NodeRuntime.runMain(main, {
   disableErrorReporting: true,
-  disablePrettyLogger: true,
   teardown: (exit, onExit) => {
     const code = Exit.isSuccess(exit)
       ? (typeof exit.value === "number" ? exit.value : 0)
-      : Cause.isInterruptedOnly(exit.cause)
+      : Cause.hasInterruptsOnly(exit.cause)
       ? exitCodeOnSignal
       : 1
     onExit(code)

@@ -1,5 +1,5 @@
 import type * as SqlClient from "effect/sql/SqlClient"
-import { type ConfigError, Effect, Layer, Option } from "effect"
+import { type Config, Effect, Layer, Option } from "effect"
 import type { ChannelQueue } from "../chat/ChannelQueue"
 import { OpsConfig } from "../config/OpsConfig"
 import type { DiscordClient } from "../discord/DiscordClient"
@@ -16,7 +16,7 @@ import { ShardLeaseStore } from "../store/ShardLeaseStore"
  * readiness registry, and the health server when `HEALTH_PORT` is set, which answers /healthz
  * while the bot still logs in.
  */
-export const discordOpsFoundation: Layer.Layer<OpsConfig | Readiness, ConfigError.ConfigError | HealthServerError> = Layer.unwrapEffect(
+export const discordOpsFoundation: Layer.Layer<OpsConfig | Readiness, Config.ConfigError | HealthServerError> = Layer.unwrap(
   Effect.map(OpsConfig, (settings) => {
     const readiness = Readiness.layer(BOT_READINESS_PARTS)
     return Option.match(settings.healthPort, {

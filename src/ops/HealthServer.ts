@@ -1,6 +1,6 @@
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
-import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Data, Effect, Layer } from "effect"
@@ -30,20 +30,21 @@ const listenFailure = (host: string, port: number) => (error: unknown) => {
   return new HealthServerError({ host, port, detail })
 }
 
-/** The routes: `/healthz` alive, `/readyz` every expected part ready, `/metrics` Prometheus text. */
-const healthRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/healthz", Effect.succeed(HttpServerResponse.text("ok\n"))),
-  HttpRouter.get(
-    "/readyz",
-    Effect.map(Effect.flatMap(Readiness, (readiness) => readiness.report), (report) =>
-      HttpServerResponse.unsafeJson(report, { status: report.ready ? 200 : 503 }))
-  ),
-  HttpRouter.get(
-    "/metrics",
-    Effect.map(Effect.flatMap(PrometheusMetrics, (metrics) => metrics.scrape), (text) =>
-      HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
-  )
-)
+/** The routes (GET only; anything else is 404): `/healthz` alive, `/readyz` every expected part ready, `/metrics` Prometheus text. */
+const routes: Readonly<Record<string, Effect.Effect<HttpServerResponse.HttpServerResponse, never, Readiness | PrometheusMetrics>>> = {
+  "/healthz": Effect.succeed(HttpServerResponse.text("ok\n")),
+  "/readyz": Effect.map(Effect.flatMap(Readiness, (readiness) => readiness.report), (report) =>
+    HttpServerResponse.jsonUnsafe(report, { status: report.ready ? 200 : 503 })),
+  "/metrics": Effect.map(Effect.flatMap(PrometheusMetrics, (metrics) => metrics.scrape), (text) =>
+    HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+}
+
+const notFound = Effect.succeed(HttpServerResponse.empty({ status: 404 }))
+
+const healthRoutes = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const path = request.url.split("?", 1)[0] ?? ""
+  return request.method === "GET" && Object.hasOwn(routes, path) ? routes[path] ?? notFound : notFound
+})
 
 /**
  * `HEALTH_PORT`: the platform HttpServer with the health routes, for the orchestrator and the
@@ -52,14 +53,17 @@ const healthRoutes = HttpRouter.empty.pipe(
  */
 export const healthServerLayer = (options: { readonly host: string; readonly port: number }): Layer.Layer<never, HealthServerError, Readiness> =>
   Layer.merge(
-    HttpServer.serve(healthRoutes).pipe(HttpMiddleware.withTracerDisabledWhen(() => true), Layer.provide(PrometheusMetrics.layer)),
+    HttpServer.serve(healthRoutes).pipe(
+      Layer.provide(Layer.merge(PrometheusMetrics.layer, Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)))
+    ),
     Layer.effectDiscard(
       HttpServer.addressFormattedWith((address) => Effect.logInfo(`Health server listening on ${address} (/healthz, /readyz, /metrics)`))
     )
   ).pipe(
     Layer.provide(
-      NodeHttpServer.layer(() => createServer(), { host: options.host, port: options.port }).pipe(
-        Layer.mapError(listenFailure(options.host, options.port))
-      )
+      Layer.effectContext(Effect.mapError(
+        Layer.build(NodeHttpServer.layer(() => createServer(), { host: options.host, port: options.port })),
+        listenFailure(options.host, options.port)
+      ))
     )
   )

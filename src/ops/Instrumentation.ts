@@ -12,6 +12,6 @@ export interface InstrumentationShape {
   readonly metrics: boolean
 }
 
-export class Instrumentation extends Context.Reference<Instrumentation>()("loopcord/ops/Instrumentation", {
+export const Instrumentation = Context.Reference<InstrumentationShape>("loopcord/ops/Instrumentation", {
   defaultValue: (): InstrumentationShape => ({ tracing: false, metrics: false })
-}) {}
+})

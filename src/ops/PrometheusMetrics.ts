@@ -15,12 +15,12 @@ export class PrometheusMetrics extends Context.Service<PrometheusMetrics, {
       const [{ PrometheusExporter, PrometheusSerializer }, Metrics, Resource] = yield* Effect.promise(() =>
         Promise.all([
           import("@opentelemetry/exporter-prometheus"),
-          import("@effect/opentelemetry/Metrics"),
+          import("@effect/opentelemetry/OtelMetrics"),
           import("@effect/opentelemetry/Resource")
         ])
       )
       const exporter = new PrometheusExporter({ preventServerStart: true })
-      const producer = yield* Metrics.makeProducer.pipe(Effect.provide(Resource.layer({ serviceName: "loopcord" })))
+      const producer = yield* Metrics.makeProducer().pipe(Effect.provide(Resource.layer({ serviceName: "loopcord" })))
       yield* Metrics.registerProducer(producer, () => exporter)
       // Without the otel_scope_* labels: every series here comes from the one Effect bridge.
       const serializer = new PrometheusSerializer(undefined, false, undefined, false, true)

@@ -14,7 +14,7 @@ export const queueDepthLayer: Layer.Layer<never, never, ChannelQueue> = Layer.ef
     const sample = Effect.gen(function*() {
       const busy = yield* queue.busyChannels
       const statuses = yield* Effect.forEach(busy, queue.status)
-      yield* Metric.set(queuedTurns, statuses.reduce((sum, status) => sum + status.queued, 0))
+      yield* Metric.update(queuedTurns, statuses.reduce((sum, status) => sum + status.queued, 0))
     })
     yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(QUEUE_SAMPLE_INTERVAL)))
   })

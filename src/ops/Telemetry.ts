@@ -3,7 +3,6 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Duration, Effect, Layer, Option, Redacted, Ref } from "effect"
-import { TurnObserver } from "../chat/TurnObserver"
 import { type OpsSettings, type OtlpSettings } from "../config/OpsConfig"
 import { Instrumentation } from "./Instrumentation"
 import { observedTurnsLayer } from "./observedTurns"
@@ -27,14 +26,14 @@ const REDACTED_HEADER_NAMES: ReadonlyArray<string | RegExp> = [
 interface TelemetryOptions {
   readonly serviceVersion?: string
   /** Export intervals (tests shorten them); the library's defaults otherwise. */
-  readonly exportInterval?: Duration.DurationInput
+  readonly exportInterval?: Duration.Input
 }
 
 const describeTransportError = (error: HttpClientError.HttpClientError): string => {
-  const cause: unknown = error.cause
+  const cause: unknown = error.reason.cause
   const inner: unknown = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause
   if (inner instanceof Error) return inner.message
-  return error._tag === "RequestError" ? error.description ?? error.reason : error.reason
+  return error.reason.description ?? error.reason._tag
 }
 
 /**
@@ -57,21 +56,23 @@ const exporterClient = (endpoint: string) =>
         was ? Effect.logInfo(`OpenTelemetry: the collector at ${endpoint} answers again`) : Effect.void)
       return client.pipe(
         HttpClient.transform((response, request) =>
-          Effect.timeoutFail(response, {
+          Effect.timeoutOrElse(response, {
             duration: EXPORT_REQUEST_TIMEOUT,
-            onTimeout: () => new HttpClientError.RequestError({ request, reason: "Transport", description: "no answer" })
-          })),
+            orElse: () =>
+              Effect.fail(
+                new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, description: "no answer" }) })
+              )
+          }).pipe(Effect.provideService(HttpClient.TracerPropagationEnabled, false))),
         HttpClient.tap((response) => (response.status < 300 ? answered : failed(`answered HTTP ${response.status}`))),
-        HttpClient.tapError((error) => failed(`cannot be reached (${describeTransportError(error)})`)),
-        HttpClient.withTracerPropagation(false)
+        HttpClient.tapError((error) => failed(`cannot be reached (${describeTransportError(error)})`))
       )
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /** OTLP/HTTP (JSON) traces, metrics and logs to `otlp.endpoint`; loaded only when configured. */
 const otlpLayer = (otlp: OtlpSettings, options: TelemetryOptions) =>
-  Layer.unwrapEffect(
-    Effect.map(Effect.promise(() => import("@effect/opentelemetry/Otlp")), (Otlp) =>
+  Layer.unwrap(
+    Effect.map(Effect.promise(() => import("effect/observability/Otlp")), (Otlp) =>
       Otlp.layerJson({
         baseUrl: otlp.endpoint,
         resource: {
@@ -92,10 +93,11 @@ const otlpLayer = (otlp: OtlpSettings, options: TelemetryOptions) =>
 
 /**
  * Telemetry for the whole program (`OTEL_*`, `HEALTH_PORT`): Instrumentation (what is recorded)
- * and the turn observer for every front, plus the OTLP exporters when an endpoint is set. No
- * trace context ever leaves in a request, and credential headers never land in span attributes.
+ * and the turn observer for every front (both References), plus the OTLP exporters when an
+ * endpoint is set. No trace context ever leaves in a request, and credential headers never land
+ * in span attributes.
  */
-export const telemetryLayer = (settings: OpsSettings, options: TelemetryOptions = {}): Layer.Layer<Instrumentation | TurnObserver> => {
+export const telemetryLayer = (settings: OpsSettings, options: TelemetryOptions = {}): Layer.Layer<never> => {
   const tracing = Option.isSome(settings.otlp)
   const instrumentation = Layer.succeed(Instrumentation, { tracing, metrics: tracing || Option.isSome(settings.healthPort) })
   const observed = observedTurnsLayer.pipe(Layer.provideMerge(instrumentation))
@@ -103,7 +105,7 @@ export const telemetryLayer = (settings: OpsSettings, options: TelemetryOptions 
   return Layer.mergeAll(
     observed,
     otlpLayer(settings.otlp.value, options),
-    Layer.locallyScoped(HttpClient.currentTracerPropagation, false),
-    Layer.locallyScoped(Headers.currentRedactedNames, REDACTED_HEADER_NAMES)
+    Layer.succeed(HttpClient.TracerPropagationEnabled, false),
+    Layer.succeed(Headers.CurrentRedactedNames, REDACTED_HEADER_NAMES)
   )
 }

@@ -8,7 +8,7 @@ import { Readiness, type ReadinessCheck } from "./Readiness"
 export const BOT_READINESS_PARTS = ["discord", "database", "startup"] as const
 
 /** Every gateway shard of the client is connected and identified (not resuming, reconnecting or idle). */
-const gatewayCheck = (client: DiscordClient["Type"]): ReadinessCheck =>
+const gatewayCheck = (client: DiscordClient["Service"]): ReadinessCheck =>
   Effect.suspend(() => {
     const shards = [...client.ws.shards.values()]
     if (shards.length === 0) return Effect.fail("no gateway shard")

@@ -5,7 +5,7 @@ import { LanguageModel } from "../provider/LanguageModel"
 import { Instrumentation, type InstrumentationShape } from "./Instrumentation"
 import { providerErrorsTotal } from "./metrics"
 
-type Model = LanguageModel["Type"]
+type Model = LanguageModel["Service"]
 
 /** What ended the pass, on its span: a tool call, a finish reason. Text deltas are not looked at. */
 const annotatePass = (event: ProviderEvent): Effect.Effect<void> => {
@@ -26,7 +26,7 @@ const annotatePass = (event: ProviderEvent): Effect.Effect<void> => {
 
 /** A request too long for the window is no provider failure: those are counted from the turn's context report. */
 const countError = (error: ProviderError) =>
-  error.reason === "ContextOverflow" ? Effect.void : Metric.increment(Metric.tagged(providerErrorsTotal, "reason", error.reason))
+  error.reason === "ContextOverflow" ? Effect.void : Metric.update(Metric.withAttributes(providerErrorsTotal, { reason: error.reason }), 1)
 
 /**
  * One span per provider stream, i.e. per pass of the loop (`loopcord.pass`, under the attempt's

@@ -1,4 +1,4 @@
-import { Effect, Metric, MetricBoundaries, Ref } from "effect"
+import { Effect, Metric, Ref } from "effect"
 import { createHash } from "node:crypto"
 
 /**
@@ -8,11 +8,10 @@ import { createHash } from "node:crypto"
 
 export const turnsTotal = Metric.counter("loopcord_turns", { description: "Turns that ended, by status", incremental: true })
 
-export const turnDuration = Metric.histogram(
-  "loopcord_turn_duration_ms",
-  MetricBoundaries.exponential({ start: 50, factor: 2, count: 14 }),
-  "Wall time of a turn, from its start to its result (ms)"
-)
+export const turnDuration = Metric.histogram("loopcord_turn_duration_ms", {
+  boundaries: Metric.exponentialBoundaries({ start: 50, factor: 2, count: 14 }),
+  description: "Wall time of a turn, from its start to its result (ms)"
+})
 
 export const providerErrorsTotal = Metric.counter("loopcord_provider_errors", {
   description: "Provider stream errors, by reason (RateLimit, Auth, Server, Network, …)",
@@ -39,11 +38,10 @@ export const fallbacksTotal = Metric.counter("loopcord_model_fallbacks", {
   incremental: true
 })
 
-export const toolDuration = Metric.histogram(
-  "loopcord_tool_duration_ms",
-  MetricBoundaries.exponential({ start: 5, factor: 2, count: 17 }),
-  "Duration of a tool call (ms), by tool and outcome"
-)
+export const toolDuration = Metric.histogram("loopcord_tool_duration_ms", {
+  boundaries: Metric.exponentialBoundaries({ start: 5, factor: 2, count: 17 }),
+  description: "Duration of a tool call (ms), by tool and outcome"
+})
 
 export const queuedTurns = Metric.gauge("loopcord_channel_queue_depth", { description: "Turns waiting in channel queues" })
 

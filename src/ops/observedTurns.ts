@@ -49,19 +49,19 @@ const makeObserver = (instrumentation: InstrumentationShape) =>
     const recordMetrics = (result: TurnResult, elapsedMs: number) =>
       Effect.gen(function*() {
         const { fallbacks, rotations } = attemptMoves(result)
-        yield* Metric.increment(Metric.tagged(turnsTotal, "status", result.status))
+        yield* Metric.update(Metric.withAttributes(turnsTotal, { status: result.status }), 1)
         yield* Metric.update(turnDuration, elapsedMs)
-        if (rotations > 0) yield* Metric.incrementBy(keyRotationsTotal, rotations)
-        if (fallbacks > 0) yield* Metric.incrementBy(fallbacksTotal, fallbacks)
+        if (rotations > 0) yield* Metric.update(keyRotationsTotal, rotations)
+        if (fallbacks > 0) yield* Metric.update(fallbacksTotal, fallbacks)
         for (const [kind, count] of contextElisions(result)) {
-          yield* Metric.incrementBy(Metric.tagged(contextElisionsTotal, "kind", kind), count)
+          yield* Metric.update(Metric.withAttributes(contextElisionsTotal, { kind }), count)
         }
         const refusals = result.context?.overflowRefusals ?? 0
-        if (refusals > 0) yield* Metric.incrementBy(contextOverflowsTotal, refusals)
+        if (refusals > 0) yield* Metric.update(contextOverflowsTotal, refusals)
         for (const call of result.toolCalls) {
           const tool = yield* toolLabel(call.name)
           yield* Metric.update(
-            toolDuration.pipe(Metric.tagged("tool", tool), Metric.tagged("outcome", call.success ? "success" : "failure")),
+            Metric.withAttributes(toolDuration, { tool, outcome: call.success ? "success" : "failure" }),
             call.durationMs
           )
         }
@@ -79,9 +79,9 @@ const makeObserver = (instrumentation: InstrumentationShape) =>
     const observe: TurnObserverShape["observe"] = <E, R>(input: TurnInput, turn: Effect.Effect<TurnResult, E, R>) => {
       const measured = Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
-        if (instrumentation.metrics) yield* Metric.increment(runningTurns)
+        if (instrumentation.metrics) yield* Metric.modify(runningTurns, 1)
         const result = yield* turn.pipe(
-          Effect.ensuring(instrumentation.metrics ? Metric.incrementBy(runningTurns, -1) : Effect.void)
+          Effect.ensuring(instrumentation.metrics ? Metric.modify(runningTurns, -1) : Effect.void)
         )
         if (instrumentation.tracing) yield* annotateSpan(result)
         if (instrumentation.metrics) yield* recordMetrics(result, (yield* Clock.currentTimeMillis) - startedAt)
@@ -99,7 +99,7 @@ const makeObserver = (instrumentation: InstrumentationShape) =>
   })
 
 /** Turn spans and metrics when Instrumentation says so; otherwise turns run unobserved. */
-export const observedTurnsLayer: Layer.Layer<TurnObserver> = Layer.effect(
+export const observedTurnsLayer: Layer.Layer<never> = Layer.effect(
   TurnObserver,
   Effect.gen(function*() {
     const instrumentation = yield* Instrumentation

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Metric } from "effect"
+import { Context, Effect, Layer, Metric } from "effect"
 import { createServer, type Server } from "node:net"
 import type { AddressInfo } from "node:net"
 import { healthServerLayer } from "../../src/ops/HealthServer"
@@ -16,7 +16,7 @@ const startHealth = Effect.gen(function*() {
   const [line] = yield* logs.matching("Health server listening on")
   const url = /http:\/\/[\d.]+:\d+/.exec(line?.message ?? "")?.[0]
   assert.isDefined(url, line?.message)
-  return { url: url ?? "", readiness: context.unsafeMap.get(Readiness.key) as Readiness["Type"] }
+  return { url: url ?? "", readiness: Context.get(context, Readiness) }
 })
 
 const get = (url: string) =>
@@ -56,7 +56,7 @@ describe("the health server (HEALTH_PORT)", () => {
   it.live("/metrics is Prometheus text from the OpenTelemetry exporter, with loopcord's metrics", () =>
     Effect.gen(function*() {
       const { url } = yield* startHealth
-      yield* Metric.increment(Metric.tagged(turnsTotal, "status", "completed"))
+      yield* Metric.update(Metric.withAttributes(turnsTotal, { status: "completed" }), 1)
       const scraped = yield* get(`${url}/metrics`)
       assert.strictEqual(scraped.status, 200)
       assert.match(scraped.type, /^text\/plain; version=0\.0\.4/)
