@@ -1,4 +1,4 @@
-import { Data, Deferred, Duration, Effect, Exit, FiberMap, Option, Ref, SynchronizedRef } from "effect"
+import { Context, Data, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Ref, SynchronizedRef } from "effect"
 import { ChatConfig } from "../config/ChatConfig"
 import type { ChatMessage } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
@@ -127,6 +127,171 @@ const defaultStopResponse = (input: TurnInput, stop: StopContext): TurnInput => 
   loadContext: Effect.map(input.loadContext, (items) => [...items, { role: "system", content: STOP_RESPONSE_NOTE }])
 })
 
+const make = Effect.gen(function*() {
+  const runner = yield* TurnRunner
+  const { channelQueueMax } = yield* ChatConfig
+  const workers = yield* FiberMap.make<string>()
+  const channels = yield* SynchronizedRef.make<ReadonlyMap<string, ChannelState>>(new Map())
+  /** False once `drain` began: no message is taken any more. */
+  const accepting = yield* Ref.make(true)
+
+  const withChannel = (all: ReadonlyMap<string, ChannelState>, channelId: string, state: ChannelState | undefined) => {
+    const next = new Map(all)
+    if (state === undefined) next.delete(channelId)
+    else next.set(channelId, state)
+    return next
+  }
+
+  /** Takes the next entry, or removes the channel when its queue is empty (atomically). */
+  const takeNext = (channelId: string) =>
+    Effect.flatMap(makeTurnSignals(channelId), (signals) =>
+      SynchronizedRef.modify(channels, (all): [Option.Option<Active>, ReadonlyMap<string, ChannelState>] => {
+        const state = all.get(channelId)
+        const [entry, ...rest] = state?.queue ?? []
+        if (state === undefined || entry === undefined) return [Option.none(), withChannel(all, channelId, undefined)]
+        const active: Active = { entry: { ...entry, input: effectiveInput(entry) }, signals }
+        return [Option.some(active), withChannel(all, channelId, { ...state, queue: rest, active: Option.some(active) })]
+      }))
+
+  const insertFront = (channelId: string, entry: Entry) =>
+    SynchronizedRef.update(channels, (all) => {
+      const state = all.get(channelId)
+      return state === undefined ? all : withChannel(all, channelId, { ...state, queue: [entry, ...state.queue] })
+    })
+
+  const stopResponsesFor = (active: Active) => ({
+    queue: (stop: StopContext) =>
+      Effect.gen(function*() {
+        const input = active.entry.input.stopResponse?.(stop) ?? defaultStopResponse(active.entry.input, stop)
+        yield* insertFront(input.channelId, newEntry(input, yield* Deferred.make<TurnResult, TurnFailure>(), { isFromQueue: true, isStopResponse: true }))
+        yield* Effect.logInfo("stop response queued at the front of the channel")
+      })
+  })
+
+  const worker = (channelId: string): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      while (true) {
+        const next = yield* takeNext(channelId)
+        if (Option.isNone(next)) return
+        const active = next.value
+        const exit = yield* runner.run(active.entry.input, {
+          signals: active.signals,
+          stopResponses: stopResponsesFor(active),
+          isFromQueue: active.entry.isFromQueue,
+          isStopResponse: active.entry.isStopResponse
+        }).pipe(Effect.exit)
+        yield* SynchronizedRef.update(channels, (all) => {
+          const state = all.get(channelId)
+          if (state === undefined) return all
+          const status = Exit.isSuccess(exit) ? exit.value.status : "error"
+          const followUps = status === "follow_up_interrupt" ? state.followUps + 1 : resetsFollowUpCount(status) ? 0 : state.followUps
+          return withChannel(all, channelId, { ...state, active: Option.none(), followUps })
+        })
+        yield* Deferred.done(active.entry.done, exit)
+      }
+    }).pipe(Effect.annotateLogs({ channelId }))
+
+  /**
+   * Queues `input` in its channel; answered after the running turn (which is asked to yield).
+   * With the queue full, it folds into the newest waiting turn (and shares its ticket result).
+   */
+  const submit = Effect.fn("ChannelQueue.submit")(function*(input: TurnInput) {
+    const fresh = yield* Deferred.make<TurnResult, TurnFailure>()
+    const channelId = input.channelId
+    if (!(yield* Ref.get(accepting))) {
+      // Shutting down: the running turn is neither interrupted nor joined by this message.
+      yield* Effect.logInfo("shutting down: message not taken").pipe(Effect.annotateLogs({ channelId, messageId: input.messageId ?? "" }))
+      const refused: TurnTicket = { channelId, result: Effect.fail(new TurnCancelledError({ channelId, reason: "shutdown" })) }
+      return refused
+    }
+    const [done, folded] = yield* SynchronizedRef.modifyEffect(channels, (all) =>
+      Effect.gen(function*(): Effect.fn.Return<readonly [Placement, ReadonlyMap<string, ChannelState>]> {
+        const state = all.get(channelId)
+        if (state === undefined) {
+          yield* FiberMap.run(workers, channelId, worker(channelId))
+          return [[fresh, Option.none()], withChannel(all, channelId, { queue: [newEntry(input, fresh, { isFromQueue: false })], active: Option.none(), followUps: 0 })]
+        }
+        const busy = Option.isSome(state.active) || state.queue.length > 0
+        // A stop response is one short acknowledgement: it is not interrupted, the message waits for its end.
+        const interruptible = Option.filter(state.active, (active) => !active.entry.isStopResponse)
+        if (Option.isSome(interruptible) && state.followUps < MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS) {
+          yield* interruptible.value.signals.requestFollowUp
+        }
+        const newest = state.queue.findLastIndex((entry) => !entry.isStopResponse)
+        const waiting = state.queue.filter((entry) => !entry.isStopResponse).length
+        const target = state.queue[newest]
+        if (waiting < channelQueueMax || target === undefined) {
+          return [[fresh, Option.none()], withChannel(all, channelId, { ...state, queue: [...state.queue, newEntry(input, fresh, { isFromQueue: busy })] })]
+        }
+        const merged = foldInto(target, input)
+        const queue = state.queue.map((entry, index) => (index === newest ? merged : entry))
+        return [[target.done, Option.some(merged)], withChannel(all, channelId, { ...state, queue })]
+      }))
+    if (Option.isSome(folded)) {
+      yield* Effect.logInfo(
+        `channel queue full (${channelQueueMax} waiting): message folded into the newest waiting turn, which now answers it (${folded.value.foldedCount} folded so far)`
+      ).pipe(Effect.annotateLogs({ channelId, messageId: input.messageId ?? "" }))
+    }
+    const ticket: TurnTicket = { channelId, result: Deferred.await(done) }
+    return ticket
+  })
+
+  /**
+   * /kill: cancels the channel's queued turns first, then kills the running one (stream and
+   * tool aborted at once). A stop context queues its stop response at the front.
+   */
+  const kill = Effect.fn("ChannelQueue.kill")(function*(
+    channelId: string,
+    options: { readonly requesterId?: string; readonly stopContext?: StopContext } = {}
+  ) {
+    const [cancelled, active] = yield* SynchronizedRef.modify(
+      channels,
+      (all): [readonly [ReadonlyArray<Entry>, Option.Option<Active>], ReadonlyMap<string, ChannelState>] => {
+        const state = all.get(channelId)
+        if (state === undefined) return [[[], Option.none()], all]
+        return [[state.queue, state.active], withChannel(all, channelId, { ...state, queue: [] })]
+      }
+    )
+    yield* Effect.forEach(cancelled, (entry) => Deferred.fail(entry.done, new TurnCancelledError({ channelId })), { discard: true })
+    if (Option.isSome(active)) yield* active.value.signals.kill(options)
+    return { cancelled: cancelled.length, killed: Option.isSome(active) }
+  })
+
+  const status = (channelId: string) =>
+    Effect.map(SynchronizedRef.get(channels), (all): ChannelStatus => {
+      const state = all.get(channelId)
+      return {
+        active: state !== undefined && Option.isSome(state.active),
+        queued: state?.queue.length ?? 0,
+        followUps: state?.followUps ?? 0
+      }
+    })
+
+  /** Channels with work (running or queued); idle channels are forgotten. */
+  const busyChannels = Effect.map(SynchronizedRef.get(channels), (all) => [...all.keys()])
+
+  /**
+   * Graceful shutdown: stops taking messages, lets the running and waiting turns finish for up
+   * to `grace`, then does what /kill does in every busy channel (waiting turns cancelled, the
+   * running one stopped: its reply keeps the text with the stop mark, no stop response) and
+   * waits at most `settle` for those turns to wrap up.
+   */
+  const drain = Effect.fn("ChannelQueue.drain")(function*(grace: Duration.Input, settle: Duration.Input = Duration.seconds(5)) {
+    // Workers never fail: the channels are idle once their workers are gone. Interruptible, so
+    // the deadlines hold when the drain runs in a finalizer (uninterruptible by default).
+    const idle = Effect.interruptible(Effect.ignore(FiberMap.awaitEmpty(workers)))
+    yield* Ref.set(accepting, false)
+    const finished = yield* Effect.timeoutOption(idle, grace)
+    if (Option.isSome(finished)) return { stoppedChannels: 0 } satisfies DrainOutcome
+    const busy = yield* busyChannels
+    yield* Effect.forEach(busy, (channelId) => kill(channelId), { discard: true })
+    yield* Effect.timeoutOption(idle, settle)
+    return { stoppedChannels: busy.length } satisfies DrainOutcome
+  })
+
+  return { submit, kill, status, busyChannels, drain } as const
+})
+
 /**
  * One turn at a time per channel (docs/architecture.md, Turns and channels). A message arriving
  * while a turn runs asks that turn to yield (follow-up interrupt: a streaming reply stops, a tool
@@ -137,169 +302,6 @@ const defaultStopResponse = (input: TurnInput, stop: StopContext): TurnInput => 
  * against the bound). A channel's state exists only while it has work, so idle channels cost
  * nothing.
  */
-export class ChannelQueue extends Effect.Service<ChannelQueue>()("loopcord/chat/ChannelQueue", {
-  scoped: Effect.gen(function*() {
-    const runner = yield* TurnRunner
-    const { channelQueueMax } = yield* ChatConfig
-    const workers = yield* FiberMap.make<string>()
-    const channels = yield* SynchronizedRef.make<ReadonlyMap<string, ChannelState>>(new Map())
-    /** False once `drain` began: no message is taken any more. */
-    const accepting = yield* Ref.make(true)
-
-    const withChannel = (all: ReadonlyMap<string, ChannelState>, channelId: string, state: ChannelState | undefined) => {
-      const next = new Map(all)
-      if (state === undefined) next.delete(channelId)
-      else next.set(channelId, state)
-      return next
-    }
-
-    /** Takes the next entry, or removes the channel when its queue is empty (atomically). */
-    const takeNext = (channelId: string) =>
-      Effect.flatMap(makeTurnSignals(channelId), (signals) =>
-        SynchronizedRef.modify(channels, (all): [Option.Option<Active>, ReadonlyMap<string, ChannelState>] => {
-          const state = all.get(channelId)
-          const [entry, ...rest] = state?.queue ?? []
-          if (state === undefined || entry === undefined) return [Option.none(), withChannel(all, channelId, undefined)]
-          const active: Active = { entry: { ...entry, input: effectiveInput(entry) }, signals }
-          return [Option.some(active), withChannel(all, channelId, { ...state, queue: rest, active: Option.some(active) })]
-        }))
-
-    const insertFront = (channelId: string, entry: Entry) =>
-      SynchronizedRef.update(channels, (all) => {
-        const state = all.get(channelId)
-        return state === undefined ? all : withChannel(all, channelId, { ...state, queue: [entry, ...state.queue] })
-      })
-
-    const stopResponsesFor = (active: Active) => ({
-      queue: (stop: StopContext) =>
-        Effect.gen(function*() {
-          const input = active.entry.input.stopResponse?.(stop) ?? defaultStopResponse(active.entry.input, stop)
-          yield* insertFront(input.channelId, newEntry(input, yield* Deferred.make<TurnResult, TurnFailure>(), { isFromQueue: true, isStopResponse: true }))
-          yield* Effect.logInfo("stop response queued at the front of the channel")
-        })
-    })
-
-    const worker = (channelId: string): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        while (true) {
-          const next = yield* takeNext(channelId)
-          if (Option.isNone(next)) return
-          const active = next.value
-          const exit = yield* runner.run(active.entry.input, {
-            signals: active.signals,
-            stopResponses: stopResponsesFor(active),
-            isFromQueue: active.entry.isFromQueue,
-            isStopResponse: active.entry.isStopResponse
-          }).pipe(Effect.exit)
-          yield* SynchronizedRef.update(channels, (all) => {
-            const state = all.get(channelId)
-            if (state === undefined) return all
-            const status = Exit.isSuccess(exit) ? exit.value.status : "error"
-            const followUps = status === "follow_up_interrupt" ? state.followUps + 1 : resetsFollowUpCount(status) ? 0 : state.followUps
-            return withChannel(all, channelId, { ...state, active: Option.none(), followUps })
-          })
-          yield* Deferred.done(active.entry.done, exit)
-        }
-      }).pipe(Effect.annotateLogs({ channelId }))
-
-    /**
-     * Queues `input` in its channel; answered after the running turn (which is asked to yield).
-     * With the queue full, it folds into the newest waiting turn (and shares its ticket result).
-     */
-    const submit = Effect.fn("ChannelQueue.submit")(function*(input: TurnInput) {
-      const fresh = yield* Deferred.make<TurnResult, TurnFailure>()
-      const channelId = input.channelId
-      if (!(yield* Ref.get(accepting))) {
-        // Shutting down: the running turn is neither interrupted nor joined by this message.
-        yield* Effect.logInfo("shutting down: message not taken").pipe(Effect.annotateLogs({ channelId, messageId: input.messageId ?? "" }))
-        const refused: TurnTicket = { channelId, result: Effect.fail(new TurnCancelledError({ channelId, reason: "shutdown" })) }
-        return refused
-      }
-      const [done, folded] = yield* SynchronizedRef.modifyEffect(channels, (all) =>
-        Effect.gen(function*(): Effect.fn.Return<readonly [Placement, ReadonlyMap<string, ChannelState>]> {
-          const state = all.get(channelId)
-          if (state === undefined) {
-            yield* FiberMap.run(workers, channelId, worker(channelId))
-            return [[fresh, Option.none()], withChannel(all, channelId, { queue: [newEntry(input, fresh, { isFromQueue: false })], active: Option.none(), followUps: 0 })]
-          }
-          const busy = Option.isSome(state.active) || state.queue.length > 0
-          // A stop response is one short acknowledgement: it is not interrupted, the message waits for its end.
-          const interruptible = Option.filter(state.active, (active) => !active.entry.isStopResponse)
-          if (Option.isSome(interruptible) && state.followUps < MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS) {
-            yield* interruptible.value.signals.requestFollowUp
-          }
-          const newest = state.queue.findLastIndex((entry) => !entry.isStopResponse)
-          const waiting = state.queue.filter((entry) => !entry.isStopResponse).length
-          const target = state.queue[newest]
-          if (waiting < channelQueueMax || target === undefined) {
-            return [[fresh, Option.none()], withChannel(all, channelId, { ...state, queue: [...state.queue, newEntry(input, fresh, { isFromQueue: busy })] })]
-          }
-          const merged = foldInto(target, input)
-          const queue = state.queue.map((entry, index) => (index === newest ? merged : entry))
-          return [[target.done, Option.some(merged)], withChannel(all, channelId, { ...state, queue })]
-        }))
-      if (Option.isSome(folded)) {
-        yield* Effect.logInfo(
-          `channel queue full (${channelQueueMax} waiting): message folded into the newest waiting turn, which now answers it (${folded.value.foldedCount} folded so far)`
-        ).pipe(Effect.annotateLogs({ channelId, messageId: input.messageId ?? "" }))
-      }
-      const ticket: TurnTicket = { channelId, result: Deferred.await(done) }
-      return ticket
-    })
-
-    /**
-     * /kill: cancels the channel's queued turns first, then kills the running one (stream and
-     * tool aborted at once). A stop context queues its stop response at the front.
-     */
-    const kill = Effect.fn("ChannelQueue.kill")(function*(
-      channelId: string,
-      options: { readonly requesterId?: string; readonly stopContext?: StopContext } = {}
-    ) {
-      const [cancelled, active] = yield* SynchronizedRef.modify(
-        channels,
-        (all): [readonly [ReadonlyArray<Entry>, Option.Option<Active>], ReadonlyMap<string, ChannelState>] => {
-          const state = all.get(channelId)
-          if (state === undefined) return [[[], Option.none()], all]
-          return [[state.queue, state.active], withChannel(all, channelId, { ...state, queue: [] })]
-        }
-      )
-      yield* Effect.forEach(cancelled, (entry) => Deferred.fail(entry.done, new TurnCancelledError({ channelId })), { discard: true })
-      if (Option.isSome(active)) yield* active.value.signals.kill(options)
-      return { cancelled: cancelled.length, killed: Option.isSome(active) }
-    })
-
-    const status = (channelId: string) =>
-      Effect.map(SynchronizedRef.get(channels), (all): ChannelStatus => {
-        const state = all.get(channelId)
-        return {
-          active: state !== undefined && Option.isSome(state.active),
-          queued: state?.queue.length ?? 0,
-          followUps: state?.followUps ?? 0
-        }
-      })
-
-    /** Channels with work (running or queued); idle channels are forgotten. */
-    const busyChannels = Effect.map(SynchronizedRef.get(channels), (all) => [...all.keys()])
-
-    /**
-     * Graceful shutdown: stops taking messages, lets the running and waiting turns finish for up
-     * to `grace`, then does what /kill does in every busy channel (waiting turns cancelled, the
-     * running one stopped: its reply keeps the text with the stop mark, no stop response) and
-     * waits at most `settle` for those turns to wrap up.
-     */
-    const drain = Effect.fn("ChannelQueue.drain")(function*(grace: Duration.DurationInput, settle: Duration.DurationInput = Duration.seconds(5)) {
-      // Workers never fail: the channels are idle once their workers are gone. Interruptible, so
-      // the deadlines hold when the drain runs in a finalizer (uninterruptible by default).
-      const idle = Effect.interruptible(Effect.ignore(FiberMap.awaitEmpty(workers)))
-      yield* Ref.set(accepting, false)
-      const finished = yield* Effect.timeoutOption(idle, grace)
-      if (Option.isSome(finished)) return { stoppedChannels: 0 } satisfies DrainOutcome
-      const busy = yield* busyChannels
-      yield* Effect.forEach(busy, (channelId) => kill(channelId), { discard: true })
-      yield* Effect.timeoutOption(idle, settle)
-      return { stoppedChannels: busy.length } satisfies DrainOutcome
-    })
-
-    return { submit, kill, status, busyChannels, drain } as const
-  })
-}) {}
+export class ChannelQueue extends Context.Service<ChannelQueue, Effect.Success<typeof make>>()("loopcord/chat/ChannelQueue") {
+  static readonly Default: Layer.Layer<ChannelQueue, never, TurnRunner> = Layer.effect(ChannelQueue, make)
+}

@@ -1,4 +1,4 @@
-import { Chunk, type Context, Duration, Effect, Option, Ref } from "effect"
+import { Chunk, Duration, Effect, Option, Ref } from "effect"
 import type { DeliveryError, ResponseSink } from "../loop/ResponseSink"
 import type { ToolActivity } from "../loop/ToolActivity"
 import type { UserNotice } from "../loop/UserNotice"
@@ -18,7 +18,7 @@ export interface CollectingSinkOptions {
    */
   readonly chunkSize?: number
   /** Each delivery takes this long on the Clock (an in-flight send). */
-  readonly deliveryDelay?: Duration.DurationInput
+  readonly deliveryDelay?: Duration.Input
   /** Fail every delivery from the n-th one on (0-based) with this error. */
   readonly failFrom?: { readonly delivery: number; readonly error: DeliveryError }
   /** The reply text one turn can show (`ResponseSink.capacity`); unset: the loop's default. */
@@ -50,7 +50,7 @@ export const makeCollectingSink = (options: CollectingSinkOptions = {}): Effect.
   Effect.gen(function*() {
     const state = yield* Ref.make<State>({ delivered: "", passText: "", buffer: "", deliveries: 0, events: Chunk.empty<SinkEvent>() })
     const chunkSize = options.chunkSize ?? 0
-    const delay = options.deliveryDelay === undefined ? Option.none() : Option.some(Duration.decode(options.deliveryDelay))
+    const delay = options.deliveryDelay === undefined ? Option.none() : Option.some(Duration.fromInputUnsafe(options.deliveryDelay))
 
     const record = (event: SinkEvent) => Ref.update(state, (s) => ({ ...s, events: Chunk.append(s.events, event) }))
 

@@ -1,4 +1,4 @@
-import type { Context, Effect, Scope } from "effect"
+import type { Effect, Scope } from "effect"
 import type { ChatMessage } from "../domain/ChatMessage"
 import type { TurnResult } from "../domain/TurnResult"
 import type { DeliberateToolMode } from "../domain/DeliberateToolMode"

@@ -11,6 +11,6 @@ export interface TurnObserverShape {
  * Watches every turn the TurnRunner runs (operations wires telemetry here, see
  * `src/ops/observedTurns.ts`). A Reference: without one, turns run as they are.
  */
-export class TurnObserver extends Context.Reference<TurnObserver>()("loopcord/chat/TurnObserver", {
-  defaultValue: (): TurnObserverShape => ({ observe: (_input, turn) => turn })
-}) {}
+export const TurnObserver = Context.Reference<TurnObserverShape>("loopcord/chat/TurnObserver", {
+  defaultValue: () => ({ observe: (_input, turn) => turn })
+})

@@ -1,4 +1,4 @@
-import { Cause, Context, Effect, Exit, Option } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import type { TurnResult } from "../domain/TurnResult"
 import { deliberateModeOff } from "../domain/DeliberateToolMode"
 import { CurrentTurn, type TurnContextShape } from "../loop/CurrentTurn"
@@ -48,7 +48,7 @@ const untilKilled = <A, E, R>(signals: TurnSignalsShape, stage: Effect.Effect<A,
     const self = yield* Effect.fiberId
     const ended = yield* Effect.ensuring(first.await, Effect.sync(() => {
       stopListening()
-      running.unsafeInterruptAsFork(self)
+      running.interruptUnsafe(self)
     }))
     return Option.isNone(ended) ? Option.none() : Option.some(yield* ended.value)
   })
@@ -65,85 +65,87 @@ interface RunTurnOptions {
   readonly isStopResponse?: boolean
 }
 
+const make = Effect.gen(function*() {
+  const services = yield* Effect.context<Exclude<GenerationTurnServices, PerTurn>>()
+  const enricher = yield* Effect.serviceOption(ContextEnricher)
+  const affordances = Context.get(services, ToolAffordances)
+  const observer = yield* TurnObserver
+
+  /** The end of a turn /kill stopped before its loop: the stop response is queued as the loop would. */
+  const endBeforeLoop = (input: TurnInput, options: RunTurnOptions, stage: string, finish: TurnSink["finish"]) =>
+    Effect.gen(function*() {
+      yield* Effect.logInfo(`turn stopped by /kill while ${stage}, before the model was asked`)
+      const stop = yield* options.signals.takeStopContext
+      yield* Option.match(stop, { onNone: () => options.signals.clearStop, onSome: options.stopResponses.queue })
+      yield* affordances.turnEnded(input.channelId)
+      if (finish !== undefined) yield* finish(stoppedBeforeLoop)
+      return stoppedBeforeLoop
+    }).pipe(Effect.annotateLogs({ channelId: input.channelId }))
+
+  const loadContext = (input: TurnInput) =>
+    Effect.flatMap(input.loadContext, (loaded) =>
+      Option.isNone(enricher) ? Effect.succeed(loaded) : enricher.value.enrich({
+        channelId: input.channelId,
+        parentChannelId: input.parentChannelId,
+        guildId: input.guildId,
+        userId: input.userId,
+        personaId: input.persona.id
+      }, loaded))
+
+  const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
+    const opened = yield* untilKilled(options.signals, input.openSink)
+    if (Option.isNone(opened)) return yield* endBeforeLoop(input, options, "opening the reply", undefined)
+    const { finish, mediaOutlet, sink } = opened.value
+    const loaded = yield* untilKilled(options.signals, loadContext(input))
+    if (Option.isNone(loaded)) return yield* endBeforeLoop(input, options, "loading the context", finish)
+    const context = loaded.value
+    const state = yield* makeTurnState(context, { mediaOutlet })
+    const turn: TurnContextShape = {
+      ...turnOriginOf({ ...input, isUserImpersonation: input.isUserImpersonation ?? false, impersonatedUserId: input.impersonatedUserId }),
+      shouldSurfaceUserErrors: input.shouldSurfaceUserErrors,
+      isFromQueue: options.isFromQueue,
+      isStopResponse: options.isStopResponse ?? false,
+      deliberate: input.deliberate ?? deliberateModeOff,
+      state
+    }
+    // The app's services plus this turn's: a plain Context (building Layers per turn costs more).
+    const perTurn = Context.make(ResponseSink, sink).pipe(
+      Context.add(CurrentTurn, turn),
+      Context.add(TurnSignals, options.signals),
+      Context.add(StopResponses, options.stopResponses)
+    )
+    // A server's model chain reaches the outer tier as this turn's route plan.
+    const turnContext = Context.merge(
+      services,
+      input.models === undefined ? perTurn : Context.add(perTurn, RoutePlan, withModels(Context.get(services, RoutePlan), input.models))
+    )
+    const exit = yield* runGenerationTurn().pipe(
+      Effect.provide(turnContext),
+      Effect.annotateLogs({ channelId: input.channelId }),
+      Effect.exit
+    )
+    if (Exit.isSuccess(exit)) yield* logTurnSummary(exit.value, { channelId: input.channelId })
+    // Deliberate mode's retention windows count finished turns of the channel.
+    yield* affordances.turnEnded(input.channelId)
+    // The front finishes its reply on success and on a typed failure (not on interruption).
+    if (finish !== undefined && (Exit.isSuccess(exit) || Option.isSome(Cause.findErrorOption(exit.cause)))) {
+      yield* finish(Exit.isSuccess(exit) ? exit.value : abortedResult)
+    }
+    return yield* exit
+  }, Effect.scoped, (running, _input, options) => Effect.ensuring(running, options.signals.alarm.stop))
+
+  return {
+    run: (input: TurnInput, options: RunTurnOptions): Effect.Effect<TurnResult, ImpersonationAbortedError> =>
+      observer.observe(input, run(input, options))
+  } as const
+})
+
 /**
  * Runs one turn: opens its sink, builds the turn context and state, runs the generation turn,
  * lets the front finish (drain, mark stopped), and closes the sink's scope on every path. /kill
  * ends it at every stage: before the loop (sink, context, memory) it ends `stopped_by_user` at
  * once, with the stop response queued as the loop would.
  */
-export class TurnRunner extends Effect.Service<TurnRunner>()("loopcord/chat/TurnRunner", {
-  effect: Effect.gen(function*() {
-    const services = yield* Effect.context<Exclude<GenerationTurnServices, PerTurn>>()
-    const enricher = yield* Effect.serviceOption(ContextEnricher)
-    const affordances = Context.get(services, ToolAffordances)
-    const observer = yield* TurnObserver
-
-    /** The end of a turn /kill stopped before its loop: the stop response is queued as the loop would. */
-    const endBeforeLoop = (input: TurnInput, options: RunTurnOptions, stage: string, finish: TurnSink["finish"]) =>
-      Effect.gen(function*() {
-        yield* Effect.logInfo(`turn stopped by /kill while ${stage}, before the model was asked`)
-        const stop = yield* options.signals.takeStopContext
-        yield* Option.match(stop, { onNone: () => options.signals.clearStop, onSome: options.stopResponses.queue })
-        yield* affordances.turnEnded(input.channelId)
-        if (finish !== undefined) yield* finish(stoppedBeforeLoop)
-        return stoppedBeforeLoop
-      }).pipe(Effect.annotateLogs({ channelId: input.channelId }))
-
-    const loadContext = (input: TurnInput) =>
-      Effect.flatMap(input.loadContext, (loaded) =>
-        Option.isNone(enricher) ? Effect.succeed(loaded) : enricher.value.enrich({
-          channelId: input.channelId,
-          parentChannelId: input.parentChannelId,
-          guildId: input.guildId,
-          userId: input.userId,
-          personaId: input.persona.id
-        }, loaded))
-
-    const run = Effect.fn("TurnRunner.run")(function*(input: TurnInput, options: RunTurnOptions) {
-      const opened = yield* untilKilled(options.signals, input.openSink)
-      if (Option.isNone(opened)) return yield* endBeforeLoop(input, options, "opening the reply", undefined)
-      const { finish, mediaOutlet, sink } = opened.value
-      const loaded = yield* untilKilled(options.signals, loadContext(input))
-      if (Option.isNone(loaded)) return yield* endBeforeLoop(input, options, "loading the context", finish)
-      const context = loaded.value
-      const state = yield* makeTurnState(context, { mediaOutlet })
-      const turn: TurnContextShape = {
-        ...turnOriginOf({ ...input, isUserImpersonation: input.isUserImpersonation ?? false, impersonatedUserId: input.impersonatedUserId }),
-        shouldSurfaceUserErrors: input.shouldSurfaceUserErrors,
-        isFromQueue: options.isFromQueue,
-        isStopResponse: options.isStopResponse ?? false,
-        deliberate: input.deliberate ?? deliberateModeOff,
-        state
-      }
-      // The app's services plus this turn's: a plain Context (building Layers per turn costs more).
-      const perTurn = Context.make(ResponseSink, sink).pipe(
-        Context.add(CurrentTurn, turn),
-        Context.add(TurnSignals, options.signals),
-        Context.add(StopResponses, options.stopResponses)
-      )
-      // A server's model chain reaches the outer tier as this turn's route plan.
-      const turnContext = Context.merge(
-        services,
-        input.models === undefined ? perTurn : Context.add(perTurn, RoutePlan, withModels(Context.get(services, RoutePlan), input.models))
-      )
-      const exit = yield* runGenerationTurn().pipe(
-        Effect.provide(turnContext),
-        Effect.annotateLogs({ channelId: input.channelId }),
-        Effect.exit
-      )
-      if (Exit.isSuccess(exit)) yield* logTurnSummary(exit.value, { channelId: input.channelId })
-      // Deliberate mode's retention windows count finished turns of the channel.
-      yield* affordances.turnEnded(input.channelId)
-      // The front finishes its reply on success and on a typed failure (not on interruption).
-      if (finish !== undefined && (Exit.isSuccess(exit) || Option.isSome(Cause.failureOption(exit.cause)))) {
-        yield* finish(Exit.isSuccess(exit) ? exit.value : abortedResult)
-      }
-      return yield* exit
-    }, Effect.scoped, (running, _input, options) => Effect.ensuring(running, options.signals.alarm.stop))
-
-    return {
-      run: (input: TurnInput, options: RunTurnOptions): Effect.Effect<TurnResult, ImpersonationAbortedError> =>
-        observer.observe(input, run(input, options))
-    } as const
-  })
-}) {}
+export class TurnRunner extends Context.Service<TurnRunner, Effect.Success<typeof make>>()("loopcord/chat/TurnRunner") {
+  static readonly Default: Layer.Layer<TurnRunner, never, Exclude<GenerationTurnServices, PerTurn>> = Layer.effect(TurnRunner, make)
+}

@@ -1,5 +1,3 @@
-import { Data } from "effect"
-
 /** An image attached to a message, for vision-capable models. */
 export interface ImageRef {
   readonly url: string
@@ -24,4 +22,4 @@ export interface ChatMessage {
   readonly createdAt?: string
 }
 
-export const ChatMessage = Data.case<ChatMessage>()
+export const ChatMessage = (message: ChatMessage): ChatMessage => ({ ...message })

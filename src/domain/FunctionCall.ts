@@ -1,5 +1,3 @@
-import { Data } from "effect"
-
 /** Arguments of a tool call as the model wrote them (a JSON object). */
 export type ToolArgs = Readonly<Record<string, unknown>>
 
@@ -22,4 +20,4 @@ export interface FunctionCall {
   readonly reasoningContent?: string
 }
 
-export const FunctionCall = Data.case<FunctionCall>()
+export const FunctionCall = (call: FunctionCall): FunctionCall => ({ ...call })

@@ -1,5 +1,3 @@
-import { Data } from "effect"
-
 /**
  * Provider-reported token counts for one pass; a turn's usage is the sum over its passes.
  * `inputTokens` counts every input token, cached ones included; the three detail counts are
@@ -19,7 +17,7 @@ export interface TokenUsage {
   readonly reasoningTokens?: number
 }
 
-export const TokenUsage = Data.case<TokenUsage>()
+export const TokenUsage = (usage: TokenUsage): TokenUsage => ({ ...usage })
 
 /** A detail count worth keeping: a finite positive number (vendors send 0 or null when there is none). */
 const detail = (value: number | null | undefined): number | undefined =>

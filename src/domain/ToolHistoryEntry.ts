@@ -1,4 +1,3 @@
-import { Data } from "effect"
 import type { FunctionCall } from "./FunctionCall"
 import type { ImageMetadata } from "./ImageMetadata"
 import { failureReason, type ToolResult } from "./ToolResult"
@@ -33,7 +32,7 @@ export interface ToolHistoryEntry {
   readonly batch?: number
 }
 
-export const ToolHistoryEntry = Data.case<ToolHistoryEntry>()
+export const ToolHistoryEntry = (entry: ToolHistoryEntry): ToolHistoryEntry => ({ ...entry })
 
 /** What the model is told: success ⇒ the data or `{status:"completed"}`; failure ⇒ the standard failure object. */
 export const responsePayload = (toolName: string, result: ToolResult): unknown =>

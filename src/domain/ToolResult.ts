@@ -1,4 +1,3 @@
-import { Data } from "effect"
 import type { ImageMetadata } from "./ImageMetadata"
 import type { TurnEffect } from "./TurnEffect"
 
@@ -27,7 +26,7 @@ export interface ToolResult {
   readonly turnEffect?: TurnEffect
 }
 
-export const ToolResult = Data.case<ToolResult>()
+export const ToolResult = (result: ToolResult): ToolResult => ({ ...result })
 
 export const toolSuccess = (data?: unknown, extra: Omit<ToolResult, "success" | "data"> = {}): ToolResult =>
   ToolResult({ ...extra, success: true, ...(data === undefined ? {} : { data }) })

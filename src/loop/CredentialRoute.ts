@@ -26,7 +26,7 @@ export interface CredentialRoute {
 }
 
 /** The operator's `LLM_API_KEYS` through the process-wide pool (an empty list: a keyless endpoint). */
-export const operatorRoute = (pool: KeyPool, keys: ReadonlyArray<Redacted.Redacted<string>>): CredentialRoute => ({
+export const operatorRoute = (pool: KeyPool["Service"], keys: ReadonlyArray<Redacted.Redacted<string>>): CredentialRoute => ({
   source: "operator",
   keys: {
     next: (tried) => pool.next(keys.length, tried),

@@ -53,6 +53,6 @@ const operatorOnly: TurnCredentials = {
   personalKeyRefused: () => Effect.void
 }
 
-export class CredentialRoutes extends Context.Reference<CredentialRoutes>()("loopcord/loop/CredentialRoutes", {
-  defaultValue: (): CredentialRoutesShape => ({ forTurn: () => Effect.succeed(operatorOnly) })
-}) {}
+export const CredentialRoutes = Context.Reference<CredentialRoutesShape>("loopcord/loop/CredentialRoutes", {
+  defaultValue: () => ({ forTurn: () => Effect.succeed(operatorOnly) })
+})

@@ -45,7 +45,7 @@ export interface LoopHooks {
   /** Messages added after the turn's context on every request. */
   readonly requestNotes: Effect.Effect<ReadonlyArray<ChatMessage>>
   /** The sink each pass writes to. */
-  readonly passSink: (sink: ResponseSink["Type"]) => ResponseSink["Type"]
+  readonly passSink: (sink: ResponseSink["Service"]) => ResponseSink["Service"]
   /** Wraps the run of a pass's calls (the tool checkpoint finds its services here). */
   readonly aroundCalls: <A, E, R>(calls: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** What a pass wrote, once the loop knows what becomes of it. */

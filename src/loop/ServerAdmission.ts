@@ -20,7 +20,7 @@ export type Admission = Data.TaggedEnum<{
 }>
 export const Admission = Data.taggedEnum<Admission>()
 
-interface ServerAdmissionShape {
+export interface ServerAdmissionShape {
   /** Atomic across processes: two turns never both take the last unit. Never fails (an unavailable store is the implementation's call). */
   readonly admit: (request: AdmissionRequest) => Effect.Effect<Admission>
 }
@@ -34,6 +34,6 @@ const unlimited: ServerAdmissionShape = {
  * Admission of server-paid turns: the server message
  * cooldown first, then the server and user daily quotas. The store implements it.
  */
-export class ServerAdmission extends Context.Reference<ServerAdmission>()("loopcord/loop/ServerAdmission", {
-  defaultValue: (): ServerAdmissionShape => unlimited
-}) {}
+export const ServerAdmission = Context.Reference<ServerAdmissionShape>("loopcord/loop/ServerAdmission", {
+  defaultValue: () => unlimited
+})

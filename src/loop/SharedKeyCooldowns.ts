@@ -24,6 +24,6 @@ export interface SharedKeyCooldownsShape {
  * Where the KeyPool shares its cooldowns: none by default (one process, in memory); the
  * composition root provides the database-backed one when DATABASE_URL is PostgreSQL.
  */
-export class SharedKeyCooldowns extends Context.Reference<SharedKeyCooldowns>()("loopcord/loop/SharedKeyCooldowns", {
-  defaultValue: (): Option.Option<SharedKeyCooldownsShape> => Option.none()
-}) {}
+export const SharedKeyCooldowns = Context.Reference<Option.Option<SharedKeyCooldownsShape>>("loopcord/loop/SharedKeyCooldowns", {
+  defaultValue: () => Option.none()
+})

@@ -40,7 +40,7 @@ interface Armed {
 
 export const makeTurnAlarm = (): TurnAlarm => {
   const armed = new Set<Armed>()
-  let watching: Fiber.RuntimeFiber<void> | undefined
+  let watching: Fiber.Fiber<void> | undefined
 
   const watch: Effect.Effect<void> = Effect.gen(function*() {
     while (true) {
@@ -52,6 +52,8 @@ export const makeTurnAlarm = (): TurnAlarm => {
       const now = yield* Clock.currentTimeMillis
       let nap = Number.POSITIVE_INFINITY
       for (const entry of [...armed]) {
+        // A `fire` runs its waiting fiber at once, and that fiber may disarm the others.
+        if (!armed.has(entry)) continue
         const due = entry.due()
         if (now >= due) {
           armed.delete(entry)
@@ -85,7 +87,7 @@ export const makeTurnAlarm = (): TurnAlarm => {
 
   const stop = Effect.withFiber<void>((self) => {
     armed.clear()
-    watching?.unsafeInterruptAsFork(self.id())
+    watching?.interruptUnsafe(self.id)
     watching = undefined
     return Effect.void
   })

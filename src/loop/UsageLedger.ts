@@ -11,12 +11,12 @@ export interface TurnUsage {
   readonly usage: TokenUsage | undefined
 }
 
-interface UsageLedgerShape {
+export interface UsageLedgerShape {
   /** Never fails: a ledger that cannot be written is logged, never the turn's problem. */
   readonly record: (entry: TurnUsage) => Effect.Effect<void>
 }
 
 /** Turns and tokens per user, server, day and credential source (`/usage`). The store implements it. */
-export class UsageLedger extends Context.Reference<UsageLedger>()("loopcord/loop/UsageLedger", {
-  defaultValue: (): UsageLedgerShape => ({ record: () => Effect.void })
-}) {}
+export const UsageLedger = Context.Reference<UsageLedgerShape>("loopcord/loop/UsageLedger", {
+  defaultValue: () => ({ record: () => Effect.void })
+})

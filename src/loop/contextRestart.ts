@@ -27,17 +27,13 @@ const FLAG_BY_TYPE_FRAGMENT: ReadonlyArray<readonly [fragment: string, flag: Tur
 ]
 
 /** A payload that already is a context item keeps its role, author and images. */
-const exact = { exact: true } as const
 const ContextItem = Schema.Struct({
-  role: Schema.Literal("system", "user", "assistant"),
+  role: Schema.Literals(["system", "user", "assistant"]),
   content: Schema.String,
-  name: Schema.optionalWith(Schema.String, exact),
-  images: Schema.optionalWith(
-    Schema.Array(Schema.Struct({ url: Schema.String, mimeType: Schema.optionalWith(Schema.String, exact) })),
-    exact
-  ),
-  messageId: Schema.optionalWith(Schema.String, exact),
-  createdAt: Schema.optionalWith(Schema.String, exact)
+  name: Schema.optionalKey(Schema.String),
+  images: Schema.optionalKey(Schema.Array(Schema.Struct({ url: Schema.String, mimeType: Schema.optionalKey(Schema.String) }))),
+  messageId: Schema.optionalKey(Schema.String),
+  createdAt: Schema.optionalKey(Schema.String)
 })
 const decodeContextItem = Schema.decodeUnknownOption(ContextItem)
 

@@ -8,11 +8,11 @@ import type { ResponseSink } from "./ResponseSink"
  * kept in `withheld` so the loop still knows the pass had pre-tool text. Notices pass through.
  */
 interface QuietSink {
-  readonly sink: ResponseSink["Type"]
+  readonly sink: ResponseSink["Service"]
   readonly withheld: Effect.Effect<string>
 }
 
-export const makeQuietSink = (sink: ResponseSink["Type"]): Effect.Effect<QuietSink> =>
+export const makeQuietSink = (sink: ResponseSink["Service"]): Effect.Effect<QuietSink> =>
   Effect.map(Ref.make(""), (withheld) => ({
     sink: {
       write: (delta) => Ref.update(withheld, (text) => text + delta),

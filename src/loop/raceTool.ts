@@ -61,7 +61,7 @@ export const raceTool = (name: string, args: ToolArgs, iteration: number, attemp
           disarm()
           // Abandoned (timeout, kill, the turn interrupted): promise-based work is cancelled on the wire at once.
           if (Exit.isFailure(exit) || exit.value === timedOut || exit.value === killed) abort.abort()
-          tool.unsafeInterruptAsFork(self)
+          tool.interruptUnsafe(self)
         })
       )
     )

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Option } from "effect"
+import { Deferred, Effect, Option, Semaphore } from "effect"
 import { ResponseSink } from "./ResponseSink"
 import { ToolActivity } from "./ToolActivity"
 import { LoopConfig } from "../config/LoopConfig"
@@ -79,7 +79,7 @@ export const runPassCalls = Effect.fnUntraced(function*(
     return [yield* runOne(kept[0]!)]
   }
 
-  const slots = yield* Effect.makeSemaphore(config.toolCallConcurrency)
+  const slots = yield* Semaphore.make(config.toolCallConcurrency)
   // Each sequential call waits for the previous sequential call to end before it takes a slot.
   let previousSequential: Deferred.Deferred<void> | undefined = undefined
   const runs: Array<Effect.Effect<PassCallOutcome, never, ExecuteToolCallServices>> = []

@@ -1,4 +1,4 @@
-import { Cause, Channel, Clock, Duration, Effect, Result, Exit, Fiber, Option, Ref, Scope, Stream } from "effect"
+import { Cause, Channel, Clock, Duration, Effect, Exit, Fiber, Option, Pull, Ref, Result, Scope, Stream } from "effect"
 import { DeliveryError, ResponseSink } from "./ResponseSink"
 import { UserNotice } from "./UserNotice"
 import { LoopConfig } from "../config/LoopConfig"
@@ -189,17 +189,17 @@ export const streamOnce = Effect.fnUntraced(function*(
   // path: as an interruption on a kill, as a normal end when a timeout stopped the pass.
   // Events that show nothing are applied synchronously: the consumer only suspends to pull and
   // to write, so a timeout can only land there (and is seen right after).
+  //
+  // The channel's own pull, in the stream's scope (Stream.toPull would wrap every pull in more
+  // steps, and Scope.extend copy the turn's context): each pull yields a non-empty array of
+  // events and fails with Cause.Done at the end, which ends the loop and is caught once, outside it.
   const streamScope = yield* Scope.make()
   const closeStream = (exit: Exit.Exit<void, ProviderError | DeliveryError>) =>
     Effect.flatMap(Ref.get(consumerPhase), (phase) => Scope.close(streamScope, phase === "stop" ? Exit.void : exit))
-  const consume: Effect.Effect<void, ProviderError | DeliveryError> = Effect.gen(function*() {
-    // The channel's own pull, in the stream's scope: Stream.toPull would wrap every pull in two
-    // more steps (and a failed None at the end), and Scope.extend copy the turn's context.
-    const pull = yield* Channel.toPullIn(Stream.toChannel(model.stream(input.request)), streamScope)
+  const consume: Effect.Effect<void, ProviderError | DeliveryError> = Pull.catchDone(Effect.gen(function*() {
+    const pull = yield* Channel.toPullScoped(Stream.toChannel(model.stream(input.request)), streamScope)
     while (true) {
-      const next = yield* pull
-      if (Result.isFailure(next)) return
-      const chunk = next.right
+      const chunk = yield* pull
       if ((yield* Ref.get(consumerPhase)) === "stop") return
       let content = false
       for (const event of chunk) {
@@ -224,7 +224,7 @@ export const streamOnce = Effect.fnUntraced(function*(
       }
       if (content) yield* rearm
     }
-  })
+  }), () => Effect.void)
 
   // Whichever comes first ends the wait: the consumer (after its stream closed), the deadline, a
   // stop or follow-up. Only the consumer is a fiber of this pass: the deadline is watched by the
@@ -273,7 +273,13 @@ export const streamOnce = Effect.fnUntraced(function*(
 
   /** Ends a pass whose outcome is decided by what it produced: a sink failure now fails the pass. */
   const settle = (mode: "flush" | "discard", done: (accumulatedText: string) => Effect.Effect<PassResult>): Effect.Effect<PassResult> =>
-    Effect.flatMap(Effect.result(sink.endPass(mode)), (ended) => ended._tag === "Left" ? deliveryFailed(ended.left) : done(ended.right))
+    Effect.flatMap(Effect.result(sink.endPass(mode)), (ended) => Result.isFailure(ended) ? deliveryFailed(ended.failure) : done(ended.success))
+
+  /** Interrupts the consumer without waiting for it (its stream's finalizers may be slow). */
+  const interruptInBackground = Effect.withFiber((self) => {
+    consumer.interruptUnsafe(self.id)
+    return Effect.void
+  })
 
   const stopped = Effect.gen(function*() {
     yield* Fiber.interrupt(consumer)
@@ -288,9 +294,9 @@ export const streamOnce = Effect.fnUntraced(function*(
       if (Option.isSome(request) && request.value._tag === "Stop") return yield* stopped
       // Settling stops the provider at once but lets an in-flight delivery finish.
       if ((yield* Ref.getAndSet(consumerPhase, "stop")) === "delivering") yield* Scope.close(streamScope, Exit.void)
-      else yield* Fiber.interruptFork(consumer)
-      const settled = yield* Fiber.await(consumer).pipe(Effect.timeout(config.abandonedSettleTimeout), Effect.option)
-      if (Option.isNone(settled)) yield* Fiber.interruptFork(consumer)
+      else yield* interruptInBackground
+      const settled = yield* Effect.timeoutOption(Fiber.await(consumer), config.abandonedSettleTimeout)
+      if (Option.isNone(settled)) yield* interruptInBackground
       const accumulatedText = yield* endPass("flush")
       const sawContent = deadline.phase === "idle"
       yield* Effect.logWarning(`stream ${phase === "first_token" ? "first-token" : "inactivity"} timeout`).pipe(
@@ -316,7 +322,7 @@ export const streamOnce = Effect.fnUntraced(function*(
     case "Ended": {
       const exit = ending.exit
       if (Exit.isFailure(exit)) {
-        const error = Cause.failureOption(exit.cause)
+        const error = Cause.findErrorOption(exit.cause)
         // Defects are bugs: they propagate (the outer tier turns them into an `error` turn).
         if (Option.isNone(error)) return yield* Effect.die(Cause.squash(exit.cause))
         const reason = error.value

@@ -1,4 +1,4 @@
-import { Effect, Exit, Option, Ref } from "effect"
+import { Effect, Exit, Option, Ref, Result } from "effect"
 import type { CredentialSource } from "../domain/CredentialSource"
 import type { TurnStatus } from "../domain/PassResult"
 import type { ProviderError } from "../domain/ProviderError"
@@ -118,11 +118,11 @@ export const withTurnRoutes = <E, R>(attempts: (routes: TurnRoutes) => Effect.Ef
     const extend = Effect.gen(function*() {
       if ((yield* Ref.getAndSet(extension, "decided")) !== "pending") return []
       const prepared = yield* Effect.result(credentials.serverCredential)
-      if (prepared._tag === "Left") {
-        yield* Effect.logWarning(`the server route could not be prepared; the personal attempts' failure stands: ${prepared.left.message}`)
+      if (Result.isFailure(prepared)) {
+        yield* Effect.logWarning(`the server route could not be prepared; the personal attempts' failure stands: ${prepared.failure.message}`)
         return []
       }
-      const route = serverRoute(prepared.right)
+      const route = serverRoute(prepared.success)
       return (yield* admit(route)) ? slotsOn(route) : []
     })
 

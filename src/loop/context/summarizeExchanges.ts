@@ -24,7 +24,7 @@ const SUMMARY_SYSTEM =
   "for answering the user. Leave out boilerplate. Write plain text only, no preamble."
 
 export const summarizeExchanges = (input: {
-  readonly model: LanguageModel["Type"]
+  readonly model: LanguageModel["Service"]
   readonly request: GenerationRequest
   readonly exchanges: ReadonlyArray<Exchange>
   readonly earlier: { readonly covers: number; readonly text: string } | undefined
@@ -58,7 +58,7 @@ export const summarizeExchanges = (input: {
     maxOutputTokens: maxOutput
   }
   const written = input.model.stream(request).pipe(
-    Stream.runFold("", (text, event) => (event._tag === "TextDelta" && text.length < MAX_SUMMARY_CHARS ? text + event.text : text)),
+    Stream.runFold(() => "", (text: string, event) => (event._tag === "TextDelta" && text.length < MAX_SUMMARY_CHARS ? text + event.text : text)),
     Effect.map((text) => text.trim().slice(0, MAX_SUMMARY_CHARS)),
     Effect.timeoutOption(SUMMARY_DEADLINE),
     Effect.map(Option.filter((text) => text.length > 0)),

@@ -1,4 +1,4 @@
-import { Result, ParseResult, Schema } from "effect"
+import { Result, Schema } from "effect"
 
 /**
  * The reviewer's answer protocol: exactly one JSON object,
@@ -20,20 +20,20 @@ export interface ReviewVerdict {
 }
 
 const VerdictJson = Schema.Struct({
-  verdict: Schema.Literal("approve", "revise", "cancel"),
+  verdict: Schema.Literals(["approve", "revise", "cancel"]),
   feedback: Schema.optional(Schema.String)
 })
 
-const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(VerdictJson))
+const decodeJson = Schema.decodeUnknownResult(Schema.fromJsonString(VerdictJson))
 
 const FENCED = /^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i
 
-/** Decodes the reviewer's whole answer; `Left` says why it is garbage (for the operator notice). */
+/** Decodes the reviewer's whole answer; a failure says why it is garbage (for the operator notice). */
 export const decodeVerdict = (answer: string): Result.Result<ReviewVerdict, string> => {
   const trimmed = answer.trim()
   const body = FENCED.exec(trimmed)?.[1]?.trim() ?? trimmed
-  return Either.flatMap(
-    Either.mapLeft(decodeJson(body), (error) => `not a verdict object: ${ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ").slice(0, 200)}`),
+  return Result.flatMap(
+    Result.mapError(decodeJson(body), (error) => `not a verdict object: ${error.message.replace(/\s+/g, " ").slice(0, 200)}`),
     (decoded): Result.Result<ReviewVerdict, string> => {
       const feedback = (decoded.feedback ?? "").trim().slice(0, FEEDBACK_MAX_CHARS)
       if (decoded.verdict === "revise" && feedback.length === 0) return Result.fail("a revise verdict without feedback")

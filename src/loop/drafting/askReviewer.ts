@@ -1,4 +1,4 @@
-import { Clock, type Context, Data, Duration, Effect, Result, Option, Ref, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Option, Ref, Result, Stream } from "effect"
 import { LoopConfig } from "../../config/LoopConfig"
 import { isContent, type ProviderEvent } from "../../domain/ProviderEvent"
 import type { TokenUsage } from "../../domain/TokenUsage"
@@ -86,9 +86,9 @@ export const askReviewer = (
         onSuccess: () =>
           Effect.map(Ref.get(heard), (h) => {
             if (h.garbage !== undefined) return ReviewAnswer.Unanswered({ why: "garbage", detail: h.garbage, usage: h.usage })
-            return Either.match(decodeVerdict(h.text), {
-              onLeft: (why) => ReviewAnswer.Unanswered({ why: "garbage", detail: why, usage: h.usage }),
-              onRight: (verdict) => ReviewAnswer.Answered({ verdict, usage: h.usage })
+            return Result.match(decodeVerdict(h.text), {
+              onFailure: (why) => ReviewAnswer.Unanswered({ why: "garbage", detail: why, usage: h.usage }),
+              onSuccess: (verdict) => ReviewAnswer.Answered({ verdict, usage: h.usage })
             })
           })
       })

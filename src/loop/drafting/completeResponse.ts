@@ -1,4 +1,4 @@
-import { type Context, Data, Effect, Option, Ref } from "effect"
+import { Data, Effect, Option, Ref, Result } from "effect"
 import type { DeliveryError } from "../../domain/DeliveryError"
 import type { TurnStatus } from "../../domain/PassResult"
 import type { ToolHistoryEntry } from "../../domain/ToolHistoryEntry"
@@ -80,8 +80,8 @@ export const completeResponse = (input: CompleteResponseInput) =>
           return Completion.Finished({ status: "stopped_by_user", text: delivered.join("\n\n"), deliveryFailed: undefined })
         }
         const sent = yield* Effect.result(Effect.andThen(sink.write(part), sink.endPass("flush")))
-        if (sent._tag === "Left") {
-          const error = sent.left
+        if (Result.isFailure(sent)) {
+          const error = sent.failure
           yield* Effect.logError(`approved reply delivery failed for good (${error.reason}): ${error.detail}`)
           yield* thoughtLog.post({
             kind: "delivery_failed",
@@ -93,7 +93,7 @@ export const completeResponse = (input: CompleteResponseInput) =>
           })
           return Completion.Finished({ status: "error", text: delivered.join("\n\n"), deliveryFailed: error })
         }
-        if (!isBlank(sent.right)) delivered.push(sent.right)
+        if (!isBlank(sent.success)) delivered.push(sent.success)
       }
       const text = delivered.join("\n\n")
       return Completion.Finished({ status: isBlank(text) ? "empty_response" : "completed", text, deliveryFailed: undefined })

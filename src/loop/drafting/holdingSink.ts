@@ -1,4 +1,4 @@
-import { type Context, Effect, Ref } from "effect"
+import { Effect, Ref } from "effect"
 import type { ResponseSink } from "../ResponseSink"
 import { type DraftState, type DraftTurn, HELD_PROSE_MAX_CHARS } from "./DraftState"
 
