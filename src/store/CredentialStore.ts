@@ -93,7 +93,7 @@ const makeRows = Effect.gen(function* () {
     function* (owner: KeyOwner) {
       const rows = yield* sql`SELECT sealed_key, set_by, updated_at FROM credential_keys
         WHERE owner_kind = ${owner.kind} AND owner_id = ${owner.id}`
-      const decoded = yield* Schema.decodeUnknown(Schema.Array(KeyRow))(rows)
+      const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(KeyRow))(rows)
       return Option.fromNullishOr(decoded[0])
     },
     Effect.mapError(storeFailure(STORE, "getKey"))
@@ -131,7 +131,7 @@ const makeRows = Effect.gen(function* () {
   const optOut = Effect.fn("CredentialStore.serverRouteOptOut")(
     function* (userId: string) {
       const rows = yield* sql`SELECT server_route_opt_out FROM credential_preferences WHERE user_id = ${userId}`
-      const decoded = yield* Schema.decodeUnknown(Schema.Array(OptOutRow))(rows)
+      const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(OptOutRow))(rows)
       return decoded[0]?.server_route_opt_out ?? false
     },
     Effect.mapError(storeFailure(STORE, "serverRouteOptOut"))
@@ -146,7 +146,7 @@ const make = Effect.gen(function* () {
   const box = yield* SecretBox
 
   const setKey = Effect.fn("CredentialStore.setKey")(function* (owner: KeyOwner, rawKey: string, setBy: string) {
-    const key = yield* validateApiKey(rawKey)
+    const key = yield* Effect.fromResult(validateApiKey(rawKey))
     const sealed = yield* box.seal(key, keyContext(owner)).pipe(
       Effect.tapError(() => Effect.logError(`refused to store a ${owner.kind === "user" ? "personal" : "server"} API key: LOOPCORD_SECRET_KEY is not set`))
     )
@@ -158,15 +158,15 @@ const make = Effect.gen(function* () {
     if (Option.isNone(row)) return StoredKey.None()
     const { sealed_key: sealed, set_by: setBy, updated_at: updatedAt } = row.value
     const opened = yield* Effect.result(box.open(sealed, keyContext(owner)))
-    if (opened._tag === "Left") return StoredKey.Unusable({ reason: opened.left.reason, setBy, updatedAt })
-    if (Option.isSome(opened.right.resealed)) {
+    if (opened._tag === "Failure") return StoredKey.Unusable({ reason: opened.failure.reason, setBy, updatedAt })
+    if (Option.isSome(opened.success.resealed)) {
       // A failed re-seal only means the next read tries again: the key itself opened.
-      yield* rows.resealKey(owner, sealed, opened.right.resealed.value).pipe(
+      yield* rows.resealKey(owner, sealed, opened.success.resealed.value).pipe(
         Effect.tap(() => Effect.logInfo(`re-sealed a stored ${owner.kind === "user" ? "personal" : "server"} API key under the current LOOPCORD_SECRET_KEY`)),
         Effect.catch((error) => Effect.logWarning(`could not re-seal a stored API key: ${error.message}`))
       )
     }
-    return StoredKey.Usable({ key: opened.right.plain, setBy, updatedAt })
+    return StoredKey.Usable({ key: opened.success.plain, setBy, updatedAt })
   })
 
   return {

@@ -25,13 +25,13 @@ const causeText = (cause: unknown): string => {
   return inner instanceof Error ? inner.message : String(inner)
 }
 
-// Each driver is imported only for a URL that names it: pg never loads for SQLite, and
-// better-sqlite3 (a native module) never loads for PostgreSQL.
+// Each driver is imported only for a URL that names it: the PostgreSQL client never loads for
+// SQLite, and better-sqlite3 (a native module) never loads for PostgreSQL.
 const sqliteClient = (filename: string) =>
-  Effect.promise(() => import("@effect/sql-sqlite-node/SqliteClient")).pipe(
-    Effect.flatMap((SqliteClient) => SqliteClient.make({ filename })),
+  Effect.promise(() => import("./sqlite/BetterSqliteClient")).pipe(
+    Effect.flatMap((BetterSqliteClient) => BetterSqliteClient.make({ filename })),
     Effect.map((client) => Context.make(SqlClient.SqlClient, client)),
-    // better-sqlite3 throws while opening (missing directory, not a database file...).
+    // A throw the client did not expect while opening is still a start-up failure, not a crash.
     Effect.catchDefect((defect) => Effect.fail(defect))
   )
 
@@ -54,7 +54,7 @@ const clientContext = (target: DatabaseTarget) =>
 
 /** A SqlClient for the target, without migrations (tests of the migrations use it). */
 export const sqlClientLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, DatabaseError> =>
-  Layer.scopedContext(
+  Layer.effectContext(
     clientContext(target).pipe(
       Effect.mapError(
         (cause) => new DatabaseError({ target: describeTarget(target), detail: `cannot open: ${causeText(cause)}`, cause })
@@ -95,7 +95,7 @@ export const layer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, 
   ).pipe(Layer.provideMerge(sqlClientLayer(target)))
 
 /** The database named by `DATABASE_URL`. */
-export const layerConfig: Layer.Layer<SqlClient.SqlClient, DatabaseError, StoreConfig> = Layer.unwrapEffect(
+export const layerConfig: Layer.Layer<SqlClient.SqlClient, DatabaseError, StoreConfig> = Layer.unwrap(
   Effect.map(StoreConfig, (settings) => layer(settings.database))
 )
 

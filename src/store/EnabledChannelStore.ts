@@ -66,7 +66,7 @@ const make: Effect.Effect<EnabledChannelStoreShape, never, SqlClient.SqlClient> 
     function* (guildId: string) {
       const rows = yield* sql`SELECT guild_id, channel_id, enabled_by, enabled_at FROM enabled_channels
         WHERE guild_id = ${guildId} ORDER BY enabled_at, channel_id`
-      const decoded = yield* Schema.decodeUnknown(Schema.Array(ChannelRow))(rows)
+      const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(ChannelRow))(rows)
       return decoded.map(
         (row): EnabledChannel => ({
           guildId: row.guild_id,

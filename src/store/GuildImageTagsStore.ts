@@ -31,7 +31,7 @@ const make: Effect.Effect<GuildImageTagsStoreShape, never, SqlClient.SqlClient> 
   const get = Effect.fn("GuildImageTagsStore.get")(
     function*(guildId: string) {
       const rows = yield* sql`SELECT positive_tags, negative_tags FROM guild_image_tags WHERE guild_id = ${guildId}`
-      const [row] = yield* Schema.decodeUnknown(Schema.Array(TagsRow))(rows)
+      const [row] = yield* Schema.decodeUnknownEffect(Schema.Array(TagsRow))(rows)
       return row === undefined ? Option.none<GuildImageTags>() : Option.some({ positive: row.positive_tags, negative: row.negative_tags })
     },
     Effect.mapError(storeFailure(STORE, "get"))

@@ -9,7 +9,7 @@ import {
 } from "../mcp/GuildMcpRegistry"
 import { DbBigInt, DbFlag, flagValue } from "./columns"
 import { isSealed, SecretBox, type SecretBoxShape } from "./SecretBox"
-import { StoreTimeout, withStoreTimeout } from "./StoreTimeout"
+import { disconnect, StoreTimeout, withStoreTimeout } from "./StoreTimeout"
 
 /**
  * Guild MCP registrations in the database (`/mcp add`), so every bot process sees the same
@@ -36,7 +36,7 @@ const ServerRow = Schema.Struct({
   name: Schema.String,
   url: Schema.String,
   url_rest: Schema.String,
-  server_type: Schema.Literal(...SERVER_TYPES),
+  server_type: Schema.Literals(SERVER_TYPES),
   enabled: DbFlag,
   name_key: Schema.String,
   headers: Schema.String,
@@ -44,8 +44,8 @@ const ServerRow = Schema.Struct({
   added_at: DbBigInt
 })
 
-const HeadersJson = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
-const decodeHeaders = Schema.decodeUnknownEither(HeadersJson)
+const HeadersJson = Schema.fromJsonString(Schema.Record(Schema.String, Schema.String))
+const decodeHeaders = Schema.decodeUnknownResult(HeadersJson)
 
 /** The AAD of a registration's sealed headers and URL: they open only in their own row. */
 const headersContext = (guildId: string, key: string): string => `guild_mcp_servers/${guildId}/${key}`
@@ -183,13 +183,13 @@ const make = (maxPerGuild: number) =>
         }
         const opened = yield* Effect.result(box.open(row.url_rest, context))
         if (Result.isFailure(opened)) {
-          yield* Effect.logWarning(`guild MCP server "${row.name}" has a URL that does not open (${opened.left.message}); it stays off until re-added`).pipe(
+          yield* Effect.logWarning(`guild MCP server "${row.name}" has a URL that does not open (${opened.failure.message}); it stays off until re-added`).pipe(
             Effect.annotateLogs({ guildId: row.guild_id })
           )
           return Option.none()
         }
-        if (Option.isSome(opened.right.resealed)) yield* rewriteUrl(row, { origin: row.url, rest: opened.right.resealed.value })
-        return Option.some(row.url + Redacted.value(opened.right.plain))
+        if (Option.isSome(opened.success.resealed)) yield* rewriteUrl(row, { origin: row.url, rest: opened.success.resealed.value })
+        return Option.some(row.url + Redacted.value(opened.success.plain))
       })
 
     /** A row's headers: opened (re-sealed when stale, sealed when still plain), or none when they do not open. */
@@ -202,27 +202,27 @@ const make = (maxPerGuild: number) =>
             yield* Effect.logWarning(`guild MCP server "${row.name}" has headers that are not readable; it stays off`)
             return Option.none()
           }
-          if (box.canSeal && Object.keys(plain.right).length > 0) {
+          if (box.canSeal && Object.keys(plain.success).length > 0) {
             yield* rewriteHeaders(row, yield* Effect.orDie(box.seal(row.headers, context)))
           }
-          return Option.some(plain.right)
+          return Option.some(plain.success)
         }
         const opened = yield* Effect.result(box.open(row.headers, context))
         if (Result.isFailure(opened)) {
-          yield* Effect.logWarning(`guild MCP server "${row.name}" has headers that do not open (${opened.left.message}); it stays off until re-added`).pipe(
+          yield* Effect.logWarning(`guild MCP server "${row.name}" has headers that do not open (${opened.failure.message}); it stays off until re-added`).pipe(
             Effect.annotateLogs({ guildId: row.guild_id })
           )
           return Option.none()
         }
-        if (Option.isSome(opened.right.resealed)) yield* rewriteHeaders(row, opened.right.resealed.value)
-        const decoded = decodeHeaders(Redacted.value(opened.right.plain))
-        return Result.isSuccess(decoded) ? Option.some(decoded.right) : Option.none()
+        if (Option.isSome(opened.success.resealed)) yield* rewriteHeaders(row, opened.success.resealed.value)
+        const decoded = decodeHeaders(Redacted.value(opened.success.plain))
+        return Result.isSuccess(decoded) ? Option.some(decoded.success) : Option.none()
       })
 
     const selectServers = (guildId: string) =>
       sql`SELECT guild_id, name_key, name, url, url_rest, server_type, enabled, headers, added_by, added_at
         FROM guild_mcp_servers WHERE guild_id = ${guildId} ORDER BY added_at, name_key`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(ServerRow))),
+        Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(ServerRow))),
         Effect.flatMap((rows) =>
           Effect.forEach(rows, (row) => Effect.map(Effect.zip(openHeaders(row), openUrl(row)), ([headers, url]) => toConfig(row, headers, url)))
         )
@@ -304,7 +304,7 @@ const sealPlainHeaders = Effect.gen(function* () {
   const box = yield* SecretBox
   const PlainRow = Schema.Struct({ guild_id: Schema.String, name_key: Schema.String, headers: Schema.String })
   const rows = yield* sql`SELECT guild_id, name_key, headers FROM guild_mcp_servers WHERE headers <> ${NO_HEADERS}`.pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.Array(PlainRow)))
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(PlainRow)))
   )
   const plain = rows.filter((row) => !isSealed(row.headers))
   if (plain.length === 0) return 0
@@ -331,7 +331,7 @@ const sealPlainUrls = Effect.gen(function* () {
   const box = yield* SecretBox
   const UrlRow = Schema.Struct({ guild_id: Schema.String, name_key: Schema.String, url: Schema.String, url_rest: Schema.String })
   const rows = yield* sql`SELECT guild_id, name_key, url, url_rest FROM guild_mcp_servers`.pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.Array(UrlRow)))
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(UrlRow)))
   )
   let sealed = 0
   let keptPlain = 0
@@ -380,8 +380,8 @@ const sealPlainSecrets = Effect.gen(function* () {
     })
   yield* andCheckpoint(Effect.map(Effect.zip(sealPlainHeaders, sealPlainUrls), ([headers, urls]) => headers + urls))
 }).pipe(
-  Effect.disconnect,
-  (sealing) => Effect.flatMap(StoreTimeout, (timeout) => Effect.timeoutFail(sealing, { duration: timeout, onTimeout: () => new Error(`no answer within ${Duration.toMillis(timeout)} ms (STORE_TIMEOUT_MS)`) })),
+  disconnect,
+  (sealing) => Effect.flatMap(StoreTimeout, (timeout) => Effect.timeoutOrElse(sealing, { duration: timeout, orElse: () => Effect.fail(new Error(`no answer within ${Duration.toMillis(timeout)} ms (STORE_TIMEOUT_MS)`)) })),
   Effect.catch((error) => Effect.logWarning(`could not seal plain-text guild MCP secrets: ${error instanceof Error ? error.message : String(error)}`))
 )
 

@@ -63,7 +63,7 @@ const make: Effect.Effect<GuildSettingsStoreShape, never, SqlClient.SqlClient> =
   const get = Effect.fn("GuildSettingsStore.get")(
     function* (guildId: string) {
       const rows = yield* sql`SELECT capability, enabled FROM guild_capabilities WHERE guild_id = ${guildId}`
-      const decoded = yield* Schema.decodeUnknown(Schema.Array(CapabilityRow))(rows)
+      const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(CapabilityRow))(rows)
       const settings: Record<GuildCapability, boolean> = { ...defaultGuildSettings }
       for (const row of decoded) {
         if (isGuildCapability(row.capability)) settings[row.capability] = row.enabled
@@ -77,7 +77,7 @@ const make: Effect.Effect<GuildSettingsStoreShape, never, SqlClient.SqlClient> =
     function* (guildId: string, capability: GuildCapability) {
       const rows = yield* sql`SELECT capability, enabled FROM guild_capabilities
         WHERE guild_id = ${guildId} AND capability = ${capability}`
-      const decoded = yield* Schema.decodeUnknown(Schema.Array(CapabilityRow))(rows)
+      const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(CapabilityRow))(rows)
       return decoded[0]?.enabled ?? defaultGuildSettings[capability]
     },
     Effect.mapError(storeFailure(STORE, "isEnabled"))

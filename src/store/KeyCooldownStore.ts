@@ -29,7 +29,7 @@ export const make: Effect.Effect<SharedKeyCooldownsShape, never, SqlClient.SqlCl
     const now = yield* Clock.currentTimeMillis
     const rows = yield* sql`SELECT key_fingerprint, resting_until FROM api_key_cooldowns
       WHERE resting_until > ${now} AND ${sql.in("key_fingerprint", fingerprints)}`
-    const decoded = yield* Schema.decodeUnknown(Schema.Array(Row))(rows)
+    const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(Row))(rows)
     const rests = new Map<number, number>()
     for (const row of decoded) {
       const index = indexOf.get(row.key_fingerprint)
@@ -63,7 +63,7 @@ export const make: Effect.Effect<SharedKeyCooldownsShape, never, SqlClient.SqlCl
 })
 
 /** SharedKeyCooldowns over the database (needs the migrated SqlClient of `Database.layer`). */
-export const layer: Layer.Layer<SharedKeyCooldowns, never, SqlClient.SqlClient | RoutePlan> = Layer.effect(
+export const layer: Layer.Layer<never, never, SqlClient.SqlClient | RoutePlan> = Layer.effect(
   SharedKeyCooldowns,
   Effect.map(make, Option.some)
 )

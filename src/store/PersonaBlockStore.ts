@@ -73,7 +73,7 @@ const BlockRow = Schema.Struct({
   persona_key: Schema.String,
   user_id: Schema.String,
   user_name: Schema.String,
-  mode: Schema.Literal("mute", "block"),
+  mode: Schema.Literals(["mute", "block"]),
   reason: DbOptionalText,
   blocked_by: DbOptionalText,
   created_at: DbBigInt,
@@ -92,7 +92,7 @@ const toBlock = (row: typeof BlockRow.Type): PersonaUserBlock => ({
   expiresAt: row.expires_at
 })
 
-const decodeBlocks = Schema.decodeUnknown(Schema.Array(BlockRow))
+const decodeBlocks = Schema.decodeUnknownEffect(Schema.Array(BlockRow))
 
 const validHours = (hours: number): boolean =>
   Number.isSafeInteger(hours) && hours >= MIN_BLOCK_HOURS && hours <= MAX_BLOCK_HOURS

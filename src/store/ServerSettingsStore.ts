@@ -106,7 +106,7 @@ interface ServerSettingsStoreShape {
 
 const STORE = "ServerSettingsStore"
 
-const ModelsJson = Schema.parseJson(Schema.Array(Schema.String))
+const ModelsJson = Schema.fromJsonString(Schema.Array(Schema.String))
 
 const SettingsRow = Schema.Struct({
   models: DbOptionalText,
@@ -136,7 +136,7 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
   const sql = yield* SqlClient.SqlClient
 
   const decodeModels = (json: string | undefined) =>
-    json === undefined ? Effect.succeed(undefined) : Schema.decodeUnknown(ModelsJson)(json)
+    json === undefined ? Effect.succeed(undefined) : Schema.decodeUnknownEffect(ModelsJson)(json)
 
   const encodeModels = (operation: string, models: ReadonlyArray<string> | undefined) => {
     if (models === undefined) return Effect.succeed(null)
@@ -150,8 +150,8 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
     function*(guildId: string) {
       const rows = yield* sql`SELECT models, persona_name, persona_avatar_url, persona_prompt, respond_to_mentions,
         respond_to_replies, respond_in_channels, user_messages_per_minute FROM server_settings WHERE guild_id = ${guildId}`
-      const [row] = yield* Schema.decodeUnknown(Schema.Array(SettingsRow))(rows)
-      const entries = yield* Schema.decodeUnknown(Schema.Array(AccessRow))(
+      const [row] = yield* Schema.decodeUnknownEffect(Schema.Array(SettingsRow))(rows)
+      const entries = yield* Schema.decodeUnknownEffect(Schema.Array(AccessRow))(
         yield* sql`SELECT list_name, target_id FROM server_access_entries WHERE guild_id = ${guildId} ORDER BY added_at, target_id`
       )
       const listed = (list: AccessList) => entries.filter((entry) => entry.list_name === list).map((entry) => entry.target_id).slice(0, ServerLimits.accessEntries)
@@ -179,7 +179,7 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
     function*(guildId: string, channelIds: ReadonlyArray<string>) {
       const ids = channelIds.filter(isSnowflake).slice(0, 2)
       if (ids.length === 0) return undefined
-      const rows = yield* Schema.decodeUnknown(Schema.Array(ChannelModelsRow))(
+      const rows = yield* Schema.decodeUnknownEffect(Schema.Array(ChannelModelsRow))(
         yield* sql`SELECT channel_id, models FROM server_channel_models WHERE guild_id = ${guildId} AND ${sql.in("channel_id", ids)}`
       )
       for (const id of ids) {
@@ -312,7 +312,7 @@ const make: Effect.Effect<ServerSettingsStoreShape, never, SqlClient.SqlClient> 
 
   const approvalRules = Effect.fn("ServerSettingsStore.approvalRules")(
     function*(guildId: string) {
-      const rows = yield* Schema.decodeUnknown(Schema.Array(ApprovalRow))(
+      const rows = yield* Schema.decodeUnknownEffect(Schema.Array(ApprovalRow))(
         yield* sql`SELECT rule_kind, name FROM server_tool_approvals WHERE guild_id = ${guildId} ORDER BY rule_kind DESC, name_key`
       )
       return rows.flatMap((row): ReadonlyArray<ApprovalRule> => (isRuleKind(row.rule_kind) ? [{ kind: row.rule_kind, name: row.name }] : []))

@@ -73,7 +73,7 @@ const make = Effect.gen(function* () {
     })
 
   const count = (rows: ReadonlyArray<unknown>) =>
-    Effect.map(Schema.decodeUnknown(Schema.Array(CountRow))(rows), (decoded) => decoded[0]?.n ?? 0)
+    Effect.map(Schema.decodeUnknownEffect(Schema.Array(CountRow))(rows), (decoded) => decoded[0]?.n ?? 0)
 
   const admit = Effect.fn("ServerTurnAdmissionStore.admit")(
     function* (request: AdmissionRequest, limits: AdmissionLimits) {
@@ -90,7 +90,7 @@ const make = Effect.gen(function* () {
           if (cooldownMs > 0) {
             const rows = yield* sql`SELECT MAX(admitted_at) AS last FROM server_turn_admissions
               WHERE scope_key = ${scope} AND user_id = ${request.userId}`
-            const last = (yield* Schema.decodeUnknown(Schema.Array(LastRow))(rows))[0]?.last ?? null
+            const last = (yield* Schema.decodeUnknownEffect(Schema.Array(LastRow))(rows))[0]?.last ?? null
             if (last !== null && now - last < cooldownMs) {
               return AdmissionRow.Refused({ reason: "cooldown", retryAfterMs: last + cooldownMs - now })
             }
@@ -157,7 +157,7 @@ export class ServerTurnAdmissionStore extends Context.Service<
    * the database is not asked. A database that cannot answer admits the turn (logged as an error):
    * quotas protect a budget, they do not take the bot down with the database.
    */
-  static readonly admissionLayer: Layer.Layer<ServerAdmission, never, ServerTurnAdmissionStore | CredentialConfig> = Layer.effect(
+  static readonly admissionLayer: Layer.Layer<never, never, ServerTurnAdmissionStore | CredentialConfig> = Layer.effect(
     ServerAdmission,
     Effect.gen(function* () {
       const store = yield* ServerTurnAdmissionStore

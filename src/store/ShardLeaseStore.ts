@@ -1,5 +1,5 @@
 import * as SqlClient from "effect/sql/SqlClient"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Array as Arr, Clock, Context, Effect, Layer, Schema } from "effect"
 import { DbBigInt, storeFailure } from "./columns"
 import type { StoreError } from "./StoreError"
 import { boundedStore } from "./StoreTimeout"
@@ -43,15 +43,15 @@ const make: Effect.Effect<ShardLeaseStoreShape, never, SqlClient.SqlClient> = Ef
 
   const renew = Effect.fn("ShardLeaseStore.renew")(
     function*(holder: string, ids: ReadonlyArray<number>, count: number, liveForMs: number) {
-      if (ids.length === 0) return []
+      if (!Arr.isReadonlyArrayNonEmpty(ids)) return []
       const now = yield* Clock.currentTimeMillis
       // Read the others first: a lease this renewal takes over is still reported.
       const rows = yield* sql`SELECT shard_id, shard_count, holder, heartbeat_at FROM discord_shard_leases
         WHERE holder <> ${holder} AND heartbeat_at > ${now - liveForMs}
           AND (shard_count <> ${count} OR ${sql.in("shard_id", ids)})`
-      const others = yield* Schema.decodeUnknown(Schema.Array(LeaseRow))(rows)
+      const others = yield* Schema.decodeUnknownEffect(Schema.Array(LeaseRow))(rows)
       yield* sql`INSERT INTO discord_shard_leases ${
-        sql.insert(ids.map((id) => ({ shard_id: id, shard_count: count, holder, heartbeat_at: now })))
+        sql.insert(Arr.map(ids, (id) => ({ shard_id: id, shard_count: count, holder, heartbeat_at: now })))
       } ON CONFLICT (shard_id, shard_count) DO UPDATE SET holder = excluded.holder, heartbeat_at = excluded.heartbeat_at`
       return others.map((row): ShardLeaseConflict => ({
         shardId: row.shard_id,

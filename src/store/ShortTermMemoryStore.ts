@@ -64,7 +64,7 @@ const scopeKey = (scope: MemoryScope): string => {
 }
 
 const MemoryRow = Schema.Struct({
-  memory: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
+  memory: Schema.fromJsonString(Schema.Record(Schema.String, Schema.String))
 })
 
 const make: Effect.Effect<ShortTermMemoryStoreShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
@@ -76,7 +76,7 @@ const make: Effect.Effect<ShortTermMemoryStoreShape, never, SqlClient.SqlClient>
         WHERE scope_key = ${scopeKey(scope)} AND persona_key = ${personaKey(personaId)}`
       const row = rows[0]
       if (row === undefined) return {}
-      const decoded = yield* Schema.decodeUnknown(MemoryRow)(row)
+      const decoded = yield* Schema.decodeUnknownEffect(MemoryRow)(row)
       return decoded.memory
     },
     Effect.mapError(storeFailure(STORE, "get"))

@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Option } from "effect"
+import { Context, Duration, Effect, Fiber, Option } from "effect"
 import { DEFAULT_STORE_TIMEOUT } from "../config/StoreConfig"
 import { StoreError } from "./StoreError"
 
@@ -6,9 +6,20 @@ import { StoreError } from "./StoreError"
  * How long one store call may take (`STORE_TIMEOUT_MS`). A Reference, so every store layer finds
  * it without wiring; `Stores.layerConfig` provides the configured value, tests their own.
  */
-export class StoreTimeout extends Context.Reference<StoreTimeout>()("loopcord/store/StoreTimeout", {
+export const StoreTimeout = Context.Reference<Duration.Duration>("loopcord/store/StoreTimeout", {
   defaultValue: (): Duration.Duration => DEFAULT_STORE_TIMEOUT
-}) {}
+})
+
+/**
+ * Runs `effect` in a fiber of its own and waits for it; interrupting the wait returns at once and
+ * interrupts that fiber in the background. A query whose cancellation hangs too (a dead
+ * connection) then cannot hold its caller past the deadline.
+ */
+export const disconnect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Effect.forkDetach(effect), (fiber) =>
+      Effect.onInterrupt(restore(Fiber.join(fiber)), () => Effect.asVoid(Effect.forkDetach(Fiber.interrupt(fiber)))))
+  )
 
 /** What a store call that hit the deadline fails with, in the store's own error type. */
 type TimedOut<E> = (operation: string, detail: string) => E
@@ -33,7 +44,7 @@ export const withStoreTimeout = <S extends StoreMethods<S, E>, E>(
 ): Effect.Effect<S> =>
   Effect.map(StoreTimeout, (timeout) => {
     const bound = (operation: string, call: Effect.Effect<unknown, E>) =>
-      Effect.flatMap(Effect.timeoutOption(Effect.disconnect(call), timeout), (answer) =>
+      Effect.flatMap(Effect.timeoutOption(disconnect(call), timeout), (answer) =>
         Option.match(answer, {
           onSome: Effect.succeed,
           onNone: () =>

@@ -71,7 +71,7 @@ export const layer = (
  * `LOOPCORD_SECRET_KEY` (plain-text guild MCP headers already stored are sealed at start-up): what
  * `main.ts` provides.
  */
-export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfig | CredentialConfig> = Layer.unwrapEffect(
+export const layerConfig: Layer.Layer<Stores, Database.DatabaseError, StoreConfig | CredentialConfig> = Layer.unwrap(
   Effect.map(StoreConfig, (settings) =>
     Layer.merge(layerOnClient, GuildMcpRegistryStore.sealPlainSecretsLayer).pipe(
       Layer.provide(Layer.succeed(StoreTimeout, settings.timeout))

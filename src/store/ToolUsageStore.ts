@@ -47,7 +47,7 @@ const make: Effect.Effect<ToolUsageStoreShape, never, SqlClient.SqlClient> = Eff
         WHERE guild_id = ${guildId}
         ORDER BY uses DESC, last_used_at DESC, tool_name
         LIMIT ${bounded}`
-      const decoded = yield* Schema.decodeUnknown(Schema.Array(UsageRow))(rows)
+      const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(UsageRow))(rows)
       return decoded.map(
         (row): ToolUsageCount => ({ toolName: row.tool_name, uses: row.uses, lastUsedAt: row.last_used_at })
       )

@@ -43,7 +43,7 @@ const STORE = "UsageLedgerStore"
 
 const TotalsRow = Schema.Struct({
   day: DbBigInt,
-  credential_source: Schema.Literal(...CREDENTIAL_SOURCES),
+  credential_source: Schema.Literals(CREDENTIAL_SOURCES),
   turns: DbBigInt,
   input_tokens: DbBigInt,
   output_tokens: DbBigInt,
@@ -85,7 +85,7 @@ const make = Effect.gen(function* () {
           SUM(output_tokens) AS output_tokens, SUM(total_tokens) AS total_tokens
         FROM usage_ledger WHERE ${filter} AND day >= ${since}
         GROUP BY day, credential_source ORDER BY day DESC, credential_source`
-      const decoded = yield* Schema.decodeUnknown(Schema.Array(TotalsRow))(rows)
+      const decoded = yield* Schema.decodeUnknownEffect(Schema.Array(TotalsRow))(rows)
       return decoded.map((row): UsageTotals => ({
         day: row.day,
         source: row.credential_source,
@@ -106,7 +106,7 @@ export class UsageLedgerStore extends Context.Service<UsageLedgerStore, UsageLed
   static readonly layer = Layer.effect(this, boundedStore(STORE, make))
 
   /** The loop's `UsageLedger` over this store: a failed write is logged, never the turn's problem. */
-  static readonly ledgerLayer: Layer.Layer<UsageLedger, never, UsageLedgerStore> = Layer.effect(
+  static readonly ledgerLayer: Layer.Layer<never, never, UsageLedgerStore> = Layer.effect(
     UsageLedger,
     Effect.map(UsageLedgerStore, (store) => ({
       record: (entry: TurnUsage) =>

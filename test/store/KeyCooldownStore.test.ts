@@ -1,6 +1,7 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, TestClock, TestServices } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { KeyPool } from "../../src/loop/KeyPool"
 import { RoutePlan } from "../../src/loop/RoutePlan"
 import * as KeyCooldownStore from "../../src/store/KeyCooldownStore"
@@ -24,7 +25,7 @@ const poll = <A, E, R>(read: Effect.Effect<A, E, R>, accept: (value: A) => boole
     for (let attempt = 0; attempt < tries; attempt++) {
       const value = yield* read
       if (accept(value)) return true
-      yield* TestServices.provideLive(Effect.sleep(Duration.millis(10)))
+      yield* TestClock.withLive(Effect.sleep(Duration.millis(10)))
     }
     return false
   })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, TestClock } from "effect"
+import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { MAX_BLOCK_HOURS, PersonaBlockStore } from "../../src/store/PersonaBlockStore"
 import { testDatabases } from "./databases"
 import { storesOn } from "./stores"

@@ -1,6 +1,7 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Logger, LogLevel, TestClock } from "effect"
+import { Duration, Effect, Fiber, Layer, Logger, LogLevel } from "effect"
+import { TestClock } from "effect/testing"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { CredentialConfig } from "../../src/config/CredentialConfig"

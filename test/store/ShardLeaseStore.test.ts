@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { keepShardLeases } from "../../src/ops/ShardLeases"
 import { ShardLeaseStore } from "../../src/store/ShardLeaseStore"
 import { makeLogCapture } from "../support/tools/logCapture"

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { CredentialStore } from "../../src/store/CredentialStore"
 import { GuildSettingsStore } from "../../src/store/GuildSettingsStore"
 import { SecretBox } from "../../src/store/SecretBox"

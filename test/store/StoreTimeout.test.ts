@@ -1,6 +1,7 @@
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, type Context, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
+import { Cause, ConfigProvider, type Context, Duration, Effect, Exit, Fiber, Layer, Option, Redacted } from "effect"
+import { TestClock } from "effect/testing"
 import { StoreConfig } from "../../src/config/StoreConfig"
 import { GuildMcpRegistry } from "../../src/mcp/GuildMcpRegistry"
 import * as Database from "../../src/store/Database"

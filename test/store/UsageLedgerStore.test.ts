@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "effect/sql/SqlClient"
-import { Duration, Effect, Layer, TestClock } from "effect"
+import { Duration, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { TokenUsage } from "../../src/domain/TokenUsage"
 import { UsageLedger } from "../../src/loop/UsageLedger"
 import { DAY_MS } from "../../src/store/ServerTurnAdmissionStore"

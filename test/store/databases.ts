@@ -24,7 +24,7 @@ export interface TestDatabase {
 
 /** A fresh, migrated database for one test. */
 export const migratedLayer = (database: TestDatabase): Layer.Layer<SqlClient.SqlClient, Database.DatabaseError> =>
-  Layer.unwrapScoped(Effect.map(database.target, Database.layer))
+  Layer.unwrap(Effect.map(database.target, Database.layer))
 
 /**
  * Applies only the migrations up to `lastId` (`"1_initial_schema"`): the database as an older
@@ -33,7 +33,7 @@ export const migratedLayer = (database: TestDatabase): Layer.Layer<SqlClient.Sql
 export const migrateUpTo = (lastId: string) => {
   const ids = Object.keys(migrations)
   const kept = ids.slice(0, ids.indexOf(lastId) + 1)
-  if (kept.length === 0) return Effect.dieMessage(`no migration ${lastId}`)
+  if (kept.length === 0) return Effect.die(new Error(`no migration ${lastId}`))
   return Migrator.make({})({
     loader: Migrator.fromRecord(Object.fromEntries(kept.flatMap((id) => (migrations[id] === undefined ? [] : [[id, migrations[id]]])))),
     table: MIGRATIONS_TABLE

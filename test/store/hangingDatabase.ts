@@ -29,12 +29,14 @@ export const hangingSqlClient = Effect.gen(function*() {
     execute: () => never,
     executeRaw: () => never,
     executeValues: () => never,
+    executeValuesUnprepared: () => never,
     executeUnprepared: () => never,
     executeStream: () => Stream.fromEffect(never)
   }
   const client = yield* SqlClient.make({
     acquirer: Effect.succeed(connection),
     compiler: Statement.makeCompilerSqlite(),
+    driver: "hanging",
     spanAttributes: []
   })
   const database: HangingDatabase = { started: Ref.get(started), interrupted: Ref.get(interrupted) }
