@@ -13,7 +13,7 @@ const startupFailure = (fake: FakeDiscord, token?: string) =>
   Effect.gen(function*() {
     const exit = yield* Effect.exit(Effect.scoped(Layer.build(clientLayer(fake, token))))
     assert.isTrue(Exit.isFailure(exit))
-    const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+    const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
     assert.isTrue(Option.isSome(failure))
     const error = Option.getOrThrow(failure)
     assert.instanceOf(error, DiscordStartupError)

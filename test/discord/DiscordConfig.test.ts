@@ -6,7 +6,7 @@ import { describeFailure } from "../../src/config/startupError"
 /** The Discord settings under `env` (a token is always set); a failure as its one start-up line. */
 const read = (env: Record<string, string>) =>
   Effect.provide(DiscordConfig, DiscordConfig.layer).pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DISCORD_TOKEN: "token", ...env })))),
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ DISCORD_TOKEN: "token", ...env })),
     Effect.mapError((error) => describeFailure(Cause.fail(error))),
     Effect.result
   )
@@ -15,12 +15,12 @@ describe("DiscordConfig", () => {
   it.effect("[issue 11] DISCORD_MAX_MESSAGES_PER_TURN: 10 by default, at least 1, a non-integer fails start-up naming it", () =>
     Effect.gen(function*() {
       const byDefault = yield* read({})
-      assert.isTrue(Result.isSuccess(byDefault) && byDefault.right.maxMessagesPerTurn === 10)
+      assert.isTrue(Result.isSuccess(byDefault) && byDefault.success.maxMessagesPerTurn === 10)
       const set = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "3" })
-      assert.isTrue(Result.isSuccess(set) && set.right.maxMessagesPerTurn === 3)
+      assert.isTrue(Result.isSuccess(set) && set.success.maxMessagesPerTurn === 3)
       const floor = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "0" })
-      assert.isTrue(Result.isSuccess(floor) && floor.right.maxMessagesPerTurn === 1)
+      assert.isTrue(Result.isSuccess(floor) && floor.success.maxMessagesPerTurn === 1)
       const bad = yield* read({ DISCORD_MAX_MESSAGES_PER_TURN: "many" })
-      assert.isTrue(Result.isFailure(bad) && bad.left.includes("DISCORD_MAX_MESSAGES_PER_TURN") && !bad.left.includes("\n"), JSON.stringify(bad))
+      assert.isTrue(Result.isFailure(bad) && bad.failure.includes("DISCORD_MAX_MESSAGES_PER_TURN") && !bad.failure.includes("\n"), JSON.stringify(bad))
     }))
 })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Result, Fiber, Option, Ref, TestClock } from "effect"
+import { Clock, Duration, Effect, Result, Fiber, Option, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { ReplyWriteError, type WriteFailureKind } from "../../src/discord/discordErrors"
 import type { DeliveryError } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
@@ -31,7 +32,7 @@ const refusal = (kind: WriteFailureKind, reason: ReplyWriteError["reason"] = "fa
  * `refuse` answers chosen requests with a failure instead (a `gone` one deletes the message,
  * as Discord would have).
  */
-const memoryTarget = (options: { readonly latency?: Duration.DurationInput; readonly refuse?: (attempt: Attempt) => ReplyWriteError | undefined } = {}) =>
+const memoryTarget = (options: { readonly latency?: Duration.Input; readonly refuse?: (attempt: Attempt) => ReplyWriteError | undefined } = {}) =>
   Effect.gen(function*() {
     const requests = yield* Ref.make<ReadonlyArray<Request>>([])
     const attempts = yield* Ref.make<ReadonlyArray<Attempt & { readonly at: number; readonly refused: boolean }>>([])
@@ -85,7 +86,7 @@ const memoryTarget = (options: { readonly latency?: Duration.DurationInput; read
   })
 
 /** Writes `deltas` one every `every` (forked; drive it with TestClock). */
-const streamDeltas = (write: (delta: string) => Effect.Effect<void, DeliveryError>, deltas: ReadonlyArray<string>, every: Duration.DurationInput) =>
+const streamDeltas = (write: (delta: string) => Effect.Effect<void, DeliveryError>, deltas: ReadonlyArray<string>, every: Duration.Input) =>
   Effect.forEach(deltas, (delta) => Effect.andThen(write(delta), Effect.sleep(every)), { discard: true })
 
 const tokens = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size))
@@ -194,9 +195,9 @@ describe("DiscordReplySink", () => {
       yield* reply.sink.write("Hello ")
       yield* TestClock.adjust("1 second")
       const write = yield* Effect.result(reply.sink.write("again "))
-      assert.isTrue(write._tag === "Left" && write.left.reason === "channel_deleted")
+      assert.isTrue(write._tag === "Failure" && write.failure.reason === "channel_deleted")
       const end = yield* Effect.result(reply.sink.endPass("flush"))
-      assert.isTrue(end._tag === "Left" && end.left.reason === "channel_deleted")
+      assert.isTrue(end._tag === "Failure" && end.failure.reason === "channel_deleted")
     }))
 
   it.effect("markStopped adds the stopped marker to the last message once; whitespace alone is never sent", () =>
@@ -233,7 +234,7 @@ describe("DiscordReplySink", () => {
   }
 
   /** Streams `text` (40-character deltas every 100 ms) and ends the pass, on the TestClock. */
-  const deliver = (write: (delta: string) => Effect.Effect<void, DeliveryError>, endPass: Effect.Effect<string, DeliveryError>, text: string, budget: Duration.DurationInput = "60 seconds") =>
+  const deliver = (write: (delta: string) => Effect.Effect<void, DeliveryError>, endPass: Effect.Effect<string, DeliveryError>, text: string, budget: Duration.Input = "60 seconds") =>
     Effect.gen(function*() {
       const run = yield* Effect.forkChild(Effect.result(Effect.andThen(streamDeltas(write, tokens(text, 40), "100 millis"), endPass)))
       yield* TestClock.adjust(budget)
@@ -261,13 +262,13 @@ describe("DiscordReplySink", () => {
       const memory = yield* memoryTarget({ refuse: ({ kind, ordinal }) => (kind === "edit" && ordinal >= 2 ? refusal("transient") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(20))
-      assert.isTrue(Result.isFailure(ended) && ended.left.reason === "failed" && ended.left.detail.includes("5 tries"), JSON.stringify(ended))
+      assert.isTrue(Result.isFailure(ended) && ended.failure.reason === "failed" && ended.failure.detail.includes("5 tries"), JSON.stringify(ended))
       const refused = (yield* memory.attempts).filter((attempt) => attempt.refused)
       assert.strictEqual(refused.length, 5)
       assert.strictEqual((refused[4]?.at ?? 0) - (refused[0]?.at ?? 0), 15_000)
       // Failed for good: the next write says so at once.
       const write = yield* Effect.result(reply.sink.write("more "))
-      assert.isTrue(Result.isFailure(write) && write.left.reason === "failed")
+      assert.isTrue(Result.isFailure(write) && write.failure.reason === "failed")
     }))
 
   for (const [kind, what] of [["gone", "deleted (10008)"], ["frozen", "no longer editable (30046 / 10015)"]] as const) {
@@ -326,7 +327,7 @@ describe("DiscordReplySink", () => {
       const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" && attempt.ordinal === 2 ? refusal("final", "missing_access") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target)
       const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(20))
-      assert.isTrue(Result.isFailure(ended) && ended.left.reason === "missing_access", JSON.stringify(ended))
+      assert.isTrue(Result.isFailure(ended) && ended.failure.reason === "missing_access", JSON.stringify(ended))
       assert.strictEqual((yield* memory.attempts).filter((attempt) => attempt.kind === "edit").length, 2)
     }))
 
@@ -335,7 +336,7 @@ describe("DiscordReplySink", () => {
       const memory = yield* memoryTarget({ refuse: (attempt) => (attempt.kind === "edit" ? refusal("gone") : undefined) })
       const reply = yield* makeDiscordReplySink(memory.target, { maxMessages: 4, minEditInterval: "100 millis" })
       const ended = yield* deliver(reply.sink.write, reply.sink.endPass("flush"), sentences(30))
-      assert.isTrue(Result.isFailure(ended) && ended.left.reason === "failed", JSON.stringify(ended))
+      assert.isTrue(Result.isFailure(ended) && ended.failure.reason === "failed", JSON.stringify(ended))
       // 4 recoveries (the budget: max(3, maxMessages)), the 5th refusal ends it.
       assert.strictEqual((yield* memory.attempts).filter((attempt) => attempt.refused).length, 5)
     }))

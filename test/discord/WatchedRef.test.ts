@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Option } from "effect"
+import { Effect, Fiber } from "effect"
 import { makeWatchedRef } from "../../src/discord/WatchedRef"
 
 describe("WatchedRef", () => {
@@ -22,11 +22,11 @@ describe("WatchedRef", () => {
     Effect.gen(function*() {
       const ref = yield* makeWatchedRef(0)
       const waiting = yield* Effect.forkChild(ref.waitFor((n) => n >= 3))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       for (const _ of [1, 2]) {
         yield* ref.update((n) => n + 1)
-        yield* Effect.yieldNow()
-        assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)), "not yet")
+        yield* Effect.yieldNow
+        assert.isTrue(waiting.pollUnsafe() === undefined, "not yet")
       }
       yield* ref.update((n) => n + 1)
       assert.strictEqual(yield* Fiber.join(waiting), 3)
@@ -37,11 +37,11 @@ describe("WatchedRef", () => {
       const ref = yield* makeWatchedRef("")
       const a = yield* Effect.forkChild(ref.waitFor((s) => s.includes("a")))
       const b = yield* Effect.forkChild(ref.waitFor((s) => s.includes("b")))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* ref.update((s) => `${s}a`)
       assert.strictEqual(yield* Fiber.join(a), "a")
-      yield* Effect.yieldNow()
-      assert.isTrue(Option.isNone(yield* Fiber.poll(b)))
+      yield* Effect.yieldNow
+      assert.isTrue(b.pollUnsafe() === undefined)
       yield* ref.modify((s) => [undefined, `${s}b`])
       assert.strictEqual(yield* Fiber.join(b), "ab")
     }))

@@ -10,7 +10,7 @@ import { awaitBotMessages, botHarness } from "./botHarness"
 import { hangingHttpServer } from "../support/hangingHttpServer"
 
 /** Streams `parts` with a pause between them (a model producing tokens). */
-const slowly = (parts: ReadonlyArray<string>, pause: Duration.DurationInput = "40 millis") => [...parts.flatMap((part) => [text(part), sleep(pause)]), finish("stop")]
+const slowly = (parts: ReadonlyArray<string>, pause: Duration.Input = "40 millis") => [...parts.flatMap((part) => [text(part), sleep(pause)]), finish("stop")]
 
 
 describe("the Discord bot end to end (real discord.js, fake Discord, scripted model)", () => {
@@ -168,7 +168,7 @@ describe("the Discord bot end to end (real discord.js, fake Discord, scripted mo
       fake.userSays(fake.channel, "fetch it", { mentionBot: true })
       yield* Deferred.await(server.arrived)
       const kill = fake.slash("kill")
-      yield* Deferred.await(server.closed).pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => new Error("the tool's socket was not closed") }))
+      yield* Deferred.await(server.closed).pipe(Effect.timeoutOrElse({ duration: "3 seconds", orElse: () => Effect.fail(new Error("the tool's socket was not closed")) }))
       yield* waitUntil(fake, "kill acknowledged", () => kill.original?.content.startsWith("⏹") === true)
       assert.strictEqual(kill.callbacks[0]?.["type"], 5)
       yield* awaitBotMessages(fake, fake.channel.id, 2, "partial reply and stop response", (contents) => contents.includes("Okay, I stopped."))

@@ -25,7 +25,7 @@ describe("what the Discord front writes", () => {
       assert.deepStrictEqual(yield* parseHeader("Authorization: Bearer abc"), { Authorization: "Bearer abc" })
       assert.deepStrictEqual(yield* parseHeader(null), {})
       const bad = yield* Effect.result(parseHeader("no colon here"))
-      assert.isTrue(Result.isFailure(bad) && bad.left.message.includes("Name: value"))
+      assert.isTrue(Result.isFailure(bad) && bad.failure.message.includes("Name: value"))
     }))
 
   it("/mcp list shows state and header names, never header values", () => {

@@ -63,7 +63,7 @@ const streamWithFault = (path: DeliveryPath, fault: FaultRule | undefined) =>
 const words = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size))
 
 /** Streams `text` into the sink in small deltas with real pauses. */
-const stream = <E>(write: (delta: string) => Effect.Effect<void, E>, text: string, size = 40, pause: Duration.DurationInput = "2 millis") =>
+const stream = <E>(write: (delta: string) => Effect.Effect<void, E>, text: string, size = 40, pause: Duration.Input = "2 millis") =>
   Effect.forEach(words(text, size), (delta) => Effect.andThen(write(delta), Effect.sleep(pause)), { discard: true })
 
 describe("Discord delivery against a fake Discord (real discord.js)", () => {
@@ -235,7 +235,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
         const reply = yield* makeDiscordReplySink(yield* channelReplyTarget(channel, undefined))
         yield* reply.sink.write("Hello")
         const ended = yield* Effect.result(reply.sink.endPass("flush"))
-        assert.isTrue(ended._tag === "Left" && ended.left.reason === reason, JSON.stringify(ended))
+        assert.isTrue(ended._tag === "Failure" && ended.failure.reason === reason, JSON.stringify(ended))
       }
     }))
 
@@ -260,7 +260,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
     it.live(`[issue 11] ${path} path: 50013 (missing permissions) mid-stream is final — the sink fails with DeliveryError missing_access`, () =>
       Effect.gen(function*() {
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 403, code: 50013, skip: 2 })
-        assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === "missing_access", JSON.stringify(run.ended))
+        assert.isTrue(Result.isFailure(run.ended) && run.ended.failure.reason === "missing_access", JSON.stringify(run.ended))
         // Nothing tried again after a final refusal.
         assert.strictEqual(run.fake.requests.filter((request) => request.method === "PATCH" && request.status === 403).length, 1)
       }))
@@ -269,7 +269,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
       it.live(`[issue 11] ${path} path: ${code} mid-stream is final — the sink fails with DeliveryError ${reason}, nothing tried again`, () =>
         Effect.gen(function*() {
           const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status, code, skip: 2 })
-          assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === reason, JSON.stringify(run.ended))
+          assert.isTrue(Result.isFailure(run.ended) && run.ended.failure.reason === reason, JSON.stringify(run.ended))
           assert.strictEqual(run.fake.requests.filter((request) => request.status === status).length, 1)
           // The text before the refusal stays; nothing after it was posted elsewhere.
           assert.strictEqual(run.fake.requests.filter((request) => request.method === "POST" && postRoute[path].test(request.path)).length, 1)
@@ -288,7 +288,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
     it.live(`[issue 11] ${path} path: connections cut for good end in DeliveryError failed once the retries are used up`, () =>
       Effect.gen(function*() {
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 0, cutConnection: true, skip: 2, times: 1000 })
-        assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
+        assert.isTrue(Result.isFailure(run.ended) && run.ended.failure.reason === "failed", JSON.stringify(run.ended))
         // 1 + 2 tries of the sink (a final failure would be tried once).
         assert.strictEqual(run.fake.requests.filter((request) => request.method === "PATCH" && request.status === 0).length, 3)
       }))
@@ -305,7 +305,7 @@ describe("Discord delivery against a fake Discord (real discord.js)", () => {
     it.live(`[issue 11] ${path} path: 5xx that never stops ends in DeliveryError failed once the retries are used up`, () =>
       Effect.gen(function*() {
         const run = yield* streamWithFault(path, { method: "PATCH", path: editRoute[path], status: 502, skip: 2, times: 1000 })
-        assert.isTrue(Result.isFailure(run.ended) && run.ended.left.reason === "failed", JSON.stringify(run.ended))
+        assert.isTrue(Result.isFailure(run.ended) && run.ended.failure.reason === "failed", JSON.stringify(run.ended))
         // 1 + 2 tries of the sink, 4 requests each (discord.js's retries).
         assert.strictEqual(run.fake.requests.filter((request) => request.status === 502).length, 12)
       }))

@@ -18,7 +18,7 @@ const sentences = Array.from({ length: SENTENCES }, (_, i) => `This is sentence 
 const fullText = sentences.join("")
 
 /** A model streaming `parts` with a pause between them. */
-const slowly = (parts: ReadonlyArray<string>, pause: Duration.DurationInput = "15 millis"): ReadonlyArray<ScriptStep> =>
+const slowly = (parts: ReadonlyArray<string>, pause: Duration.Input = "15 millis"): ReadonlyArray<ScriptStep> =>
   [...parts.flatMap((part) => [text(part), sleep(pause)]), finish("stop")]
 
 /** Lost and repeated numbered sentences in what the bot shows (messages split at whitespace: joined as they are). */

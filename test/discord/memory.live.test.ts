@@ -58,7 +58,7 @@ describe("short-term memory on Discord (decision 16)", () => {
       const written = (scope: Parameters<typeof memories.get>[0], summary: string) =>
         Effect.repeat(memories.get(scope, undefined).pipe(Effect.orDie), {
           until: (memory) => memory["summary"] === summary,
-          schedule: Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds"))
+          schedule: Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "5 seconds" }))
         })
 
       /** The user mentions the bot in `channel`; resolves with the memory block the model was shown. */

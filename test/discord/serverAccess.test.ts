@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Result, TestClock } from "effect"
+import { Effect, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { makeModelChoices, parseModelChain, effectiveChain } from "../../src/config/ModelChoiceConfig"
 import { modelSuggestions } from "../../src/discord/commands/modelCommand"
 import { avatarUrlProblem, personaUpdate } from "../../src/discord/commands/personaCommand"

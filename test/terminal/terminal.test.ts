@@ -46,7 +46,7 @@ describe("command line (design §5.1)", () => {
     for (const argv of [["--once"], ["--json"], ["--once", "  "], ["--verbose"], ["--image", "a.png"], ["--once", "hi", "--image"], ["--once", "hi", "--image="]]) {
       const parsed = parseCliArgs(argv)
       assert.isTrue(Result.isFailure(parsed))
-      if (Result.isFailure(parsed)) assert.notInclude(parsed.left, "\n")
+      if (Result.isFailure(parsed)) assert.notInclude(parsed.failure, "\n")
     }
   })
 })
