@@ -1,5 +1,5 @@
 import { isIP } from "node:net"
-import { type ConfigError, Context, Duration, Effect, Layer } from "effect"
+import { type Config, Context, Duration, Effect, Layer } from "effect"
 import { allowPrivateNetworkSetting } from "../config/FetchConfig"
 import { classifyAddress, metadataHostNames, parseAddress } from "./AddressTable"
 import { DnsResolver, type ResolvedAddress } from "./DnsResolver"
@@ -112,7 +112,7 @@ const DNS_LOOKUP_TIMEOUT = Duration.seconds(10)
 
 interface AddressPolicyOptions {
   readonly allowPrivateNetwork: boolean
-  readonly dnsTimeout?: Duration.DurationInput
+  readonly dnsTimeout?: Duration.Input
   /** The setting named in refusals as the one that allows private networks (default fetch_url's). */
   readonly optIn?: string
 }
@@ -120,7 +120,7 @@ interface AddressPolicyOptions {
 export const makeAddressPolicy = (options: AddressPolicyOptions) =>
   Effect.gen(function* () {
     const resolver = yield* DnsResolver
-    const dnsTimeout = Duration.decode(options.dnsTimeout ?? DNS_LOOKUP_TIMEOUT)
+    const dnsTimeout = Duration.fromInputUnsafe(options.dnsTimeout ?? DNS_LOOKUP_TIMEOUT)
     const resolve = (host: string) =>
       isIP(host) !== 0
         ? Effect.succeed<ReadonlyArray<ResolvedAddress>>([{ address: host, family: isIP(host) === 6 ? 6 : 4 }])
@@ -128,14 +128,14 @@ export const makeAddressPolicy = (options: AddressPolicyOptions) =>
             Effect.mapError(
               (error) => new UrlPolicyError({ code: "DNS_RESOLUTION_FAILED", host, reason: error.reason })
             ),
-            Effect.timeoutFail({
+            Effect.timeoutOrElse({
               duration: dnsTimeout,
-              onTimeout: () =>
-                new UrlPolicyError({
+              orElse: () =>
+                Effect.fail(new UrlPolicyError({
                   code: "DNS_RESOLUTION_FAILED",
                   host,
                   reason: `the lookup timed out after ${Duration.toMillis(dnsTimeout)} ms`
-                })
+                }))
             })
           )
 
@@ -165,7 +165,7 @@ export const makeAddressPolicy = (options: AddressPolicyOptions) =>
 /** fetch_url's outbound URL policy; guild MCP has its own (GuildMcpAddressPolicy: docs/architecture.md, Guild MCP servers). */
 export class AddressPolicy extends Context.Service<AddressPolicy, AddressPolicyShape>()("loopcord/fetch/AddressPolicy") {
   /** From `RUN_ENV` and `FETCH_URL_ALLOW_PRIVATE_NETWORK`; needs a DnsResolver. */
-  static readonly layer: Layer.Layer<AddressPolicy, ConfigError.ConfigError, DnsResolver> = Layer.effect(
+  static readonly layer: Layer.Layer<AddressPolicy, Config.ConfigError, DnsResolver> = Layer.effect(
     AddressPolicy,
     Effect.flatMap(allowPrivateNetworkSetting, (allowPrivateNetwork) => makeAddressPolicy({ allowPrivateNetwork }))
   )

@@ -1,5 +1,5 @@
 import { Resolver } from "node:dns/promises"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer, Semaphore } from "effect"
 import { type HostsTable, makeHostsFileReader } from "./HostsFile"
 
 export interface ResolvedAddress {
@@ -81,7 +81,7 @@ export const makeSystemResolver = (options: SystemResolverOptions = {}) =>
   Effect.gen(function* () {
     const query = options.query ?? caresQuery(new Resolver(CARES_OPTIONS))
     const hosts = options.hosts ?? (yield* makeHostsFileReader())
-    const slots = yield* Effect.makeSemaphore(options.maxConcurrent ?? DNS_MAX_CONCURRENT)
+    const slots = yield* Semaphore.make(options.maxConcurrent ?? DNS_MAX_CONCURRENT)
 
     const ask = (host: string) =>
       Effect.uninterruptibleMask((restore) =>

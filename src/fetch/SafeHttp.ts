@@ -1,4 +1,4 @@
-import { Data, Duration, Effect, Exit, RcMap } from "effect"
+import { Context, Data, Duration, Effect, Exit, Layer, RcMap } from "effect"
 import { fetch as undiciFetch, type Response as UndiciResponse } from "undici"
 import { FetchConfig } from "../config/FetchConfig"
 import type { ToolFailureClass } from "../domain/ToolFailureClass"
@@ -16,7 +16,7 @@ export interface SafeHttpRequest {
   readonly headers?: Readonly<Record<string, string>>
   readonly body?: string
   /** Defaults: FetchConfig `timeout`, `maxBodyBytes`, `maxRedirects`. */
-  readonly timeout?: Duration.DurationInput
+  readonly timeout?: Duration.Input
   readonly maxBytes?: number
   readonly maxRedirects?: number
   /** An outside cancellation (ToolContext.abortSignal); interruption cancels too. */
@@ -125,6 +125,155 @@ const readCapped = (response: UndiciResponse, url: URL, maxBytes: number) =>
     )
   })
 
+const make = Effect.gen(function* () {
+  const config = yield* FetchConfig
+  const policy = yield* AddressPolicy
+  const connector = yield* SocketConnector
+
+  // Pinned dispatchers pooled by (host, validated addresses): the HEAD preflight, the GET and
+  // later fetches of the same site reuse kept-alive sockets. A different DNS answer is a
+  // different key, so a reused socket always goes to an address validated for this request.
+  const pool = yield* RcMap.make({
+    lookup: (key: string) => {
+      const [host = "", ...addresses] = key.split("\n")
+      return Effect.acquireRelease(
+        Effect.sync(() => makePinnedDispatcher({ host, addresses: addresses.map((address) => ({ address })) }, connector)),
+        (dispatcher) => Effect.promise(() => dispatcher.destroy().catch(() => undefined))
+      )
+    },
+    idleTimeToLive: Duration.seconds(30)
+  })
+  const pinKey = (target: ValidatedTarget): string =>
+    [target.host, ...target.addresses.map((entry) => entry.address)].join("\n")
+
+  /** One request to an already validated target, through its pinned pool. */
+  const send = (target: ValidatedTarget, hop: Hop, signal: AbortSignal | undefined) =>
+    RcMap.get(pool, pinKey(target)).pipe(
+      Effect.flatMap((dispatcher) =>
+        Effect.tryPromise({
+          try: (interrupted) =>
+            undiciFetch(target.url, {
+              method: hop.method,
+              headers: hop.headers,
+              ...(hop.body === undefined ? {} : { body: hop.body }),
+              redirect: "manual",
+              dispatcher,
+              signal: signal === undefined ? interrupted : AbortSignal.any([interrupted, signal])
+            }),
+          catch: (cause) =>
+            signal?.aborted === true
+              ? new SafeHttpError({ code: "ABORTED", url: shown(target.url), reason: `Request to ${shown(target.url)} was cancelled` })
+              : new SafeHttpError({
+                  code: "REQUEST_FAILED",
+                  url: shown(target.url),
+                  reason: `Request to ${shown(target.url)} failed: ${failureText(cause)}`
+                })
+        })
+      )
+    )
+
+  const follow = (request: SafeHttpRequest, maxBytes: number, maxRedirects: number) =>
+    Effect.gen(function* () {
+      let hop: Hop = {
+        url: request.url,
+        method: request.method ?? "GET",
+        headers: { accept: ACCEPT, "user-agent": USER_AGENT, ...request.headers },
+        body: request.body
+      }
+      const visited: Array<string> = []
+      for (let redirects = 0; ; redirects++) {
+        const target = yield* policy.validate(
+          hop.url,
+          request.trustedHost !== undefined && hostOf(hop.url) === request.trustedHost ? { allowPrivateNetwork: true } : undefined
+        )
+        visited.push(target.url.href)
+        const outcome = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const response = yield* send(target, hop, request.signal)
+            if (REDIRECTS.has(response.status)) {
+              yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
+              return { redirect: response } as const
+            }
+            const headers = new Map<string, string>()
+            response.headers.forEach((value, key) => headers.set(key, value))
+            const wanted = hop.method !== "HEAD" && (request.readBody?.({ status: response.status, headers }) ?? true)
+            if (!wanted) {
+              yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
+              return {
+                done: { url: target.url, status: response.status, headers, body: new Uint8Array(0), bodyRead: false, redirects } satisfies SafeHttpResponse
+              } as const
+            }
+            // A declared length over the cap is refused before a byte of the body is read.
+            const declared = Number(headers.get("content-length") ?? Number.NaN)
+            if (Number.isFinite(declared) && declared > maxBytes) {
+              yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
+              return yield* new ResponseSizeError({ url: shown(target.url), limitBytes: maxBytes })
+            }
+            const body = yield* readCapped(response, target.url, maxBytes)
+            return {
+              done: { url: target.url, status: response.status, headers, body, bodyRead: true, redirects } satisfies SafeHttpResponse
+            } as const
+          })
+        )
+        if ("done" in outcome) return outcome.done
+        const response = outcome.redirect
+        const location = response.headers.get("location")
+        if (location === null || location.trim() === "") {
+          return yield* new SafeHttpError({
+            code: "BAD_REDIRECT",
+            url: shown(target.url),
+            reason: `${shown(target.url)} answered ${response.status} without a Location header`
+          })
+        }
+        if (!URL.canParse(location, target.url.href)) {
+          return yield* new SafeHttpError({
+            code: "BAD_REDIRECT",
+            url: shown(target.url),
+            reason: `${shown(target.url)} redirected to an invalid Location`
+          })
+        }
+        const next = new URL(location, target.url)
+        if (redirects + 1 > maxRedirects) {
+          const loop = visited.includes(next.href) ? " (redirect loop)" : ""
+          return yield* new SafeHttpError({
+            code: "TOO_MANY_REDIRECTS",
+            url: shown(target.url),
+            reason: `Too many redirects: more than ${maxRedirects} starting at ${visited[0] ?? ""}${loop}`
+          })
+        }
+        const toGet = response.status === 303 || ((response.status === 301 || response.status === 302) && hop.method === "POST")
+        const headers = { ...hop.headers }
+        if (toGet) for (const name of CONTENT_HEADERS) delete headers[name]
+        if (next.origin !== target.url.origin) for (const name of CREDENTIAL_HEADERS) delete headers[name]
+        hop = {
+          url: next,
+          method: toGet && hop.method !== "HEAD" ? "GET" : hop.method,
+          headers,
+          body: toGet ? undefined : hop.body
+        }
+      }
+    })
+
+  const request = Effect.fn("SafeHttp.request")(function* (request: SafeHttpRequest) {
+    const timeout = Duration.fromInputUnsafe(request.timeout ?? config.timeout)
+    return yield* follow(request, request.maxBytes ?? config.maxBodyBytes, request.maxRedirects ?? config.maxRedirects).pipe(
+      Effect.timeoutOrElse({
+        duration: timeout,
+        orElse: () =>
+          Effect.fail(
+            new SafeHttpError({
+              code: "TIMEOUT",
+              url: String(request.url),
+              reason: `Request timed out after ${Duration.toMillis(timeout)} ms`
+            })
+          )
+      })
+    )
+  })
+
+  return { request }
+})
+
 /**
  * safe_http (docs/architecture.md, fetch_url and safe_http): every hop is validated by the
  * AddressPolicy and connected through a dispatcher pinned to the validated addresses; redirects are
@@ -132,151 +281,6 @@ const readCapped = (response: UndiciResponse, url: URL, maxBytes: number) =>
  * under a hard byte cap; the whole exchange runs under a Clock deadline and interruption closes the
  * socket.
  */
-export class SafeHttp extends Effect.Service<SafeHttp>()("loopcord/fetch/SafeHttp", {
-  scoped: Effect.gen(function* () {
-    const config = yield* FetchConfig
-    const policy = yield* AddressPolicy
-    const connector = yield* SocketConnector
-
-    // Pinned dispatchers pooled by (host, validated addresses): the HEAD preflight, the GET and
-    // later fetches of the same site reuse kept-alive sockets. A different DNS answer is a
-    // different key, so a reused socket always goes to an address validated for this request.
-    const pool = yield* RcMap.make({
-      lookup: (key: string) => {
-        const [host = "", ...addresses] = key.split("\n")
-        return Effect.acquireRelease(
-          Effect.sync(() => makePinnedDispatcher({ host, addresses: addresses.map((address) => ({ address })) }, connector)),
-          (dispatcher) => Effect.promise(() => dispatcher.destroy().catch(() => undefined))
-        )
-      },
-      idleTimeToLive: Duration.seconds(30)
-    })
-    const pinKey = (target: ValidatedTarget): string =>
-      [target.host, ...target.addresses.map((entry) => entry.address)].join("\n")
-
-    /** One request to an already validated target, through its pinned pool. */
-    const send = (target: ValidatedTarget, hop: Hop, signal: AbortSignal | undefined) =>
-      RcMap.get(pool, pinKey(target)).pipe(
-        Effect.flatMap((dispatcher) =>
-          Effect.tryPromise({
-            try: (interrupted) =>
-              undiciFetch(target.url, {
-                method: hop.method,
-                headers: hop.headers,
-                ...(hop.body === undefined ? {} : { body: hop.body }),
-                redirect: "manual",
-                dispatcher,
-                signal: signal === undefined ? interrupted : AbortSignal.any([interrupted, signal])
-              }),
-            catch: (cause) =>
-              signal?.aborted === true
-                ? new SafeHttpError({ code: "ABORTED", url: shown(target.url), reason: `Request to ${shown(target.url)} was cancelled` })
-                : new SafeHttpError({
-                    code: "REQUEST_FAILED",
-                    url: shown(target.url),
-                    reason: `Request to ${shown(target.url)} failed: ${failureText(cause)}`
-                  })
-          })
-        )
-      )
-
-    const follow = (request: SafeHttpRequest, maxBytes: number, maxRedirects: number) =>
-      Effect.gen(function* () {
-        let hop: Hop = {
-          url: request.url,
-          method: request.method ?? "GET",
-          headers: { accept: ACCEPT, "user-agent": USER_AGENT, ...request.headers },
-          body: request.body
-        }
-        const visited: Array<string> = []
-        for (let redirects = 0; ; redirects++) {
-          const target = yield* policy.validate(
-            hop.url,
-            request.trustedHost !== undefined && hostOf(hop.url) === request.trustedHost ? { allowPrivateNetwork: true } : undefined
-          )
-          visited.push(target.url.href)
-          const outcome = yield* Effect.scoped(
-            Effect.gen(function* () {
-              const response = yield* send(target, hop, request.signal)
-              if (REDIRECTS.has(response.status)) {
-                yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
-                return { redirect: response } as const
-              }
-              const headers = new Map<string, string>()
-              response.headers.forEach((value, key) => headers.set(key, value))
-              const wanted = hop.method !== "HEAD" && (request.readBody?.({ status: response.status, headers }) ?? true)
-              if (!wanted) {
-                yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
-                return {
-                  done: { url: target.url, status: response.status, headers, body: new Uint8Array(0), bodyRead: false, redirects } satisfies SafeHttpResponse
-                } as const
-              }
-              // A declared length over the cap is refused before a byte of the body is read.
-              const declared = Number(headers.get("content-length") ?? Number.NaN)
-              if (Number.isFinite(declared) && declared > maxBytes) {
-                yield* Effect.promise(() => response.body?.cancel().catch(() => undefined) ?? Promise.resolve())
-                return yield* new ResponseSizeError({ url: shown(target.url), limitBytes: maxBytes })
-              }
-              const body = yield* readCapped(response, target.url, maxBytes)
-              return {
-                done: { url: target.url, status: response.status, headers, body, bodyRead: true, redirects } satisfies SafeHttpResponse
-              } as const
-            })
-          )
-          if ("done" in outcome) return outcome.done
-          const response = outcome.redirect
-          const location = response.headers.get("location")
-          if (location === null || location.trim() === "") {
-            return yield* new SafeHttpError({
-              code: "BAD_REDIRECT",
-              url: shown(target.url),
-              reason: `${shown(target.url)} answered ${response.status} without a Location header`
-            })
-          }
-          if (!URL.canParse(location, target.url.href)) {
-            return yield* new SafeHttpError({
-              code: "BAD_REDIRECT",
-              url: shown(target.url),
-              reason: `${shown(target.url)} redirected to an invalid Location`
-            })
-          }
-          const next = new URL(location, target.url)
-          if (redirects + 1 > maxRedirects) {
-            const loop = visited.includes(next.href) ? " (redirect loop)" : ""
-            return yield* new SafeHttpError({
-              code: "TOO_MANY_REDIRECTS",
-              url: shown(target.url),
-              reason: `Too many redirects: more than ${maxRedirects} starting at ${visited[0] ?? ""}${loop}`
-            })
-          }
-          const toGet = response.status === 303 || ((response.status === 301 || response.status === 302) && hop.method === "POST")
-          const headers = { ...hop.headers }
-          if (toGet) for (const name of CONTENT_HEADERS) delete headers[name]
-          if (next.origin !== target.url.origin) for (const name of CREDENTIAL_HEADERS) delete headers[name]
-          hop = {
-            url: next,
-            method: toGet && hop.method !== "HEAD" ? "GET" : hop.method,
-            headers,
-            body: toGet ? undefined : hop.body
-          }
-        }
-      })
-
-    const request = Effect.fn("SafeHttp.request")(function* (request: SafeHttpRequest) {
-      const timeout = Duration.decode(request.timeout ?? config.timeout)
-      return yield* follow(request, request.maxBytes ?? config.maxBodyBytes, request.maxRedirects ?? config.maxRedirects).pipe(
-        Effect.timeoutFail({
-          duration: timeout,
-          onTimeout: () =>
-            new SafeHttpError({
-              code: "TIMEOUT",
-              url: String(request.url),
-              reason: `Request timed out after ${Duration.toMillis(timeout)} ms`
-            })
-        })
-      )
-    })
-
-    return { request }
-  })
-}) {}
+export class SafeHttp extends Context.Service<SafeHttp, Effect.Success<typeof make>>()("loopcord/fetch/SafeHttp") {
+  static readonly Default = Layer.effect(SafeHttp, make)
+}

@@ -23,7 +23,7 @@
  * `REDIRECT_REFUSED`, `REQUEST_FAILED`), the signal's abort reason when aborted; body reads
  * fail with `ResponseSizeError` past the cap. The returned `Response` is a global `Response`.
  */
-import { Cause, Data, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Data, Effect, Exit, Option } from "effect"
 import { fetch as undiciFetch } from "undici"
 import { AddressPolicy } from "./AddressPolicy"
 import { makePinnedDispatcher } from "./pinnedDispatcher"
@@ -87,7 +87,7 @@ export const makeGuardedFetch = (options: GuardedFetchOptions = {}) =>
   Effect.gen(function* () {
     const policy = yield* AddressPolicy
     const connector = yield* SocketConnector
-    const runtime = yield* Effect.runtime<never>()
+    const context = yield* Effect.context<never>()
     const origin = options.sameOrigin === undefined ? undefined : new URL(options.sameOrigin).origin
 
     const perform = (request: PreparedRequest) =>
@@ -149,10 +149,10 @@ export const makeGuardedFetch = (options: GuardedFetchOptions = {}) =>
       const request = prepare(input, init)
       const signal = request.signal
       if (isAborted(signal)) throw signal?.reason
-      const exit = await Runtime.runPromiseExit(runtime)(perform(request), signal === undefined ? undefined : { signal })
+      const exit = await Effect.runPromiseExitWith(context)(perform(request), signal === undefined ? undefined : { signal })
       if (Exit.isSuccess(exit)) return exit.value
       if (isAborted(signal)) throw signal?.reason
-      throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
+      throw Option.getOrElse(Cause.findErrorOption(exit.cause), () => Cause.squash(exit.cause))
     }
     return guarded
   })

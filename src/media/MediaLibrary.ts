@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { Effect, Layer, Option, Ref } from "effect"
+import { Context, Effect, Layer, Option, Ref } from "effect"
 import { OpaqueIds } from "../tools/OpaqueIds"
 
 /**
@@ -95,66 +95,67 @@ export const entryOf = (library: MediaLibraryShape, image: { readonly url: strin
   return stored === undefined ? remote : Effect.flatMap(library.lookup(stored), Option.match({ onNone: () => remote, onSome: Effect.succeed }))
 }
 
-export class MediaLibrary extends Effect.Service<MediaLibrary>()("loopcord/media/MediaLibrary", {
-  effect: Effect.gen(function*() {
-    // Map order is recency order: a lookup moves the entry to the end.
-    const entries = yield* Ref.make<ReadonlyMap<string, MediaEntry>>(new Map())
+const make = Effect.gen(function*() {
+  // Map order is recency order: a lookup moves the entry to the end.
+  const entries = yield* Ref.make<ReadonlyMap<string, MediaEntry>>(new Map())
 
-    const evict = (map: Map<string, MediaEntry>) => {
-      for (const key of map.keys()) {
-        if (map.size <= MEDIA_LIBRARY_MAX_ENTRIES) break
-        map.delete(key)
-      }
-      let held = storedBytes(map)
-      for (const [key, entry] of map) {
-        if (held <= MEDIA_LIBRARY_MAX_STORED_BYTES) break
-        if (entry.source._tag !== "Stored") continue
-        held -= entry.source.bytes.byteLength
-        map.delete(key)
-      }
+  const evict = (map: Map<string, MediaEntry>) => {
+    for (const key of map.keys()) {
+      if (map.size <= MEDIA_LIBRARY_MAX_ENTRIES) break
+      map.delete(key)
     }
-
-    const register = (source: MediaSource, kind: MediaKind = "image") =>
-      Ref.modify(entries, (current): [MediaEntry, ReadonlyMap<string, MediaEntry>] => {
-        const material = source._tag === "Remote" ? source.url : source.bytes
-        // A hash collision between different sources gets a longer id.
-        for (let length = 8; ; length += 4) {
-          const id = digestId(kind, material, length)
-          const existing = current.get(id)
-          if (existing !== undefined && !sameSource(existing.source, source)) continue
-          const next = new Map(current)
-          next.delete(id)
-          const entry: MediaEntry = existing ?? { id, kind, source }
-          next.set(id, entry)
-          evict(next)
-          return [entry, next]
-        }
-      })
-
-    const lookup = (id: string) =>
-      ID_PATTERN.test(id)
-        ? Ref.modify(entries, (current): [Option.Option<MediaEntry>, ReadonlyMap<string, MediaEntry>] => {
-          const entry = current.get(id)
-          if (entry === undefined) return [Option.none(), current]
-          const next = new Map(current)
-          next.delete(id)
-          next.set(id, entry)
-          return [Option.some(entry), next]
-        })
-        : Effect.succeedNone
-
-    const byLocator = (locator: string) => {
-      const stored = storedIdOf(locator)
-      if (stored !== undefined) return lookup(stored)
-      return Effect.map(Ref.get(entries), (current) => {
-        for (const entry of current.values()) if (entry.source._tag === "Remote" && entry.source.url === locator) return Option.some(entry)
-        return Option.none<MediaEntry>()
-      })
+    let held = storedBytes(map)
+    for (const [key, entry] of map) {
+      if (held <= MEDIA_LIBRARY_MAX_STORED_BYTES) break
+      if (entry.source._tag !== "Stored") continue
+      held -= entry.source.bytes.byteLength
+      map.delete(key)
     }
+  }
 
-    return { register, lookup, byLocator } satisfies MediaLibraryShape
-  })
-}) {
+  const register = (source: MediaSource, kind: MediaKind = "image") =>
+    Ref.modify(entries, (current): [MediaEntry, ReadonlyMap<string, MediaEntry>] => {
+      const material = source._tag === "Remote" ? source.url : source.bytes
+      // A hash collision between different sources gets a longer id.
+      for (let length = 8; ; length += 4) {
+        const id = digestId(kind, material, length)
+        const existing = current.get(id)
+        if (existing !== undefined && !sameSource(existing.source, source)) continue
+        const next = new Map(current)
+        next.delete(id)
+        const entry: MediaEntry = existing ?? { id, kind, source }
+        next.set(id, entry)
+        evict(next)
+        return [entry, next]
+      }
+    })
+
+  const lookup = (id: string) =>
+    ID_PATTERN.test(id)
+      ? Ref.modify(entries, (current): [Option.Option<MediaEntry>, ReadonlyMap<string, MediaEntry>] => {
+        const entry = current.get(id)
+        if (entry === undefined) return [Option.none(), current]
+        const next = new Map(current)
+        next.delete(id)
+        next.set(id, entry)
+        return [Option.some(entry), next]
+      })
+      : Effect.succeedNone
+
+  const byLocator = (locator: string) => {
+    const stored = storedIdOf(locator)
+    if (stored !== undefined) return lookup(stored)
+    return Effect.map(Ref.get(entries), (current) => {
+      for (const entry of current.values()) if (entry.source._tag === "Remote" && entry.source.url === locator) return Option.some(entry)
+      return Option.none<MediaEntry>()
+    })
+  }
+
+  return { register, lookup, byLocator } satisfies MediaLibraryShape
+})
+
+export class MediaLibrary extends Context.Service<MediaLibrary, MediaLibraryShape>()("loopcord/media/MediaLibrary") {
+  static readonly Default = Layer.effect(MediaLibrary, make)
   /** The library as the registry's resolver of `media_id` arguments. */
   static readonly opaqueIds = Layer.effect(
     OpaqueIds,

@@ -44,7 +44,7 @@ const prepareRequest = (
   request: GenerationRequest,
   settings: Pick<VisionSettings, "visionModels" | "maxImagesPerRequest" | "maxImageBytes">,
   library: MediaLibraryShape,
-  loader: ImageLoader
+  loader: ImageLoader["Service"]
 ): Effect.Effect<GenerationRequest> =>
   Effect.gen(function*() {
     if (!hasImages(request)) return request
@@ -54,7 +54,7 @@ const prepareRequest = (
 
     /** Inline data for a vision model, or why not. */
     const inline = (locator: string) =>
-      Effect.map(Effect.result(loader.load(locator)), Either.map((image): ImageRef => ({ url: dataUrl(image.format.mimeType, image.bytes), mimeType: image.format.mimeType })))
+      Effect.map(Effect.result(loader.load(locator)), Result.map((image): ImageRef => ({ url: dataUrl(image.format.mimeType, image.bytes), mimeType: image.format.mimeType })))
 
     // Newest first, so the budget goes to the most recent images.
     const prepared: Array<ChatMessage> = []
@@ -84,10 +84,10 @@ const prepareRequest = (
         }
         const loaded = yield* inline(locatorOf(entry))
         if (Result.isFailure(loaded)) {
-          lines.push(imagePlaceholder(entry.id, { analyzable, ownPost: false, failure: loaded.left.message }))
+          lines.push(imagePlaceholder(entry.id, { analyzable, ownPost: false, failure: loaded.failure.message }))
           continue
         }
-        sent.push(loaded.right)
+        sent.push(loaded.success)
         lines.push(visibleImageLine(entry.id))
       }
       const { images: _dropped, ...rest } = message
@@ -102,7 +102,7 @@ const prepareRequest = (
         const { imageMetadata: _dropped, ...rest } = entry
         if (!vision) return ToolHistoryEntry(rest)
         const resolved = yield* Effect.forEach(urls, (image) => inline(image.url))
-        const imageUrls = resolved.flatMap((image) => (Result.isSuccess(image) ? [image.right] : []))
+        const imageUrls = resolved.flatMap((image) => (Result.isSuccess(image) ? [image.success] : []))
         if (imageUrls.length === 0) return ToolHistoryEntry(rest)
         const metadata: ImageMetadata = { ...entry.imageMetadata, imageUrls, totalSent: imageUrls.length, totalValidated: imageUrls.length }
         return ToolHistoryEntry({ ...rest, imageMetadata: metadata })

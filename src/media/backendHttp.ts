@@ -1,5 +1,5 @@
 import * as Headers from "effect/http/Headers"
-import type * as HttpClient from "effect/http/HttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { Effect, Option, Predicate, Stream } from "effect"
@@ -22,10 +22,14 @@ const describe = (error: unknown): string => {
   return error instanceof Error ? error.message : String(error)
 }
 
+/** The client without trace headers: a backend vendor has no business with our trace ids. */
+export const withoutTracerPropagation = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.transform(client, (response) => Effect.provideService(response, HttpClient.TracerPropagationEnabled, false))
+
 /** Sends a request; a transport failure is `unreachable`, naming the backend. */
 export const send = (client: HttpClient.HttpClient, backend: string, request: HttpClientRequest.HttpClientRequest) =>
   client.execute(request).pipe(
-    Effect.locally(Headers.currentRedactedNames, redactedHeaderNames),
+    Effect.provideService(Headers.CurrentRedactedNames, redactedHeaderNames),
     Effect.mapError((error) => new MediaBackendError({ backend, reason: "unreachable", detail: `request failed: ${describe(error)}` }))
   )
 
@@ -33,7 +37,7 @@ export const send = (client: HttpClient.HttpClient, backend: string, request: Ht
 export const readBytes = (response: HttpClientResponse.HttpClientResponse, backend: string, maxBytes: number) =>
   response.stream.pipe(
     Stream.mapError((error) => new MediaBackendError({ backend, reason: "unreachable", detail: `reading the answer failed: ${describe(error)}` })),
-    Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (acc, chunk) =>
+    Stream.runFoldEffect(() => ({ chunks: [] as Array<Uint8Array>, size: 0 }), (acc, chunk: Uint8Array) =>
       acc.size + chunk.byteLength > maxBytes
         ? Effect.fail(new MediaBackendError({ backend, reason: "too_large", detail: `the answer is larger than ${Math.round(maxBytes / 1024 / 1024)} MB` }))
         : Effect.sync(() => {
@@ -48,7 +52,7 @@ const errorText = (bytes: Uint8Array): string => {
   const text = Buffer.from(bytes).toString("utf8").slice(0, ERROR_BODY_BYTES)
   // Not JSON, or no error in it: the raw text.
   const parsed = parseJsonOrUndefined(text)
-  if (Predicate.isRecord(parsed) && "error" in parsed) {
+  if (Predicate.isObject(parsed) && "error" in parsed) {
     const error = parsed.error
     if (typeof error === "string") return error
     if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") return error.message

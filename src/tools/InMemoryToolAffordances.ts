@@ -19,7 +19,7 @@ interface ChannelWindows {
 type Windows = ReadonlyMap<string, ChannelWindows>
 
 interface AffordanceBounds {
-  readonly ttl?: Duration.DurationInput
+  readonly ttl?: Duration.Input
   readonly maxChannels?: number
   readonly maxToolsPerChannel?: number
 }
@@ -36,7 +36,7 @@ const fewestLeft = (tools: ReadonlyMap<string, number>): string | undefined =>
  */
 export const makeWith = (bounds: AffordanceBounds = {}): Effect.Effect<ToolAffordancesShape> => Effect.gen(function*() {
   const windows = yield* Ref.make<Windows>(new Map())
-  const ttl = Duration.toMillis(Duration.decode(bounds.ttl ?? AFFORDANCE_WINDOW_TTL))
+  const ttl = Duration.toMillis(Duration.fromInputUnsafe(bounds.ttl ?? AFFORDANCE_WINDOW_TTL))
   const maxChannels = Math.max(1, bounds.maxChannels ?? MAX_AFFORDANCE_CHANNELS)
   const maxTools = Math.max(1, bounds.maxToolsPerChannel ?? MAX_RETAINED_TOOLS)
 

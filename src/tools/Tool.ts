@@ -1,7 +1,9 @@
-import { Effect, JSONSchema, ParseResult, Schema, SchemaAST } from "effect"
+import { Effect, Schema, SchemaAST } from "effect"
 import type { ToolArgs } from "../domain/FunctionCall"
 import type { JsonSchemaObject, ToolDeclaration } from "../domain/ToolDeclaration"
 import { toolFailure, type ToolResult } from "../domain/ToolResult"
+import { formatArgumentIssue } from "./argumentIssues"
+import { providerJsonSchema } from "./providerJsonSchema"
 import type { ToolCapabilities } from "./ToolCapabilities"
 import type { ToolContext } from "./ToolContext"
 import type { ToolError } from "./ToolError"
@@ -62,12 +64,12 @@ export const toDeclaration = (tool: Tool): ToolDeclaration => ({
  * The JSON Schema of an effect Schema struct, as providers expect it (no `$schema` key, always
  * `properties` and `required`: some providers reject an object schema without them).
  */
-export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I, never>): JsonSchemaObject => {
-  // JSONSchema renders an empty struct as "object or array"; a tool without parameters is an empty object.
+export const jsonSchemaOf = (schema: Schema.Top): JsonSchemaObject => {
+  // An empty struct accepts "anything but null" to the schema library; a tool without parameters is an empty object.
   if (isEmptyStruct(schema.ast)) {
     return { type: "object", properties: {}, required: [] }
   }
-  const { $schema: _ignored, ...rest }: Record<string, unknown> = { ...JSONSchema.make(schema) }
+  const rest = providerJsonSchema(schema)
   if (rest["type"] !== "object") {
     throw new TypeError("Tool parameters must be a Schema.Struct (a JSON object schema)")
   }
@@ -75,17 +77,20 @@ export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I, never>): JsonSche
 }
 
 const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
-  SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
+  SchemaAST.isObjects(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
+
+/** Every problem at once, extra keys ignored (models add some), the input named in the message. */
+const DECODE_OPTIONS = { errors: "all", onExcessProperty: "ignore", reportInput: true } as const
 
 /**
  * Builds a built-in tool from an effect Schema: the declaration is derived from the schema and
  * arguments are decoded before `execute`, so bad input becomes a clear failed result.
  */
-export const makeTool = <A, I>(spec: {
+export const makeTool = <A>(spec: {
   readonly name: string
   readonly description: string
   readonly category: ToolCategory
-  readonly parameters: Schema.Schema<A, I, never>
+  readonly parameters: Schema.Decoder<A>
   readonly execute: (args: A) => Effect.Effect<ToolResult, ToolError, ToolContext>
   readonly isAvailableFor?: (provider: string) => boolean
   readonly isAvailableForContext?: (context: AvailabilityContext) => boolean
@@ -93,7 +98,7 @@ export const makeTool = <A, I>(spec: {
   readonly requiresFollowUp?: boolean
   readonly triggerPatterns?: ReadonlyArray<RegExp>
 } & ToolCapabilities): Tool => {
-  const decode = Schema.decodeUnknown(spec.parameters, { errors: "all", onExcessProperty: "ignore" })
+  const decode = Schema.decodeUnknownEffect(spec.parameters)
   const { parameters, execute, isAvailableFor, ...rest } = spec
   return {
     ...rest,
@@ -101,12 +106,10 @@ export const makeTool = <A, I>(spec: {
     source: { kind: "builtin" },
     isAvailableFor: isAvailableFor ?? (() => true),
     execute: (args) =>
-      decode(args).pipe(
+      decode(args, DECODE_OPTIONS).pipe(
         Effect.matchEffect({
           onFailure: (error) =>
-            Effect.succeed(
-              toolFailure(`Invalid arguments for ${spec.name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
-            ),
+            Effect.succeed(toolFailure(`Invalid arguments for ${spec.name}: ${formatArgumentIssue(error.issue)}`)),
           onSuccess: execute
         })
       )

@@ -56,9 +56,9 @@ export const noApprovals: ToolApprovalsShape = {
 }
 
 /** A Reference: the loop finds "no approvals" without wiring; a front provides its own. */
-export class ToolApprovals extends Context.Reference<ToolApprovals>()("loopcord/tools/ToolApprovals", {
+export const ToolApprovals = Context.Reference<ToolApprovalsShape>("loopcord/tools/ToolApprovals", {
   defaultValue: (): ToolApprovalsShape => noApprovals
-}) {}
+})
 
 /** What the model is told when a call was not approved: the status, never who or where. */
 export const deniedByUser = (toolName: string, why: "denied" | "timed_out" | "unasked", timeout: Duration.Duration): ToolResult => {

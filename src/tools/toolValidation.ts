@@ -13,7 +13,7 @@ const CATEGORIES: ReadonlySet<ToolCategory> = new Set(["discord", "search", "mem
  */
 export const invalidToolReason = (tool: Tool): string | undefined => {
   const candidate: unknown = tool
-  if (!Predicate.isRecord(candidate)) return "a tool must be an object"
+  if (!Predicate.isObject(candidate)) return "a tool must be an object"
   const { category, description, execute, isAvailableFor, isAvailableForContext, assembleForContext, name, parameters, source } =
     candidate
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
@@ -25,7 +25,7 @@ export const invalidToolReason = (tool: Tool): string | undefined => {
   }
   const parametersProblem = invalidParametersReason(parameters)
   if (parametersProblem !== undefined) return parametersProblem
-  if (!Predicate.isRecord(source) || (source["kind"] !== "builtin" && source["kind"] !== "mcp")) {
+  if (!Predicate.isObject(source) || (source["kind"] !== "builtin" && source["kind"] !== "mcp")) {
     return "the source must be { kind: \"builtin\" } or { kind: \"mcp\", scope, server }"
   }
   if (typeof execute !== "function") return "execute is not a function"
@@ -41,8 +41,8 @@ export const invalidToolReason = (tool: Tool): string | undefined => {
 
 /** The parameters must be a JSON object schema with `properties`; `required`, when present, lists strings. */
 const invalidParametersReason = (parameters: unknown): string | undefined => {
-  if (!Predicate.isRecord(parameters) || parameters["type"] !== "object") return "parameters must be a JSON object schema (type: \"object\")"
-  if (!Predicate.isRecord(parameters["properties"])) return "parameters must have a properties object"
+  if (!Predicate.isObject(parameters) || parameters["type"] !== "object") return "parameters must be a JSON object schema (type: \"object\")"
+  if (!Predicate.isObject(parameters["properties"])) return "parameters must have a properties object"
   const required = parameters["required"]
   if (required !== undefined && !(Array.isArray(required) && required.every((entry) => typeof entry === "string"))) {
     return "parameters.required must be an array of property names"

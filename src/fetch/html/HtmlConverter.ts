@@ -1,4 +1,4 @@
-import { Data, Duration, Effect, Layer, Option, Ref } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Ref, Semaphore } from "effect"
 import { Worker } from "node:worker_threads"
 import type { ConversionReply, ConversionRequest, HtmlPage } from "./conversionMessages"
 import { type Conversion, convertHtml, type ConvertOptions } from "./convertHtml"
@@ -17,7 +17,7 @@ interface HtmlConverterOptions {
   /** Pages waiting for a free worker at most; one more fails at once (`busy`). */
   readonly maxQueued: number
   /** Deadline of one conversion, waiting included; a worker still converting is terminated. */
-  readonly timeout: Duration.DurationInput
+  readonly timeout: Duration.Input
   /** V8 heap limit of a worker: a hostile page cannot grow the process without bound. */
   readonly workerHeapMb: number
 }
@@ -63,7 +63,7 @@ interface PooledWorker {
 export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {}) =>
   Effect.gen(function*() {
     const options = { ...defaultHtmlConverterOptions, ...overrides }
-    const permits = yield* Effect.makeSemaphore(options.workers)
+    const permits = yield* Semaphore.make(options.workers)
     /** Conversions holding or waiting for a worker. */
     const pending = yield* Ref.make(0)
     const idle = yield* Ref.make<ReadonlyArray<PooledWorker>>([])
@@ -168,13 +168,15 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
         }
         return yield* permits.withPermits(1)(onWorker(page, baseUrl)).pipe(
           Effect.ensuring(Ref.update(pending, (count) => count - 1)),
-          Effect.timeoutFail({
+          Effect.timeoutOrElse({
             duration: options.timeout,
-            onTimeout: () =>
-              new HtmlConversionError({
-                reason: "timeout",
-                detail: `converting the page took longer than ${Duration.format(Duration.decode(options.timeout))}`
-              })
+            orElse: () =>
+              Effect.fail(
+                new HtmlConversionError({
+                  reason: "timeout",
+                  detail: `converting the page took longer than ${Duration.format(Duration.fromInputUnsafe(options.timeout))}`
+                })
+              )
           })
         )
       })
@@ -199,10 +201,10 @@ export const makeHtmlConverter = (overrides: Partial<HtmlConverterOptions> = {})
     } as const
   })
 
-export class HtmlConverter extends Effect.Service<HtmlConverter>()("loopcord/fetch/HtmlConverter", {
-  scoped: makeHtmlConverter()
-}) {
+export class HtmlConverter extends Context.Service<HtmlConverter, Effect.Success<ReturnType<typeof makeHtmlConverter>>>()(
+  "loopcord/fetch/HtmlConverter"
+) {
+  static readonly Default = Layer.effect(HtmlConverter, makeHtmlConverter())
   /** The converter with other limits (tests, benches). */
-  static readonly layerWith = (overrides: Partial<HtmlConverterOptions>) =>
-    Layer.effect(HtmlConverter, Effect.map(makeHtmlConverter(overrides), (service) => HtmlConverter.make(service)))
+  static readonly layerWith = (overrides: Partial<HtmlConverterOptions>) => Layer.effect(HtmlConverter, makeHtmlConverter(overrides))
 }

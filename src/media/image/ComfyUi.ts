@@ -3,7 +3,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { type ComfyWorkflowJson, ImageConfig, type ImageSettings } from "../../config/ImageConfig"
-import { expectOk, field, readBytes, readJson, send, stringField } from "../backendHttp"
+import { expectOk, field, readBytes, readJson, send, stringField, withoutTracerPropagation } from "../backendHttp"
 import { sniffImage } from "../imageFormat"
 import { withMultipart } from "../multipartBody"
 import { MediaBackendError } from "../MediaBackendError"
@@ -66,7 +66,7 @@ export const jobState = (entry: unknown): { readonly _tag: "Running" } | { reado
  */
 const make = (settings: ImageSettings, workflow: ComfyWorkflowJson) =>
   Effect.gen(function*() {
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
+    const client = withoutTracerPropagation(yield* HttpClient.HttpClient)
     const url = (path: string) => `${settings.baseUrl}${path}`
     const auth: Record<string, string> = Option.match(settings.apiKey, {
       onNone: () => ({}),
@@ -163,7 +163,7 @@ export const layer: Layer.Layer<ImageBackend, never, HttpClient.HttpClient | Ima
   ImageBackend,
   Effect.flatMap(ImageConfig, (settings) =>
     Option.match(settings.comfyWorkflow, {
-      onNone: () => Effect.dieMessage("IMAGE_BACKEND=comfyui without COMFYUI_WORKFLOW (the configuration check refuses this)"),
+      onNone: () => Effect.die(new Error("IMAGE_BACKEND=comfyui without COMFYUI_WORKFLOW (the configuration check refuses this)")),
       onSome: (workflow) => make(settings, workflow)
     }))
 )

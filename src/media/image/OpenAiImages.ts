@@ -4,7 +4,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { ImageConfig, type ImageSettings } from "../../config/ImageConfig"
 import { normalizeHost } from "../../fetch/AddressPolicy"
 import { SafeHttp, type SafeHttpFailure } from "../../fetch/SafeHttp"
-import { expectOk, readJson, send, stringField } from "../backendHttp"
+import { expectOk, readJson, send, stringField, withoutTracerPropagation } from "../backendHttp"
 import { sniffImage } from "../imageFormat"
 import { type MultipartField, withMultipart } from "../multipartBody"
 import { MediaBackendError } from "../MediaBackendError"
@@ -48,7 +48,7 @@ const linkFailure = (error: SafeHttpFailure): MediaBackendError => {
  */
 const make = (settings: ImageSettings) =>
   Effect.gen(function*() {
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
+    const client = withoutTracerPropagation(yield* HttpClient.HttpClient)
     const http = yield* SafeHttp
     const backendHost = URL.canParse(settings.baseUrl) ? normalizeHost(new URL(settings.baseUrl).hostname) : undefined
     const url = (path: string) => `${settings.baseUrl}${path}`

@@ -28,7 +28,7 @@ const pngOnly = (what: string) =>
  * the way image editors "erase" what should change. A source without one is refused.
  */
 export const inpaintCanvas = (png: Uint8Array): Result.Result<EditCanvas, string> =>
-  Either.flatMap(Either.mapLeft(decodePng(png), () => pngOnly("Inpainting")), (image) => {
+  Result.flatMap(Result.mapError(decodePng(png), () => pngOnly("Inpainting")), (image) => {
     const mask = new Uint8Array(image.width * image.height)
     let marked = 0
     for (let index = 0; index < mask.length; index++) {
@@ -57,7 +57,7 @@ export const outpaintBorders = (direction: OutpaintDirection, amount: number) =>
 
 /** Outpainting: the source on a larger transparent canvas; the mask is the new border. */
 export const outpaintCanvas = (png: Uint8Array, direction: OutpaintDirection, amount: number): Result.Result<EditCanvas, string> =>
-  Either.map(Either.mapLeft(decodePng(png), () => pngOnly("Outpainting")), (source) => {
+  Result.map(Result.mapError(decodePng(png), () => pngOnly("Outpainting")), (source) => {
     const border = outpaintBorders(direction, amount)
     const width = source.width + border.left + border.right
     const height = source.height + border.top + border.bottom

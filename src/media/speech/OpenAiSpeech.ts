@@ -2,7 +2,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { Effect, Result, Layer, Option, Redacted } from "effect"
 import { SpeechConfig, type SpeechSettings } from "../../config/SpeechConfig"
-import { expectOk, readBytes, send } from "../backendHttp"
+import { expectOk, readBytes, send, withoutTracerPropagation } from "../backendHttp"
 import { MediaBackendError } from "../MediaBackendError"
 import { readOggOpus } from "../oggOpus"
 import { MAX_SCRIPT_CHARS, SpeechBackend } from "./SpeechBackend"
@@ -16,7 +16,7 @@ const NAME = "speech endpoint"
  */
 const make = (settings: SpeechSettings, baseUrl: string) =>
   Effect.gen(function*() {
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
+    const client = withoutTracerPropagation(yield* HttpClient.HttpClient)
     const auth: Record<string, string> = Option.match(settings.apiKey, {
       onNone: () => ({}),
       onSome: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` })
@@ -46,10 +46,10 @@ const make = (settings: SpeechSettings, baseUrl: string) =>
           return yield* new MediaBackendError({
             backend: NAME,
             reason: "wrong_media",
-            detail: `the endpoint returned ${contentType} audio that is not Ogg Opus (${info.left}); it must support response_format "opus"`
+            detail: `the endpoint returned ${contentType} audio that is not Ogg Opus (${info.failure}); it must support response_format "opus"`
           })
         }
-        return { bytes, info: info.right }
+        return { bytes, info: info.success }
       })
 
     return SpeechBackend.of({ name: NAME, supportsInstructions: settings.supportsInstructions, synthesize })
@@ -60,7 +60,7 @@ export const layer: Layer.Layer<SpeechBackend, never, HttpClient.HttpClient | Sp
   SpeechBackend,
   Effect.flatMap(SpeechConfig, (settings) =>
     Option.match(settings.baseUrl, {
-      onNone: () => Effect.dieMessage("the speech backend needs SPEECH_BASE_URL"),
+      onNone: () => Effect.die(new Error("the speech backend needs SPEECH_BASE_URL")),
       onSome: (baseUrl) => make(settings, baseUrl)
     }))
 )

@@ -11,16 +11,16 @@ import { BlockTargetResolver } from "./BlockTargetResolver"
 export const BLOCK_USER = "block_user"
 
 const Parameters = Schema.Struct({
-  user: Schema.String.annotations({ description: "Who to block: their name, an @mention or their user id." }),
-  block_type: Schema.Literal("mute", "block").annotations({
+  user: Schema.String.annotate({ description: "Who to block: their name, an @mention or their user id." }),
+  block_type: Schema.Literals(["mute", "block"]).annotate({
     description:
       "'mute': ignore their messages (they no longer get replies from you) but keep them in context. " +
       "'block': also hide their messages from your context."
   }),
-  duration_hours: Schema.Number.annotations({
+  duration_hours: Schema.Number.annotate({
     description: `How long, in whole hours (${MIN_BLOCK_HOURS} to ${MAX_BLOCK_HOURS}).`
   }),
-  reason: Schema.String.annotations({ description: "Why, in a short sentence (kept for the server's admins)." })
+  reason: Schema.String.annotate({ description: "Why, in a short sentence (kept for the server's admins)." })
 })
 
 /**

@@ -11,7 +11,7 @@ import { BlockTargetResolver, foldName, mentionedUserId } from "./BlockTargetRes
 export const UNBLOCK_USER = "unblock_user"
 
 const Parameters = Schema.Struct({
-  user: Schema.String.annotations({ description: "Who to unblock or unmute: their name, an @mention or their user id." })
+  user: Schema.String.annotate({ description: "Who to unblock or unmute: their name, an @mention or their user id." })
 })
 
 /**

@@ -17,7 +17,7 @@ import type { GuildMember } from "./BlockTargetResolver"
  */
 const BLOCKING_CAPABILITY = "user_blocking_enabled"
 
-type Settings = GuildSettingsStore["Type"]
+type Settings = GuildSettingsStore["Service"]
 
 /** Assembly hook: the tool only in guilds that enabled the capability. */
 export const assembleWhenEnabled =

@@ -17,33 +17,30 @@ export const FETCH_URL = "fetch_url"
 const MIB = 1024 * 1024
 
 const FetchUrlArgs = Schema.Struct({
-  url: Schema.String.pipe(
-    Schema.filter((value) => value.trim().length > 0, {
-      message: () => "url must be a non-empty string",
+  url: Schema.String.check(
+    Schema.makeFilter((value: string) => value.trim().length > 0 || "url must be a non-empty string", {
       description: "The http(s) URL of the page to read.",
-      jsonSchema: { minLength: 1 }
+      toJsonSchema: () => ({ minLength: 1 })
     })
   ),
   max_length: Schema.optional(
-    Schema.Number.pipe(
-      Schema.filter((value) => value > 0, {
-        message: () => "max_length must be a positive number",
+    Schema.Number.check(
+      Schema.makeFilter((value: number) => value > 0 || "max_length must be a positive number", {
         description: "Maximum number of characters to return (capped by the server limit).",
-        jsonSchema: { exclusiveMinimum: 0 }
+        toJsonSchema: () => ({ exclusiveMinimum: 0 })
       })
     )
   ),
   start_index: Schema.optional(
-    Schema.Number.pipe(
-      Schema.filter((value) => value >= 0, {
-        message: () => "start_index must be a non-negative number",
+    Schema.Number.check(
+      Schema.makeFilter((value: number) => value >= 0 || "start_index must be a non-negative number", {
         description: "Character offset to start from, to continue a page that was cut off.",
-        jsonSchema: { minimum: 0 }
+        toJsonSchema: () => ({ minimum: 0 })
       })
     )
   ),
   raw: Schema.optional(
-    Schema.Boolean.annotations({ description: "Return the page as received (HTML unconverted) instead of Markdown." })
+    Schema.Boolean.annotate({ description: "Return the page as received (HTML unconverted) instead of Markdown." })
   )
 })
 
@@ -152,8 +149,8 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
         const context = yield* ToolContext
         const started = yield* Clock.currentTimeMillis
         const target = yield* Effect.result(policy.validate(args.url))
-        if (target._tag === "Left") return policyFailure(URL.canParse(args.url.trim()) ? args.url.trim() : "the URL", target.left)
-        const url = target.right.url
+        if (target._tag === "Failure") return policyFailure(URL.canParse(args.url.trim()) ? args.url.trim() : "the URL", target.failure)
+        const url = target.success.url
         if (!context.suppressProgressNotices) yield* context.progress(`Fetching ${url.href}`)
 
         const raw = args.raw === true
@@ -161,18 +158,18 @@ export const fetchUrlTool: Effect.Effect<Tool, never, FetchConfig | AddressPolic
         for (const engine of engines.order) {
           const attempt = engine === "crawl4ai" ? crawl4aiEngine(url, context.abortSignal) : safeHttpEngine(url, raw, context.abortSignal)
           const page = yield* Effect.result(attempt)
-          if (page._tag === "Right") {
-            if (page.right.conversion === "plain-text") {
+          if (page._tag === "Success") {
+            if (page.success.conversion === "plain-text") {
               yield* Effect.logDebug(`fetch_url: ${url.origin} converted as plain text (hostile or oversized HTML)`)
             }
             const finished = yield* Clock.currentTimeMillis
-            return sliceResult(page.right, {
+            return sliceResult(page.success, {
               startIndex: Math.floor(args.start_index ?? 0),
               maxLength: Math.min(Math.floor(args.max_length ?? config.maxContentLength), config.maxContentLength),
               executionTimeMs: finished - started
             })
           }
-          lastError = page.left
+          lastError = page.failure
           yield* Effect.logDebug(`fetch_url: engine ${engine} failed for ${url.origin}: ${lastError.failure} (${lastError.detail})`)
         }
         return fetchFailure(url.href, lastError ?? { failure: "no fetch engine is available", detail: "no engine in FETCH_URL_ENGINE_ORDER could run" })

@@ -51,8 +51,9 @@ export const crawl4aiMarkdown = (options: {
     },
     catch: (cause) => new Crawl4aiError({ reason: describe(cause) })
   }).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: options.timeout,
-      onTimeout: () => new Crawl4aiError({ reason: `timed out after ${Duration.toMillis(options.timeout)} ms` })
+      orElse: () =>
+        Effect.fail(new Crawl4aiError({ reason: `timed out after ${Duration.toMillis(options.timeout)} ms` }))
     })
   )

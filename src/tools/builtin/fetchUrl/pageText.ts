@@ -22,7 +22,7 @@ export const isTextual = (contentType: string | undefined): boolean =>
  * bytes are transferred, so `body` must not be used afterwards).
  */
 export const pageText = (
-  converter: HtmlConverter,
+  converter: HtmlConverter["Service"],
   body: Uint8Array,
   contentType: string | undefined,
   options: { readonly raw: boolean; readonly url: URL }

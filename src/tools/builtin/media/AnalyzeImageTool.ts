@@ -20,10 +20,10 @@ const MAX_IMAGES_PER_ANALYSIS = 4
 const MAX_ANSWER_CHARS = 8000
 
 const AnalyzeArgs = Schema.Struct({
-  question: Schema.optional(Schema.String.annotations({ description: "What to look for or answer about the image (default: describe it in detail)." })),
-  media_id: Schema.optional(Schema.String.annotations({ description: "The media_id of one image, as shown in an image line of the conversation." })),
-  message_id: Schema.optional(Schema.String.annotations({ description: "A message whose images to look at (default: the message being answered; a reply without images falls back to the message it replies to)." })),
-  url: Schema.optional(Schema.String.annotations({ description: "The http(s) URL of an image someone wrote in the conversation (for images attached to messages use media_id)." })),
+  question: Schema.optional(Schema.String.annotate({ description: "What to look for or answer about the image (default: describe it in detail)." })),
+  media_id: Schema.optional(Schema.String.annotate({ description: "The media_id of one image, as shown in an image line of the conversation." })),
+  message_id: Schema.optional(Schema.String.annotate({ description: "A message whose images to look at (default: the message being answered; a reply without images falls back to the message it replies to)." })),
+  url: Schema.optional(Schema.String.annotate({ description: "The http(s) URL of an image someone wrote in the conversation (for images attached to messages use media_id)." })),
   __original_media_id: Schema.optional(Schema.String)
 })
 type AnalyzeArgs = typeof AnalyzeArgs.Type
@@ -108,8 +108,17 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
         tools: [] as ReadonlyArray<ToolDeclaration>,
         functionHistory: []
       }).pipe(
-        Stream.filterMap((event) => (event._tag === "TextDelta" ? Option.some(event.text) : Option.none())),
-        Stream.runFoldWhile("", (text) => text.length < MAX_ANSWER_CHARS, (text, delta) => text + delta),
+        Stream.filterMap((event) => (event._tag === "TextDelta" ? Result.succeed(event.text) : Result.failVoid)),
+        // The answer is read until it is long enough; the rest of the stream is not waited for.
+        (texts) =>
+          Effect.suspend(() => {
+            let text = ""
+            return Stream.runForEachWhile(texts, (delta) =>
+              Effect.sync(() => {
+                text += delta
+                return text.length < MAX_ANSWER_CHARS
+              })).pipe(Effect.map(() => text))
+          }),
         Effect.map((text) => text.slice(0, MAX_ANSWER_CHARS).trim())
       )
 
@@ -117,27 +126,27 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
       Effect.gen(function*(): Effect.fn.Return<ToolResult, never, ToolContext> {
         const context = yield* ToolContext
         const found = yield* sources(args)
-        if (Result.isFailure(found)) return toolFailure(found.left)
-        if (!context.suppressProgressNotices) yield* context.progress(`Looking at ${found.right.length === 1 ? "the image" : `${found.right.length} images`}…`)
-        const loaded = yield* Effect.forEach(found.right, (source) =>
+        if (Result.isFailure(found)) return toolFailure(found.failure)
+        if (!context.suppressProgressNotices) yield* context.progress(`Looking at ${found.success.length === 1 ? "the image" : `${found.success.length} images`}…`)
+        const loaded = yield* Effect.forEach(found.success, (source) =>
           Effect.result(loader.load(source.locator, { signal: context.abortSignal })).pipe(Effect.map((image) => ({ source, image }))))
-        const usable = loaded.flatMap(({ image, source }) => (Result.isSuccess(image) ? [{ id: source.id, image: image.right }] : []))
-        const problems = loaded.flatMap(({ image, source }) => (Result.isFailure(image) ? [`${source.id}: ${image.left.message}`] : []))
+        const usable = loaded.flatMap(({ image, source }) => (Result.isSuccess(image) ? [{ id: source.id, image: image.success }] : []))
+        const problems = loaded.flatMap(({ image, source }) => (Result.isFailure(image) ? [`${source.id}: ${image.failure.message}`] : []))
         const details = loaded.flatMap(({ image, source }) =>
-          Result.isFailure(image) && image.left.operatorDetail !== undefined ? [`${source.id}: ${image.left.operatorDetail}`] : [])
+          Result.isFailure(image) && image.failure.operatorDetail !== undefined ? [`${source.id}: ${image.failure.operatorDetail}`] : [])
         const detail = details.length === 0 ? {} : { detail: details.join("; ") }
         if (usable.length === 0) return toolFailure(`Could not load the image: ${problems.join("; ")}`, detail)
         const question = args.question?.trim() || "Describe this image in detail."
         const answer = yield* Effect.result(ask(question, usable.map((entry) => entry.image)))
         if (Result.isFailure(answer)) {
           // The vendor's words stay with operators: the model hears what kind of failure it was.
-          return toolFailure(`The vision model failed: ${failureClassText[failureClassOf(answer.left.reason)]}`, { detail: answer.left.message })
+          return toolFailure(`The vision model failed: ${failureClassText[failureClassOf(answer.failure.reason)]}`, { detail: answer.failure.message })
         }
-        if (answer.right === "") return toolFailure(`The vision model (${route.model}) gave no answer`)
+        if (answer.success === "") return toolFailure(`The vision model (${route.model}) gave no answer`)
         return toolSuccess({
           status: "analyzed",
           media_ids: usable.map((entry) => entry.id),
-          analysis: answer.right,
+          analysis: answer.success,
           ...(problems.length === 0 ? {} : { skipped: problems })
         })
       })
@@ -153,10 +162,9 @@ export const analyzeImageTool = (route: VisionRoute): Effect.Effect<Tool, never,
       requiresFollowUp: true,
       execute: (args) =>
         analyze(args).pipe(
-          Effect.timeoutTo({
+          Effect.timeoutOrElse({
             duration: vision.analysisTimeout,
-            onSuccess: (result) => result,
-            onTimeout: () => toolFailure(`Image analysis timed out after ${timeoutMs / 1000}s (VISION_ANALYSIS_TIMEOUT_MS); tell the user the image could not be analyzed in time.`)
+            orElse: () => Effect.succeed(toolFailure(`Image analysis timed out after ${timeoutMs / 1000}s (VISION_ANALYSIS_TIMEOUT_MS); tell the user the image could not be analyzed in time.`))
           })
         )
     })

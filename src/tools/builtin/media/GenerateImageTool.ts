@@ -110,39 +110,39 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
       const context = yield* ToolContext
       if (blank(args.prompt)) return toolFailure("prompt must be a non-empty string", { message: "generate_image needs a prompt describing the image." })
       const mode = chooseMode(args, capabilities)
-      if (Result.isFailure(mode)) return toolFailure(mode.left)
+      if (Result.isFailure(mode)) return toolFailure(mode.failure)
       const shownId = args.__original_media_id ?? args.media_id
       const tags = yield* tagsFor(settings, tagStore, context.guildId)
       const ratio: AspectRatio = isRatio(args.aspect_ratio) ? args.aspect_ratio : "1:1"
       const base = {
-        prompt: composePrompt(args, mode.right, tags.positive),
+        prompt: composePrompt(args, mode.success, tags.positive),
         negativePrompt: capabilities.negativePrompt && tags.negative !== "" ? tags.negative : undefined,
         aspectRatio: ratio,
         seed: yield* Random.nextIntBetween(0, 2 ** 31)
       }
       let job: ImageJob
-      if (mode.right === "txt2img") {
+      if (mode.success === "txt2img") {
         job = { ...base, mode: "txt2img" }
       } else {
         const source = yield* Effect.result(loader.load(args.media_id ?? "", { signal: context.abortSignal }))
         if (Result.isFailure(source)) {
-          return toolFailure(`Could not use ${shownId ?? "the image"}: ${source.left.message}`, source.left.operatorDetail === undefined ? {} : { detail: source.left.operatorDetail })
+          return toolFailure(`Could not use ${shownId ?? "the image"}: ${source.failure.message}`, source.failure.operatorDetail === undefined ? {} : { detail: source.failure.operatorDetail })
         }
-        if (mode.right === "img2img") {
-          job = { ...base, mode: "img2img", image: source.right, denoise: clampDenoise(args.denoise) ?? IMG2IMG_DENOISE_DEFAULT }
+        if (mode.success === "img2img") {
+          job = { ...base, mode: "img2img", image: source.success, denoise: clampDenoise(args.denoise) ?? IMG2IMG_DENOISE_DEFAULT }
         } else {
-          const canvas = mode.right === "inpaint"
-            ? inpaintCanvas(source.right.bytes)
-            : outpaintCanvas(source.right.bytes, isDirection(args.outpaint) ? args.outpaint : "all", args.outpaint_amount ?? OUTPAINT_AMOUNT_DEFAULT)
-          if (Result.isFailure(canvas)) return toolFailure(canvas.left)
+          const canvas = mode.success === "inpaint"
+            ? inpaintCanvas(source.success.bytes)
+            : outpaintCanvas(source.success.bytes, isDirection(args.outpaint) ? args.outpaint : "all", args.outpaint_amount ?? OUTPAINT_AMOUNT_DEFAULT)
+          if (Result.isFailure(canvas)) return toolFailure(canvas.failure)
           const preset = isPreset(args.inpaint_preset) ? PRESET_DENOISE[args.inpaint_preset] : undefined
-          job = { ...base, mode: mode.right, canvas: canvas.right, denoise: clampDenoise(args.denoise) ?? preset ?? (mode.right === "outpaint" ? 1 : PRESET_DENOISE.balanced) }
+          job = { ...base, mode: mode.success, canvas: canvas.success, denoise: clampDenoise(args.denoise) ?? preset ?? (mode.success === "outpaint" ? 1 : PRESET_DENOISE.balanced) }
         }
       }
       if (!context.suppressProgressNotices) {
         yield* context.progress(progressNotice({
           backend: backend.name,
-          mode: mode.right === "txt2img" ? undefined : MODE_LABEL[mode.right],
+          mode: mode.success === "txt2img" ? undefined : MODE_LABEL[mode.success],
           mediaId: shownId,
           tags,
           negativeActive: base.negativePrompt !== undefined,
@@ -151,20 +151,21 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
       }
       const timeoutMs = Duration.toMillis(settings.timeout)
       const generated = yield* Effect.result(backend.generate(job).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: settings.timeout,
-          onTimeout: () => new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no image after ${timeoutMs / 1000}s (IMAGE_TIMEOUT_MS)` })
+          orElse: () =>
+            Effect.fail(new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no image after ${timeoutMs / 1000}s (IMAGE_TIMEOUT_MS)` }))
         })
       ))
       if (Result.isFailure(generated)) {
-        yield* Effect.logWarning(`generate_image failed: ${generated.left.message}`)
-        const failure = generated.left.failureText("image")
+        yield* Effect.logWarning(`generate_image failed: ${generated.failure.message}`)
+        const failure = generated.failure.failureText("image")
         return toolFailure(failure, {
           message: `The image could not be generated: ${failure}. Tell the user; do not pretend an image was made.`,
-          detail: generated.left.message
+          detail: generated.failure.message
         })
       }
-      const image = generated.right
+      const image = generated.success
       const entry = yield* library.register({
         _tag: "Stored",
         bytes: image.bytes,
@@ -181,17 +182,17 @@ export const generateImageTool: Effect.Effect<Tool | undefined, never, ImageBack
       if (Result.isFailure(delivery)) {
         return toolFailure("the image was generated but could not be posted", {
           message: `The image was generated (media_id ${entry.id}) but could not be posted here.`,
-          detail: delivery.left.message
+          detail: delivery.failure.message
         })
       }
       return toolSuccess({
         status: "image_generated",
         media_id: entry.id,
-        mode: MODE_LABEL[mode.right],
+        mode: MODE_LABEL[mode.success],
         backend: backend.name,
         ...(image.format.width === undefined ? {} : { width: image.format.width, height: image.format.height }),
-        posted: Option.isSome(delivery.right),
-        ...(Option.isSome(delivery.right) && delivery.right.value.savedTo !== undefined ? { saved_to: delivery.right.value.savedTo } : {}),
+        posted: Option.isSome(delivery.success),
+        ...(Option.isSome(delivery.success) && delivery.success.value.savedTo !== undefined ? { saved_to: delivery.success.value.savedTo } : {}),
         ...(image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt })
       }, {
         imageMetadata: { imageUrls: [{ url: `media:${entry.id}`, mimeType: image.format.mimeType }], totalSent: 1, totalValidated: 1 }

@@ -67,40 +67,41 @@ export const generateVoiceMessageTool: Effect.Effect<Tool, never, SpeechBackend 
       if (!context.suppressProgressNotices) yield* context.progress("Recording a voice message…")
       const timeoutMs = Duration.toMillis(settings.timeout)
       const audio = yield* Effect.result(backend.synthesize({ text: script, instructions: args.voice_instructions }).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: settings.timeout,
-          onTimeout: () => new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no audio after ${timeoutMs / 1000}s (SPEECH_TIMEOUT_MS)` })
+          orElse: () =>
+            Effect.fail(new MediaBackendError({ backend: backend.name, reason: "timeout", detail: `no audio after ${timeoutMs / 1000}s (SPEECH_TIMEOUT_MS)` }))
         })
       ))
       if (Result.isFailure(audio)) {
-        yield* Effect.logWarning(`generate_voice_message failed: ${audio.left.message}`)
-        const failure = audio.left.failureText("voice")
-        return toolFailure(failure, { message: `The voice message could not be made: ${failure}. Answer in text instead.`, detail: audio.left.message })
+        yield* Effect.logWarning(`generate_voice_message failed: ${audio.failure.message}`)
+        const failure = audio.failure.failureText("voice")
+        return toolFailure(failure, { message: `The voice message could not be made: ${failure}. Answer in text instead.`, detail: audio.failure.message })
       }
-      const entry = yield* library.register({ _tag: "Stored", bytes: audio.right.bytes, mimeType: "audio/ogg", filename: "voice-message.ogg" }, "audio")
-      const durationSecs = Math.round(audio.right.info.durationSecs * 100) / 100
+      const entry = yield* library.register({ _tag: "Stored", bytes: audio.success.bytes, mimeType: "audio/ogg", filename: "voice-message.ogg" }, "audio")
+      const durationSecs = Math.round(audio.success.info.durationSecs * 100) / 100
       const delivery = yield* deliverMedia(context, {
         kind: "voice",
-        bytes: audio.right.bytes,
+        bytes: audio.success.bytes,
         // Discord shows voice messages by their flag; the name only matters for downloads.
         filename: `${fileStem(args.title, "voice-message")}.ogg`,
         mimeType: "audio/ogg",
         mediaId: entry.id,
-        voice: { durationSecs, waveform: audio.right.info.waveform }
+        voice: { durationSecs, waveform: audio.success.info.waveform }
       })
       if (Result.isFailure(delivery)) {
         return toolFailure("the voice message could not be sent", {
           message: "The voice message was recorded but could not be sent here.",
-          detail: delivery.left.message
+          detail: delivery.failure.message
         })
       }
-      const posted = Option.isSome(delivery.right)
+      const posted = Option.isSome(delivery.success)
       return toolSuccess({
         status: "voice_message_sent",
         media_id: entry.id,
         duration_secs: durationSecs,
         posted,
-        ...(posted && delivery.right.value.savedTo !== undefined ? { saved_to: delivery.right.value.savedTo } : {})
+        ...(posted && delivery.success.value.savedTo !== undefined ? { saved_to: delivery.success.value.savedTo } : {})
       }, { responseDelivered: posted })
     })
 

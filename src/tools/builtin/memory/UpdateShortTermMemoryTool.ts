@@ -54,15 +54,15 @@ export const makeUpdateShortTermMemoryTool = (
   Effect.gen(function* () {
     const invalid = categories.find((category) => !CATEGORY_NAME.test(category.name))
     if (categories.length === 0 || invalid !== undefined) {
-      return yield* Effect.dieMessage(
+      return yield* Effect.die(new Error(
         `update_short_term_memory needs at least one category named like "scene_state" (got ${JSON.stringify(invalid?.name ?? "none")})`
-      )
+      ))
     }
     const store = yield* ShortTermMemoryStore
     const scopeOf = yield* makeMemoryScopeResolver
     const parameters = Schema.Struct(
       Object.fromEntries(
-        categories.map((category) => [category.name, Schema.optional(Schema.String.annotations({ description: category.description }))])
+        categories.map((category) => [category.name, Schema.optional(Schema.String.annotate({ description: category.description }))])
       )
     )
 

@@ -17,7 +17,7 @@ const BASE_DESCRIPTION =
   "replaces the earlier choice."
 
 const Parameters = Schema.Struct({
-  sticker_name: Schema.String.annotations({ description: "The exact name of the sticker, from the list." })
+  sticker_name: Schema.String.annotate({ description: "The exact name of the sticker, from the list." })
 })
 
 /** Case, surrounding `:colons:` and repeated spaces do not matter when matching a name. */

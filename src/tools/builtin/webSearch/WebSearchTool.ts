@@ -64,14 +64,14 @@ const WebSearchArgs = Schema.Struct({
 const declaredParameters = (categories: ReadonlyArray<SearchCategory>) =>
   jsonSchemaOf(
     Schema.Struct({
-      query: Schema.String.annotations({ description: "What to search for." }),
+      query: Schema.String.annotate({ description: "What to search for." }),
       category: Schema.optional(
-        Schema.Literal(...(categories as [SearchCategory, ...Array<SearchCategory>])).annotations({
+        Schema.Literals(categories as readonly [SearchCategory, ...Array<SearchCategory>]).annotate({
           description: "Kind of results (default 'text')."
         })
       ),
       count: Schema.optional(
-        Schema.Number.annotations({ description: `How many results (default ${DEFAULT_COUNT}, at most ${MAX_COUNT}).` })
+        Schema.Number.annotate({ description: `How many results (default ${DEFAULT_COUNT}, at most ${MAX_COUNT}).` })
       )
     })
   )
@@ -105,16 +105,16 @@ export const webSearchTool: Effect.Effect<Tool, never, SearchConfig> = Effect.ge
       let emptyFrom: string | undefined
       for (const engine of serving) {
         const outcome = yield* Effect.result(engine.search({ query, category, count, signal: context.abortSignal }))
-        if (outcome._tag === "Left") {
-          lastError = outcome.left
-          yield* Effect.logDebug(`web_search: ${outcome.left.message}`)
+        if (outcome._tag === "Failure") {
+          lastError = outcome.failure
+          yield* Effect.logDebug(`web_search: ${outcome.failure.message}`)
           continue
         }
-        if (outcome.right.length === 0) {
+        if (outcome.success.length === 0) {
           emptyFrom ??= engine.name
           continue
         }
-        const results: ReadonlyArray<SearchHit> = outcome.right
+        const results: ReadonlyArray<SearchHit> = outcome.success
         return toolSuccess({ query, category, engine: engine.name, results })
       }
       if (emptyFrom !== undefined) {

@@ -96,10 +96,10 @@ export const searchHttp = (options: {
         ? cause
         : new SearchEngineError({ engine: options.engine, failure: toolFailureClassText.unreachable, reason: `request failed: ${describe(cause)}` })
   }).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: options.timeout,
-      onTimeout: () =>
-        new SearchEngineError({ engine: options.engine, failure: toolFailureClassText.timed_out, reason: `timed out after ${Duration.toMillis(options.timeout)} ms` })
+      orElse: () =>
+        Effect.fail(new SearchEngineError({ engine: options.engine, failure: toolFailureClassText.timed_out, reason: `timed out after ${Duration.toMillis(options.timeout)} ms` }))
     })
   )
 
