@@ -4,7 +4,7 @@ import { chatLayer, terminalFrontServices } from "../src/appLayers"
 import { initialTurnFlags } from "../src/tools/TurnState"
 import { ToolRegistry } from "../src/tools/ToolRegistry"
 
-const env = ConfigProvider.fromMap(new Map([
+const env = ConfigProvider.fromEnvRecord(Object.fromEntries([
   ["LLM_PROVIDER", "scripted"],
   ["DATABASE_URL", "sqlite::memory:"],
   ["SEARXNG_BASE_URL", "http://127.0.0.1:9/searxng"]
@@ -32,11 +32,11 @@ describe("the application layers", () => {
       })
       // No guild: no stickers, nobody to block.
       assert.deepStrictEqual(inTerminal.map((tool) => tool.name).sort(), ["fetch_url", "update_short_term_memory", "web_search"])
-    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(env))))))
+    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(ConfigProvider.layer(env))))))
 })
 
 describe("the application layers: media tools (issue 13)", () => {
-  const mediaEnv = ConfigProvider.fromMap(new Map([
+  const mediaEnv = ConfigProvider.fromEnvRecord(Object.fromEntries([
     ["LLM_PROVIDER", "scripted"],
     ["DATABASE_URL", "sqlite::memory:"],
     ["IMAGE_BACKEND", "openai"],
@@ -49,11 +49,11 @@ describe("the application layers: media tools (issue 13)", () => {
     Effect.gen(function*() {
       const names = (yield* (yield* ToolRegistry).all).map((tool) => tool.name)
       for (const name of ["generate_image", "generate_voice_message", "analyze_image"]) assert.include(names, name)
-    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(mediaEnv))))))
+    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(ConfigProvider.layer(mediaEnv))))))
 
   it.effect("without IMAGE_BACKEND, SPEECH_BASE_URL or a vision model there is none", () =>
     Effect.gen(function*() {
       const names = (yield* (yield* ToolRegistry).all).map((tool) => tool.name)
       for (const name of ["generate_image", "generate_voice_message", "analyze_image"]) assert.notInclude(names, name)
-    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(Layer.setConfigProvider(env))))))
+    }).pipe(Effect.provide(chatLayer("scripted", terminalFrontServices).pipe(Layer.provide(ConfigProvider.layer(env))))))
 })

@@ -16,7 +16,7 @@
  *
  * Target: the budget's cost per pass at most 5 % of the loop's per-step overhead.
  */
-import { type Context, Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import type { TurnInput } from "../../src/chat/TurnInput"
 import { ContextConfig } from "../../src/config/ContextConfig"

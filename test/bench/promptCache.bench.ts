@@ -11,7 +11,7 @@
  * must send the same input tokens with caching on and off, and the usage loopcord reports
  * must equal the fake's counts, before a number is printed.
  */
-import { Effect, Layer, Logger, LogLevel, Schema } from "effect"
+import { Effect, Layer, References, Schema } from "effect"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { runGenerationTurn } from "../../src/loop/generationTurn"
 import { KeyPool } from "../../src/loop/KeyPool"
@@ -120,7 +120,7 @@ const runTurn = async (scenario: Scenario, promptCache: boolean): Promise<Run> =
         ]
       }, () => runGenerationTurn().pipe(Effect.provide(turnLayer))).pipe(
         Effect.scoped,
-        Logger.withMinimumLogLevel(LogLevel.Warning)
+        Effect.provideService(References.MinimumLogLevel, "Warn")
       )
     )
     check(result.status === "completed", `turn ${result.status}`)

@@ -86,7 +86,7 @@ const main = async () => {
     }
     return runtime.runPromise(
       model.stream(request).pipe(
-        Stream.runFold([] as Array<string>, (parts, event) => {
+        Stream.runFold(() => [] as Array<string>, (parts, event) => {
           if (event._tag === "TextDelta") parts.push(event.text)
           return parts
         }),

@@ -37,7 +37,7 @@
  * 6 turns and 8 delivery channels × 6 turns, well under 2 minutes on 2 cores (`.ci/run` runs it
  * after `npm test`). A full-size run replaces the soak's section of test/bench/RESULTS.md.
  */
-import { Cause, Duration, Effect, Exit, Layer, type Logger as LoggerType, Logger, LogLevel, ManagedRuntime } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, type Logger as LoggerType, Logger, ManagedRuntime, References } from "effect"
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
@@ -118,9 +118,10 @@ const makeCountingLogger = () => {
   const counts = new Map<string, number>()
   const defects: Array<string> = []
   const logger: LoggerType.Logger<unknown, void> = Logger.make(({ cause, logLevel, message }) => {
-    counts.set(logLevel.label, (counts.get(logLevel.label) ?? 0) + 1)
+    const label = logLevel.toUpperCase()
+    counts.set(label, (counts.get(label) ?? 0) + 1)
     const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
-    if (Cause.isDie(cause) || /defect/i.test(text)) defects.push(`${text} ${Cause.pretty(cause)}`.slice(0, 2_000))
+    if (Cause.hasDies(cause) || /defect/i.test(text)) defects.push(`${text} ${Cause.pretty(cause)}`.slice(0, 2_000))
   })
   return { logger, counts, defects }
 }
@@ -167,8 +168,8 @@ const main = async () => {
         maxConsecutiveToolErrors: 3
       }
     }),
-    Logger.replace(Logger.defaultLogger, logs.logger),
-    Logger.minimumLogLevel(LogLevel.Info)
+    Logger.layer([logs.logger]),
+    Layer.succeed(References.MinimumLogLevel, "Info")
   ))
   const queue = await runtime.runPromise(ChannelQueue)
 
@@ -202,7 +203,7 @@ const main = async () => {
       } else if (Exit.isSuccess(exit)) {
         outcome = exit.value.status
       } else {
-        const failure = Cause.failureOption(exit.cause)
+        const failure = Cause.findErrorOption(exit.cause)
         outcome = failure._tag === "Some" ? failure.value._tag : "DEFECT"
         if (outcome !== "TurnCancelledError") {
           crashes += 1

@@ -38,7 +38,7 @@ const readyzBecomes = (url: string, status: number) =>
   readyz(url).pipe(
     Effect.filterOrFail((answer) => answer.status === status, () => "not yet" as const),
     Effect.retry(Schedule.spaced(Duration.millis(100))),
-    Effect.timeoutFail({ duration: Duration.seconds(45), onTimeout: () => new Error(`/readyz never answered ${status}`) }),
+    Effect.timeoutOrElse({ duration: Duration.seconds(45), orElse: () => Effect.fail(new Error(`/readyz never answered ${status}`)) }),
     Effect.orDie
   )
 

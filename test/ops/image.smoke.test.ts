@@ -77,11 +77,11 @@ const freePort = () =>
   })
 
 /** Real time until `check` holds (polled). */
-const eventually = <A>(what: string, check: Effect.Effect<A | undefined>, timeout: Duration.DurationInput) =>
+const eventually = <A>(what: string, check: Effect.Effect<A | undefined>, timeout: Duration.Input) =>
   check.pipe(
     Effect.flatMap((value) => (value === undefined ? Effect.fail("not yet" as const) : Effect.succeed(value))),
     Effect.retry(Schedule.spaced(Duration.millis(250))),
-    Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`timed out waiting for ${what}`) }),
+    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new Error(`timed out waiting for ${what}`)) }),
     Effect.orDie
   )
 

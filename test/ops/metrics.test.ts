@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Metric, Stream, TestClock } from "effect"
+import { Duration, Effect, Layer, Metric, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { ProviderError } from "../../src/domain/ProviderError"
 import type { TurnResult } from "../../src/domain/TurnResult"
@@ -56,7 +57,7 @@ describe("loopcord's metrics", () => {
 
   it.effect("provider errors are counted by reason", () =>
     Effect.gen(function*() {
-      const counter = Metric.tagged(providerErrorsTotal, "reason", "RateLimit")
+      const counter = Metric.withAttributes(providerErrorsTotal, { reason: "RateLimit" })
       const before = (yield* Metric.value(counter)).count
       const failing = LanguageModel.of({
         name: "failing",

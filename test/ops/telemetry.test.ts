@@ -47,14 +47,14 @@ const turnInput = (sink: TurnInput["openSink"]): TurnInput => ({
 
 /** The app's chat layers (scripted model, a global MCP server) under the telemetry layer main provides. */
 const app = (mcpUrl: string, settings: OpsSettings) => {
-  const env = ConfigProvider.fromMap(new Map([
+  const env = ConfigProvider.fromEnvRecord(Object.fromEntries([
     ["LLM_PROVIDER", "scripted"],
     ["LLM_SCRIPT", twoToolScript],
     ["DATABASE_URL", "sqlite::memory:"],
     ["MCP_SERVERS", JSON.stringify([{ name: "calc", url: mcpUrl }])]
   ]))
   return chatLayer("scripted", terminalFrontServices).pipe(
-    Layer.provide(Layer.setConfigProvider(env)),
+    Layer.provide(ConfigProvider.layer(env)),
     Layer.provideMerge(telemetryLayer(settings, { exportInterval: Duration.millis(100) }))
   )
 }

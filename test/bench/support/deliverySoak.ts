@@ -48,7 +48,7 @@ export interface DeliveryPhaseOptions {
   readonly channels: number
   readonly turns: number
   readonly random: () => number
-  readonly queue: ChannelQueue
+  readonly queue: ChannelQueue["Service"]
   readonly runPromise: <A, E>(effect: Effect.Effect<A, E, never>) => Promise<A>
   readonly runPromiseExit: <A, E>(effect: Effect.Effect<A, E, never>) => Promise<Exit.Exit<A, E>>
   readonly ticketBoundMs: number

@@ -4,7 +4,7 @@
  * tools, runGenerationTurn → runToolLoop behind TurnRunner and ChannelQueue (the production path: one channel per turn), and a minimal sink
  * that keeps the delivered text. Logs below Warning are off (the other contenders log nothing).
  */
-import { type Context, Duration, Effect, Layer, Logger, LogLevel, ManagedRuntime, Schema } from "effect"
+import { Duration, Effect, Layer, Logger, ManagedRuntime, References, Schema } from "effect"
 import { ChannelQueue } from "../../../src/chat/ChannelQueue"
 import type { ResponseSink } from "../../../src/loop/ResponseSink"
 import type { TurnInput } from "../../../src/chat/TurnInput"
@@ -166,12 +166,12 @@ export const turnInput = (channelId: string, message: string, sink: ResponseSink
 
 /** Warnings and errors only, on stderr (stdout carries the bench's Markdown). */
 export const quietLogs = Layer.merge(
-  Logger.minimumLogLevel(LogLevel.Warning),
-  Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+  Layer.succeed(References.MinimumLogLevel, "Warn"),
+  Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)])
 )
 
 /** What a deployed bot logs with (RUN_ENV=production's defaults): info records as JSON lines on stderr. */
-export const productionLogs = loggerLayer({ level: LogLevel.Info, format: "json" })
+export const productionLogs = loggerLayer({ level: "Info", format: "json" })
 
 export const makeLoopcord = async (
   options: ContenderOptions,

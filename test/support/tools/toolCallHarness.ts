@@ -93,7 +93,7 @@ export interface ToolCallHarness {
   readonly sink: RecordingResponseSink
   readonly stats: RecordingUsageStats
   readonly affordances: ToolAffordancesShape
-  readonly stash: PendingContextStash
+  readonly stash: PendingContextStash["Service"]
   readonly logs: LogCapture
 }
 
