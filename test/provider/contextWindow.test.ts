@@ -1,6 +1,6 @@
 import * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { ContextConfig, parseContextWindows } from "../../src/config/ContextConfig"
 import type { ProviderKind } from "../../src/config/ProviderConfig"
 import { runGenerationTurn } from "../../src/loop/generationTurn"
@@ -87,7 +87,7 @@ const runTurn = (setup: VendorSetup, options: {
     const kit = fetchUrlKit({ production: false })
     const fetchUrl = yield* kit.tool
     const http = yield* Layer.build(HttpLive)
-    const setting = options.setting === undefined ? { all: undefined, byModel: new Map<string, number>() } : Effect.runSync(parseContextWindows(options.setting))
+    const setting = options.setting === undefined ? { all: undefined, byModel: new Map<string, number>() } : Result.getOrThrow(parseContextWindows(options.setting))
     const windows = yield* ModelWindowsLive.make({
       provider: setup.kind,
       baseUrl: setup.baseUrl(server.url),

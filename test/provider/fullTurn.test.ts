@@ -30,16 +30,16 @@ describe("a full turn against the loopback OpenAI-compatible fake, configured by
         ], { crlf: true, splitSizes: [9, 31] }),
         openAiStream([textChunk("I echoed: "), textChunk("hello"), finishChunk("stop"), usageChunk(20, 4)])
       )
-      const env = ConfigProvider.fromMap(new Map([
+      const env = ConfigProvider.fromEnv({ env: Object.fromEntries([
         ["LLM_PROVIDER", "openai-compatible"],
         ["LLM_BASE_URL", `${server.url}/v1`],
         ["LLM_API_KEYS", "k"],
         ["LLM_MODELS", "m"]
-      ]))
-      const settings = yield* Effect.provide(ProviderConfig, Layer.provide(ProviderConfig.layer, Layer.setConfigProvider(env)))
+      ]) })
+      const settings = yield* Effect.provide(ProviderConfig, Layer.provide(ProviderConfig.layer, ConfigProvider.layer(env)))
       assert.strictEqual(settings.provider, "openai-compatible")
       const kind = settings.provider === "scripted" ? "openai-compatible" : settings.provider
-      const modelLayer = layerConfigFor(kind).pipe(Layer.provide(HttpLive), Layer.provide(Layer.setConfigProvider(env)))
+      const modelLayer = layerConfigFor(kind).pipe(Layer.provide(HttpLive), Layer.provide(ConfigProvider.layer(env)))
       const turnLayer = Layer.mergeAll(
         modelLayer,
         routePlanLayer.pipe(Layer.provide(Layer.succeed(ProviderConfig, settings))),

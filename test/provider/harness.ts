@@ -1,6 +1,6 @@
 import type { HttpClient } from "effect/http"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Chunk, Context, Effect, Result, Layer, Redacted, Stream } from "effect"
+import { Context, Effect, Result, Layer, Redacted, Stream } from "effect"
 import type { ChatMessage } from "../../src/domain/ChatMessage"
 import type { ProviderError } from "../../src/domain/ProviderError"
 import type { ProviderEvent } from "../../src/domain/ProviderEvent"
@@ -41,7 +41,7 @@ export interface Collected {
 }
 
 /** Runs one pass to the end and collects its events and its failure, if any. */
-export const collect = (model: LanguageModel["Type"], req: GenerationRequest) =>
+export const collect = (model: LanguageModel["Service"], req: GenerationRequest) =>
   Effect.gen(function*() {
     const events: Array<ProviderEvent> = []
     const result = yield* model.stream(req).pipe(
@@ -50,7 +50,7 @@ export const collect = (model: LanguageModel["Type"], req: GenerationRequest) =>
     )
     return {
       events,
-      error: Result.isFailure(result) ? result.left : undefined,
+      error: Result.isFailure(result) ? result.failure : undefined,
       text: events.flatMap((event) => (event._tag === "TextDelta" ? [event.text] : [])).join("")
     } satisfies Collected
   })
@@ -67,9 +67,9 @@ export const buildModel = <E>(
 export const httpClients = [
   ["loopcord undici", providerHttpClient()],
   ["platform undici", NodeHttpClient.layerUndici],
-  ["node:http", NodeHttpClient.layer]
+  ["node:http", NodeHttpClient.layerNodeHttp]
 ] as const
 
 export const eventTags = (events: ReadonlyArray<ProviderEvent>) => events.map((event) => event._tag)
 
-export const runCollect = <A, E>(stream: Stream.Stream<A, E>) => Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
+export const runCollect = <A, E>(stream: Stream.Stream<A, E>) => Stream.runCollect(stream)

@@ -159,7 +159,7 @@ describe("parallel tool calls: the bounds hold for every call", () => {
       ]))
       const logs: Array<string> = []
       const logger = Logger.make(({ message }) => logs.push(String(message)))
-      const result = yield* collect(model, request()).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      const result = yield* collect(model, request()).pipe(Effect.provide(Logger.layer([logger])))
       const ids = callsOf(result.events).map((call) => call.id)
       assert.deepStrictEqual(ids, Array.from({ length: maxCallsPerPass }, (_, index) => `call_${index}`))
       assert.strictEqual(logs.filter((line) => line.includes(`more than ${maxCallsPerPass} tool calls`)).length, 1)

@@ -91,7 +91,7 @@ describe("provider error mapping table", () => {
     const response = HttpClientResponse.fromWeb(request, new Response("oops", { status: 200 }))
     const error = fromHttpClientError(
       "google",
-      new HttpClientError.ResponseError({ request, response, reason: "Decode", cause: new Error("socket hang up") })
+      new HttpClientError.HttpClientError({ reason: new HttpClientError.DecodeError({ request, response, cause: new Error("socket hang up") }) })
     )
     const everything = [error.message, error.detail, String(error.cause), JSON.stringify(error), JSON.stringify(error.cause)].join("\n")
     assert.notInclude(everything, "secret-gemini-key")

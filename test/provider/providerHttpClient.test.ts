@@ -54,7 +54,7 @@ const until = (condition: () => boolean, what: string, ms = 5_000) =>
   Effect.gen(function*() {
     const started = Date.now()
     while (!condition()) {
-      if (Date.now() - started > ms) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+      if (Date.now() - started > ms) return yield* Effect.die(new Error(`timed out waiting for ${what}`))
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
     }
   })

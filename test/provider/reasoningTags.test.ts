@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import fc from "fast-check"
 import { ProviderEvent } from "../../src/domain/ProviderEvent"
 import { TokenUsage } from "../../src/domain/TokenUsage"
@@ -19,8 +19,8 @@ const pieces = (text: string, cuts: ReadonlyArray<number>): ReadonlyArray<string
 
 /** Runs the transformer over the pieces (one chunk each) and the trailing events. */
 const run = (parts: ReadonlyArray<string>, trailing: ReadonlyArray<ProviderEvent> = []) => {
-  const upstream = Stream.fromChunks(...parts.map((part) => Chunk.of(ProviderEvent.TextDelta({ text: part }))), Chunk.fromIterable(trailing))
-  return Effect.runSync(Stream.runCollect(upstream.pipe(stripReasoningTags())).pipe(Effect.map(Chunk.toReadonlyArray)))
+  const upstream = Stream.fromArrays<ReadonlyArray<ReadonlyArray<ProviderEvent>>>(...parts.map((part) => [ProviderEvent.TextDelta({ text: part })]), trailing)
+  return Effect.runSync(Stream.runCollect(upstream.pipe(stripReasoningTags())))
 }
 
 const textOf = (events: ReadonlyArray<ProviderEvent>, tag: "TextDelta" | "ReasoningDelta") =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Logger } from "effect"
+import { Duration, Effect, Layer, Logger, References } from "effect"
 import { makeCollectingSink } from "../../src/chat/CollectingSink"
 import { LoopConfig } from "../../src/config/LoopConfig"
 import { PassResult } from "../../src/domain/PassResult"
@@ -41,22 +41,22 @@ const endless = (head: string, piece: string): FakeResponse => {
 
 const hungUp = (sent: RecordedRequest) =>
   Effect.promise(() => sent.closed).pipe(
-    Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => new Error("the request was never aborted") })
+    Effect.timeoutOrElse({ duration: Duration.seconds(5), orElse: () => Effect.fail(new Error("the request was never aborted")) })
   )
 
 const withLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const logs: Array<string> = []
-    const logger = Logger.make(({ annotations, logLevel, message }) => {
-      logs.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
+    const logger = Logger.make(({ fiber, logLevel, message }) => {
+      logs.push(`${logLevel.toUpperCase()} ${String(message)} ${JSON.stringify(fiber.getRef(References.CurrentLogAnnotations))}`)
     })
-    const value = yield* effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+    const value = yield* effect.pipe(Effect.provide(Logger.layer([logger])))
     return { value, logs }
   })
 
 /** A reader that never stops would wait on the hanging server: fail clearly instead. */
 const bounded = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.timeoutFail({ duration: Duration.seconds(10), onTimeout: () => new Error("the pass kept reading past its cap") }))
+  effect.pipe(Effect.timeoutOrElse({ duration: Duration.seconds(10), orElse: () => Effect.fail(new Error("the pass kept reading past its cap")) }))
 
 const toolCallOf = (events: ReadonlyArray<ProviderEvent>) => {
   const found = events.find((event) => event._tag === "ToolCall")

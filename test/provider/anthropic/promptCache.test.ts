@@ -133,8 +133,8 @@ describe("Anthropic prompt caching over loopback (the fake counts cache reads an
   it.live("ANTHROPIC_PROMPT_CACHE=off: no cache_control anywhere, nothing read or written, usage without cache fields", () =>
     Effect.gen(function*() {
       const { fake, server } = yield* chain
-      const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", server.url], ["ANTHROPIC_PROMPT_CACHE", "off"]]))
-      const model = yield* buildModel(Anthropic.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(config))))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["LLM_BASE_URL", server.url], ["ANTHROPIC_PROMPT_CACHE", "off"]]) })
+      const model = yield* buildModel(Anthropic.layerConfig().pipe(Layer.provide(ConfigProvider.layer(config))))
       const base = { system: longSystem, tools: [tool("echo_tool")], messages: [userMessage("start")] }
       yield* collect(model, request(base))
       const second = yield* collect(model, request({ ...base, functionHistory: [entry(1)] }))
@@ -152,17 +152,17 @@ describe("Anthropic prompt caching over loopback (the fake counts cache reads an
   it.live("layerConfig defaults to on", () =>
     Effect.gen(function*() {
       const { server } = yield* chain
-      const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", server.url]]))
-      const model = yield* buildModel(Anthropic.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(config))))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["LLM_BASE_URL", server.url]]) })
+      const model = yield* buildModel(Anthropic.layerConfig().pipe(Layer.provide(ConfigProvider.layer(config))))
       yield* collect(model, request({ system: longSystem }))
       assert.include(server.requests[0]!.body, "\"cache_control\":{\"type\":\"ephemeral\"}")
     }))
 
   it.effect("a bad ANTHROPIC_PROMPT_CACHE fails at start-up naming the variable", () =>
     Effect.gen(function*() {
-      const config = ConfigProvider.fromMap(new Map([["ANTHROPIC_PROMPT_CACHE", "sometimes"]]))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["ANTHROPIC_PROMPT_CACHE", "sometimes"]]) })
       const error = yield* Layer.build(Layer.provide(Anthropic.layerConfig(), HttpLive)).pipe(
-        Effect.provide(Layer.setConfigProvider(config)),
+        Effect.provide(ConfigProvider.layer(config)),
         Effect.scoped,
         Effect.flip
       )

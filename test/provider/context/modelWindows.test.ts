@@ -1,6 +1,7 @@
 import * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, type Duration, Effect, Result, Fiber, Layer, TestClock } from "effect"
+import { ConfigProvider, Deferred, type Duration, Effect, Fiber, Layer, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { contextSettings, parseContextWindows } from "../../../src/config/ContextConfig"
 import * as Anthropic from "../../../src/provider/anthropic/Anthropic"
 import * as ModelWindowsLive from "../../../src/provider/context/modelWindowsLive"
@@ -23,7 +24,7 @@ const serving = (routes: Readonly<Record<string, unknown>>) =>
       server.setProbeHandler(answer)
     }))
 
-const discover = (baseUrl: string, model: string, timeout: Duration.DurationInput = "2 seconds") =>
+const discover = (baseUrl: string, model: string, timeout: Duration.Input = "2 seconds") =>
   Effect.flatMap(HttpClient.HttpClient, (client) => discoverWindow(client, { baseUrl, apiKey: undefined, timeout }, model)).pipe(
     Effect.provide(HttpLive)
   )
@@ -37,19 +38,19 @@ describe("LLM_CONTEXT_TOKENS [issue 23]", () => {
     for (const bad of ["lots", "m=", "=4096", "4096,8192", "m=big"]) {
       const parsed = parseContextWindows(bad)
       assert.isTrue(Result.isFailure(parsed), bad)
-      if (Result.isFailure(parsed)) assert.include(String(parsed.left), "LLM_CONTEXT_TOKENS")
+      if (Result.isFailure(parsed)) assert.include(String(parsed.failure), "LLM_CONTEXT_TOKENS")
     }
   })
 
   it.effect("CONTEXT_COMPACTION is elide by default, summarize when asked, and nothing else", () =>
     Effect.gen(function*() {
-      const read = (env: Record<string, string>) => Effect.result(Effect.withConfigProvider(contextSettings, ConfigProvider.fromJson(env)))
+      const read = (env: Record<string, string>) => Effect.result(Effect.provideService(contextSettings, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
       const byDefault = yield* read({})
-      assert.isTrue(Result.isSuccess(byDefault) && byDefault.right.compaction === "elide")
+      assert.isTrue(Result.isSuccess(byDefault) && byDefault.success.compaction === "elide")
       const asked = yield* read({ CONTEXT_COMPACTION: "Summarize" })
-      assert.isTrue(Result.isSuccess(asked) && asked.right.compaction === "summarize")
+      assert.isTrue(Result.isSuccess(asked) && asked.success.compaction === "summarize")
       const bad = yield* read({ CONTEXT_COMPACTION: "squash" })
-      assert.isTrue(Result.isFailure(bad) && String(bad.left).includes("CONTEXT_COMPACTION"))
+      assert.isTrue(Result.isFailure(bad) && String(bad.failure).includes("CONTEXT_COMPACTION"))
     }))
 })
 

@@ -197,7 +197,7 @@ describe("NovelAI in a whole turn", () => {
       const fake = novelAiStory(story)
       server.enqueue(novelAiStream(story.slice(0, 6)), jsonResponse(429, { statusCode: 429, message: "Too many concurrent requests" }))
       server.setHandler(fake.handler)
-      const env = ConfigProvider.fromMap(new Map([
+      const env = ConfigProvider.fromEnv({ env: Object.fromEntries([
         ["LLM_PROVIDER", "novelai"],
         ["LLM_BASE_URL", server.url],
         ["LLM_API_KEYS", "key-1,key-2"],
@@ -205,9 +205,9 @@ describe("NovelAI in a whole turn", () => {
         ["NOVELAI_FRAGMENT_TOKENS", "6"],
         ["NOVELAI_MAX_OUTPUT_TOKENS", "60"],
         ["BOT_PERSONA_NAME", "Mira"]
-      ]))
-      const settings = yield* Effect.provide(ProviderConfig, Layer.provide(ProviderConfig.layer, Layer.setConfigProvider(env)))
-      const modelLayer = layerConfigFor("novelai").pipe(Layer.provide(HttpLive), Layer.provide(Layer.setConfigProvider(env)))
+      ]) })
+      const settings = yield* Effect.provide(ProviderConfig, Layer.provide(ProviderConfig.layer, ConfigProvider.layer(env)))
+      const modelLayer = layerConfigFor("novelai").pipe(Layer.provide(HttpLive), Layer.provide(ConfigProvider.layer(env)))
       const turnLayer = Layer.mergeAll(modelLayer, routePlanLayer.pipe(Layer.provide(Layer.succeed(ProviderConfig, settings))), KeyPool.Default)
       const { turn, shown } = yield* withLoopHarness({ script: [], tools: [constantTool("web_search", toolSuccess())] }, ({ collected }) =>
         Effect.gen(function*() {
@@ -231,9 +231,9 @@ describe("NovelAI in a whole turn", () => {
 describe("NovelAi.layerConfig", () => {
   it.effect("a bad NOVELAI_FRAGMENT_TOKENS fails at start-up naming the variable", () =>
     Effect.gen(function*() {
-      const config = ConfigProvider.fromMap(new Map([["NOVELAI_FRAGMENT_TOKENS", "lots"]]))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["NOVELAI_FRAGMENT_TOKENS", "lots"]]) })
       const error = yield* Layer.build(Layer.provide(NovelAi.layerConfig(), HttpLive)).pipe(
-        Effect.provide(Layer.setConfigProvider(config)),
+        Effect.provide(ConfigProvider.layer(config)),
         Effect.scoped,
         Effect.flip
       )
@@ -245,8 +245,8 @@ describe("NovelAi.layerConfig", () => {
       const server = yield* fakeLlmServer()
       const fake = novelAiStory(tokens(" One two three four five six seven."))
       server.setHandler(fake.handler)
-      const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", server.url], ["NOVELAI_FRAGMENT_TOKENS", "3"], ["NOVELAI_MAX_OUTPUT_TOKENS", "5"]]))
-      const model = yield* buildModel(NovelAi.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(config))))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["LLM_BASE_URL", server.url], ["NOVELAI_FRAGMENT_TOKENS", "3"], ["NOVELAI_MAX_OUTPUT_TOKENS", "5"]]) })
+      const model = yield* buildModel(NovelAi.layerConfig().pipe(Layer.provide(ConfigProvider.layer(config))))
       const result = yield* collect(model, request())
       assert.deepStrictEqual(fake.fragments.map(([, maxLength]) => maxLength), [3, 2])
       assert.strictEqual(result.text, "One two three four five")

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, Duration, Effect, Fiber, Layer, Logger, Option, Stream } from "effect"
+import { ConfigProvider, Deferred, Duration, Effect, Fiber, Layer, Logger, Option, References, Stream } from "effect"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { ToolHistoryEntry } from "../../../src/domain/ToolHistoryEntry"
 import * as OpenAiCompatible from "../../../src/provider/openai/OpenAiCompatible"
@@ -25,7 +25,7 @@ const setup = (options: OpenAiCompatible.OpenAiCompatibleOptions = {}) =>
 /** Waits for a promise with a real-time bound, so a failure is a clear assertion, not a hung test. */
 const within = <A>(promise: Promise<A>, ms: number, what: string) =>
   Effect.promise(() => promise).pipe(
-    Effect.timeoutFail({ duration: Duration.millis(ms), onTimeout: () => new Error(`timed out waiting for ${what}`) })
+    Effect.timeoutOrElse({ duration: Duration.millis(ms), orElse: () => Effect.fail(new Error(`timed out waiting for ${what}`)) })
   )
 
 const toolCallOf = (events: ReadonlyArray<ProviderEvent>) => {
@@ -200,10 +200,10 @@ describe("OpenAiCompatible: truncated tool arguments (spec §9)", () => {
         finishChunk(finish)
       ]))
       const logs: Array<string> = []
-      const logger = Logger.make(({ annotations, logLevel, message }) => {
-        logs.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
+      const logger = Logger.make(({ fiber, logLevel, message }) => {
+        logs.push(`${logLevel.toUpperCase()} ${String(message)} ${JSON.stringify(fiber.getRef(References.CurrentLogAnnotations))}`)
       })
-      const result = yield* collect(model, request()).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      const result = yield* collect(model, request()).pipe(Effect.provide(Logger.layer([logger])))
       return { call: toolCallOf(result.events), result, logs }
     })
 
@@ -564,7 +564,7 @@ describe.each(httpClients)("OpenAiCompatible: interruption aborts the HTTP reque
       )
       const sent = yield* within(server.request(0), 5000, "the request")
       // Mid-answer: the text arrived and the stream is waiting for more (the server hangs).
-      yield* Deferred.await(firstText).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no text arrived") }))
+      yield* Deferred.await(firstText).pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail(new Error("no text arrived")) }))
       assert.deepStrictEqual(seen.filter((tag) => tag !== "KeepAlive"), ["TextDelta"])
       assert.isFalse(sent.isClosed())
       yield* Fiber.interrupt(fiber)
@@ -588,8 +588,8 @@ describe("OpenAiCompatible.layerConfig", () => {
   it.live("reads LLM_BASE_URL and LLM_TOOL_CALLING=verbatim: no native tools, calls parsed from text", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
-      const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", `${server.url}/v1`], ["LLM_TOOL_CALLING", "verbatim"]]))
-      const model = yield* buildModel(OpenAiCompatible.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(config))))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["LLM_BASE_URL", `${server.url}/v1`], ["LLM_TOOL_CALLING", "verbatim"]]) })
+      const model = yield* buildModel(OpenAiCompatible.layerConfig().pipe(Layer.provide(ConfigProvider.layer(config))))
       server.enqueue(openAiStream([textChunk("Reading: `read_fi"), textChunk("le(\"m7\")`"), finishChunk("stop")]))
       const result = yield* collect(model, request({ tools: [readFileTool], messages: [userMessage("show m7")] }))
       assert.deepStrictEqual(withoutKeepAlives(result.events), [
@@ -605,9 +605,9 @@ describe("OpenAiCompatible.layerConfig", () => {
 
   it.effect("a bad LLM_TOOL_CALLING fails at start-up naming the variable", () =>
     Effect.gen(function*() {
-      const config = ConfigProvider.fromMap(new Map([["LLM_TOOL_CALLING", "sometimes"]]))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["LLM_TOOL_CALLING", "sometimes"]]) })
       const error = yield* Layer.build(Layer.provide(OpenAiCompatible.layerConfig(), HttpLive)).pipe(
-        Effect.provide(Layer.setConfigProvider(config)),
+        Effect.provide(ConfigProvider.layer(config)),
         Effect.scoped,
         Effect.flip
       )

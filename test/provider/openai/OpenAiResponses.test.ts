@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Stream } from "effect"
+import { ConfigProvider, Duration, Effect, Fiber, Layer, Option, Stream } from "effect"
 import fc from "fast-check"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { ToolHistoryEntry } from "../../../src/domain/ToolHistoryEntry"
@@ -376,8 +376,7 @@ describe("OpenAiResponses decoder: any byte split (property)", () => {
   const decode = (pieces: ReadonlyArray<Uint8Array>) =>
     Stream.fromIterable(pieces).pipe(
       decodeSseBytes(() => makeResponsesDecoder({ provider: "openai-responses", maxRepairChars: 1 << 20 }), (error) => Effect.fail(invalidResponse("openai-responses", error.message))),
-      Stream.runCollect,
-      Effect.map(Chunk.toReadonlyArray)
+      Stream.runCollect
     )
 
   it.effect("decodes the same events whatever the cuts (inside CRLF pairs and UTF-8 characters too)", () =>
@@ -411,15 +410,15 @@ describe("OpenAiResponses in a whole turn: key rotation through the outer tier",
         responsesStream([created(), ...functionCallItem({ id: "fc_1", callId: "call_e1", name: "echo_tool" }, ["{\"text\":", "\"hello\"}"]), completed({ usage: responsesUsage(10, 5) })]),
         responsesStream([created(), ...messageItem("msg_1", ["I echoed: ", "hello"]), completed({ usage: responsesUsage(20, 4, { cached: 8 }) })])
       )
-      const env = ConfigProvider.fromMap(new Map([
+      const env = ConfigProvider.fromEnv({ env: Object.fromEntries([
         ["LLM_PROVIDER", "openai-responses"],
         ["LLM_BASE_URL", `${server.url}/v1`],
         ["LLM_API_KEYS", "key-1,key-2"],
         ["LLM_MODELS", "gpt-test"]
-      ]))
-      const settings = yield* Effect.provide(ProviderConfig, Layer.provide(ProviderConfig.layer, Layer.setConfigProvider(env)))
+      ]) })
+      const settings = yield* Effect.provide(ProviderConfig, Layer.provide(ProviderConfig.layer, ConfigProvider.layer(env)))
       assert.strictEqual(settings.provider, "openai-responses")
-      const modelLayer = layerConfigFor("openai-responses").pipe(Layer.provide(HttpLive), Layer.provide(Layer.setConfigProvider(env)))
+      const modelLayer = layerConfigFor("openai-responses").pipe(Layer.provide(HttpLive), Layer.provide(ConfigProvider.layer(env)))
       const turnLayer = Layer.mergeAll(modelLayer, routePlanLayer.pipe(Layer.provide(Layer.succeed(ProviderConfig, settings))), KeyPool.Default)
       const turn = yield* withLoopHarness({ script: [], tools: [echoTool] }, () => runGenerationTurn().pipe(Effect.provide(turnLayer)))
       assert.strictEqual(turn.status, "completed")
@@ -441,9 +440,9 @@ describe("OpenAiResponses in a whole turn: key rotation through the outer tier",
 describe("OpenAiResponses.layerConfig", () => {
   it.effect("a bad LLM_TOOL_CALLING fails at start-up naming the variable", () =>
     Effect.gen(function*() {
-      const config = ConfigProvider.fromMap(new Map([["LLM_TOOL_CALLING", "sometimes"]]))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["LLM_TOOL_CALLING", "sometimes"]]) })
       const error = yield* Layer.build(Layer.provide(OpenAiResponses.layerConfig(), HttpLive)).pipe(
-        Effect.provide(Layer.setConfigProvider(config)),
+        Effect.provide(ConfigProvider.layer(config)),
         Effect.scoped,
         Effect.flip
       )
@@ -453,8 +452,8 @@ describe("OpenAiResponses.layerConfig", () => {
   it.live("reads LLM_BASE_URL", () =>
     Effect.gen(function*() {
       const server = yield* fakeLlmServer()
-      const config = ConfigProvider.fromMap(new Map([["LLM_BASE_URL", `${server.url}/v1`]]))
-      const model = yield* buildModel(OpenAiResponses.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(config))))
+      const config = ConfigProvider.fromEnv({ env: Object.fromEntries([["LLM_BASE_URL", `${server.url}/v1`]]) })
+      const model = yield* buildModel(OpenAiResponses.layerConfig().pipe(Layer.provide(ConfigProvider.layer(config))))
       server.enqueue(responsesStream([created(), ...messageItem("m", ["ok"]), completed()]))
       const result = yield* collect(model, request({ messages: [userMessage("hey")] }))
       assert.strictEqual(result.text, "ok")

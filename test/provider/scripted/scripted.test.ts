@@ -3,7 +3,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Cause, Chunk, ConfigProvider, Effect, Result, Exit, Fiber, Layer, Stream, TestClock } from "effect"
+import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer, Result, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { GenerationRequest } from "../../../src/provider/GenerationRequest"
 import { LanguageModel } from "../../../src/provider/LanguageModel"
@@ -23,7 +24,7 @@ const request = (text = "hi", extra: Partial<GenerationRequest> = {}): Generatio
 })
 
 const collect = (req: GenerationRequest = request()) =>
-  Effect.flatMap(LanguageModel, (model) => Stream.runCollect(model.stream(req))).pipe(Effect.map(Chunk.toReadonlyArray))
+  Effect.flatMap(LanguageModel, (model) => Stream.runCollect(model.stream(req)))
 
 const texts = (events: ReadonlyArray<ProviderEvent>) =>
   events.flatMap((event) => (event._tag === "TextDelta" ? [event.text] : [])).join("")
@@ -83,7 +84,7 @@ describe("Scripted provider", () => {
       assert.strictEqual(texts(yield* collect(request("q", { model: "reviewer" }))), "reviewer 1")
       assert.strictEqual(texts(yield* collect(request("q", { model: "author" }))), "author 2")
       const exhausted = yield* Effect.result(collect(request("q", { model: "reviewer" })))
-      assert.isTrue(exhausted._tag === "Left", "the reviewer's list has one pass")
+      assert.isTrue(exhausted._tag === "Failure", "the reviewer's list has one pass")
     }).pipe(Effect.provide(Scripted.layer({
       script: S.byModel({ author: [S.reply("author 1"), S.reply("author 2")], reviewer: [S.reply("reviewer 1")] })
     }))))
@@ -108,8 +109,8 @@ describe("LLM_SCRIPT (JSON scripts)", () => {
       then: "repeat"
     }))
     assert.isTrue(Result.isSuccess(parsed))
-    if (Result.isFailure(parsed) || typeof parsed.right !== "function") return
-    const script = parsed.right
+    if (Result.isFailure(parsed) || typeof parsed.success !== "function") return
+    const script = parsed.success
     const pass = (index: number) => script({ index, modelIndex: index, request: request() })
     assert.strictEqual(pass(0)?.length, 4)
     assert.deepStrictEqual(pass(1), S.reply("plain reply"))
@@ -119,21 +120,21 @@ describe("LLM_SCRIPT (JSON scripts)", () => {
 
   it("a bare array is the pass list and fails after its end; `echo` falls back to the echo reply", () => {
     const bare = parseScript("[\"x\"]")
-    assert.isTrue(Result.isSuccess(bare) && typeof bare.right === "function" && bare.right({ index: 1, modelIndex: 1, request: request() }) === undefined)
+    assert.isTrue(Result.isSuccess(bare) && typeof bare.success === "function" && bare.success({ index: 1, modelIndex: 1, request: request() }) === undefined)
     const echo = parseScript("{\"passes\":[],\"then\":\"echo\"}")
-    assert.isTrue(Result.isSuccess(echo) && typeof echo.right === "function" && echo.right({ index: 0, modelIndex: 0, request: request() }) !== undefined)
+    assert.isTrue(Result.isSuccess(echo) && typeof echo.success === "function" && echo.success({ index: 0, modelIndex: 0, request: request() }) !== undefined)
   })
 
   it("bad scripts are one-line errors saying where", () => {
     for (const bad of ["{", "[[{\"txt\":\"a\"}]]", "[[{\"error\":{\"reason\":\"Nope\"}}]]", "{\"passes\":[],\"then\":\"loop\"}"]) {
       const parsed = parseScript(bad)
       assert.isTrue(Result.isFailure(parsed), bad)
-      if (Result.isFailure(parsed)) assert.notInclude(parsed.left, "\n")
+      if (Result.isFailure(parsed)) assert.notInclude(parsed.failure, "\n")
     }
   })
 
   const withEnv = (env: Record<string, string>) =>
-    Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+    ConfigProvider.layer(ConfigProvider.fromEnv({ env }))
 
   it.effect("layerConfig: inline JSON", () =>
     Effect.gen(function*() {

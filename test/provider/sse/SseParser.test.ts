@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import fc from "fast-check"
 import { type Decoder, decodeWith } from "../../../src/provider/decodeWith"
 import { decodeSse, decodeSseBytes, type SseFrame } from "../../../src/provider/sse/Sse"
@@ -120,7 +120,7 @@ describe("decodeSse (Stream transformer)", () => {
             previous = point
           }
           const decoded = await Effect.runPromise(
-            Stream.fromIterable(pieces).pipe(Stream.decodeText(), decodeSse(), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+            Stream.fromIterable(pieces).pipe(Stream.decodeText(), decodeSse(), Stream.runCollect)
           )
           assert.deepStrictEqual(decoded, parseWhole(text))
         }),
@@ -157,7 +157,7 @@ describe("decodeSseBytes (bytes → text → SSE → decoder in one stage)", () 
     Effect.gen(function*() {
       const seen: Array<string> = []
       const result = yield* Stream.runForEach(stream, (item) => Effect.sync(() => seen.push(item))).pipe(Effect.result)
-      return { seen, failure: result._tag === "Left" ? result.left : undefined }
+      return { seen, failure: result._tag === "Failure" ? result.failure : undefined }
     })
 
   it.effect("property: decodes exactly like decodeText + decodeSse + decodeWith, early stops and too-large events included", () =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Ref, Stream } from "effect"
+import { Effect, Ref, Stream } from "effect"
 import fc from "fast-check"
 import { ProviderEvent } from "../../../src/domain/ProviderEvent"
 import type { ToolDeclaration } from "../../../src/domain/ToolDeclaration"
@@ -206,7 +206,7 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
         ProviderEvent.TextDelta({ text: "ignored" }),
         ProviderEvent.Finish({ reason: "stop" }),
         ProviderEvent.Usage({ usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } })
-      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect)
       assert.deepStrictEqual(events, [
         ProviderEvent.TextDelta({ text: "Looking: " }),
         ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" } } }),
@@ -221,7 +221,7 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
         ProviderEvent.TextDelta({ text: "Both: `read_file(\"m1\")`\n`re" }),
         ProviderEvent.TextDelta({ text: "ad_file(\"m2\")` now" }),
         ProviderEvent.Finish({ reason: "stop" })
-      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect)
       assert.deepStrictEqual(events, [
         ProviderEvent.TextDelta({ text: "Both: " }),
         ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" } } }),
@@ -238,7 +238,7 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
         ProviderEvent.TextDelta({ text: "`read_file(\"b\")`" }),
         ProviderEvent.ToolCall({ call: { name: "ping", args: {}, id: "c2" } }),
         ProviderEvent.Finish({ reason: "tool_calls" })
-      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect)
       assert.deepStrictEqual(events, [
         ProviderEvent.TextDelta({ text: "Sure. " }),
         ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "a" }, id: "c1" } }),
@@ -255,7 +255,7 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
         ...Array.from({ length: 50 }, () => ProviderEvent.TextDelta({ text: "The file says hello world, " })),
         ProviderEvent.Finish({ reason: "stop" })
       ]).pipe(Stream.rechunk(1), Stream.tap(() => Ref.update(pulled, (n) => n + 1)))
-      const events = yield* rambling.pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      const events = yield* rambling.pipe(parseVerbatimToolCalls(tools), Stream.runCollect)
       assert.deepStrictEqual(events, [
         ProviderEvent.ToolCall({ call: { name: "read_file", args: { media_id: "m1" } } }),
         ProviderEvent.Finish({ reason: "tool_calls" })
@@ -272,7 +272,7 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
         ProviderEvent.TextDelta({ text: "`read_file(\"m1\")` and then also, to be sure, " }),
         ProviderEvent.TextDelta({ text: "`read_file(\"m2\")`" }),
         ProviderEvent.Finish({ reason: "stop" })
-      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect)
       assert.strictEqual(events.filter((event) => event._tag === "ToolCall").length, 2)
     }))
 
@@ -281,7 +281,7 @@ describe("parseVerbatimToolCalls (Stream transformer)", () => {
       const events = yield* Stream.make(
         ProviderEvent.TextDelta({ text: "see `read" }),
         ProviderEvent.Finish({ reason: "length" })
-      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      ).pipe(parseVerbatimToolCalls(tools), Stream.runCollect)
       assert.deepStrictEqual(events, [
         ProviderEvent.TextDelta({ text: "see " }),
         ProviderEvent.TextDelta({ text: "`read" }),
