@@ -48,6 +48,9 @@ const clientContext = (target: DatabaseTarget) =>
     Postgres: ({ url }) =>
       Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
         Effect.flatMap((PgClient) => PgClient.make({ url, applicationName: "loopcord" })),
+        // The pool connects on first use: one round trip now makes an unreachable server a
+        // start-up failure of its own, not a failed migration.
+        Effect.tap((client) => client`SELECT 1`),
         Effect.map((client) => Context.make(SqlClient.SqlClient, client))
       )
   })

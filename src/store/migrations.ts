@@ -2,7 +2,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { Effect } from "effect"
 
 /**
- * Versioned schema changes, run in order by the @effect/sql Migrator (`<id>_<name>` keys).
+ * Versioned schema changes, run in order by the effect/sql Migrator (`<id>_<name>` keys).
  * Append new entries; never edit a released one. The DDL is plain SQL both SQLite and
  * PostgreSQL accept: TEXT ids, BIGINT epoch millis, INTEGER 0/1 flags, JSON kept as TEXT.
  */

@@ -145,8 +145,8 @@ for (const database of testDatabases) {
 describe("validateApiKey", () => {
   it("accepts printable ASCII keys of 8 to 512 characters, trimmed", () => {
     assert.deepStrictEqual(validateApiKey(" sk-proj-AbC_123-xyz.+/= "), Result.succeed("sk-proj-AbC_123-xyz.+/="))
-    assert.strictEqual(validateApiKey("a".repeat(512))._tag, "Right")
-    assert.strictEqual(validateApiKey("a".repeat(7))._tag, "Left")
-    assert.strictEqual(validateApiKey("tab\tinside-key")._tag, "Left")
+    assert.strictEqual(validateApiKey("a".repeat(512))._tag, "Success")
+    assert.strictEqual(validateApiKey("a".repeat(7))._tag, "Failure")
+    assert.strictEqual(validateApiKey("tab\tinside-key")._tag, "Failure")
   })
 })

@@ -8,7 +8,7 @@ import { migrations } from "../../src/store/migrations"
 import { postgres, sqliteFile, testDatabases } from "./databases"
 
 const readTarget = (env: Record<string, string>) =>
-  Effect.withConfigProvider(databaseTargetConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+  Effect.provideService(databaseTargetConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
 
 /** Every migration's numeric id (`<id>_<name>`), in order: all of them are applied. */
 const MIGRATION_IDS = Object.keys(migrations).map((key) => Number(key.split("_")[0])).sort((a, b) => a - b)
@@ -43,7 +43,7 @@ describe("DATABASE_URL", () => {
     assert.deepStrictEqual(parseDatabaseUrl(" sqlite::memory: "), Result.succeed(DatabaseTarget.SqliteMemory()))
     for (const url of ["postgres://u:secret@db:5432/bot", "postgresql://db/bot", "POSTGRES://db/bot"]) {
       const parsed = parseDatabaseUrl(url)
-      assert.isTrue(Result.isSuccess(parsed) && parsed.right._tag === "Postgres" && Redacted.value(parsed.right.url) === url)
+      assert.isTrue(Result.isSuccess(parsed) && parsed.success._tag === "Postgres" && Redacted.value(parsed.success.url) === url)
     }
   })
 

@@ -58,11 +58,11 @@ for (const database of testDatabases) {
           Array.from({ length: MAX_GUILD_MCP_SERVERS + 3 }, (_, index) => Effect.result(registry.add(server(`s${index}`)))),
           { concurrency: 4 }
         )
-        const refused = results.filter((result) => result._tag === "Left")
+        const refused = results.filter((result) => result._tag === "Failure")
         assert.strictEqual((yield* registry.list("g1")).length, MAX_GUILD_MCP_SERVERS)
         assert.strictEqual(refused.length, 3)
         for (const result of refused) {
-          if (result._tag === "Left") assert.strictEqual(result.left.reason, "limit_reached")
+          if (result._tag === "Failure") assert.strictEqual(result.failure.reason, "limit_reached")
         }
         yield* registry.add(server("elsewhere", { guildId: "g2" }))
       }).pipe(Effect.provide(storesOn(database)))

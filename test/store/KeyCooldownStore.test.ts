@@ -31,7 +31,7 @@ const poll = <A, E, R>(read: Effect.Effect<A, E, R>, accept: (value: A) => boole
   })
 
 const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, accept: (value: A) => boolean, what: string) =>
-  Effect.flatMap(poll(read, accept, 500), (done) => (done ? Effect.void : Effect.dieMessage(`timed out waiting for ${what}`)))
+  Effect.flatMap(poll(read, accept, 500), (done) => (done ? Effect.void : Effect.die(new Error(`timed out waiting for ${what}`))))
 
 /** The rests the database holds for `keys`, read directly. */
 const storedRests = (sql: Context.Context<SqlClient.SqlClient>, keys: ReadonlyArray<string>) =>
@@ -44,13 +44,13 @@ const storedRests = (sql: Context.Context<SqlClient.SqlClient>, keys: ReadonlyAr
  * Background refreshes (every 2 s on the Clock) run until one shows what `accept` looks for; each
  * query lands in real time (a slow one may be cut by its 2 s deadline when the clock moves on).
  */
-const refreshed = (pool: KeyPool, accept: (resting: ReadonlyMap<number, number>) => boolean) =>
+const refreshed = (pool: KeyPool["Service"], accept: (resting: ReadonlyMap<number, number>) => boolean) =>
   Effect.gen(function*() {
     for (let round = 0; round < 10; round++) {
       yield* TestClock.adjust("2 seconds")
       if (yield* poll(pool.snapshot, accept, 100)) return
     }
-    return yield* Effect.dieMessage(`no refresh showed the expected rests: ${JSON.stringify([...(yield* pool.snapshot)])}`)
+    return yield* Effect.die(new Error(`no refresh showed the expected rests: ${JSON.stringify([...(yield* pool.snapshot)])}`))
   })
 
 for (const database of testDatabases) {

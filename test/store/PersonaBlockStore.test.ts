@@ -6,7 +6,7 @@ import { testDatabases } from "./databases"
 import { storesOn } from "./stores"
 
 const HOUR = 3_600_000
-const request = (overrides: Partial<Parameters<PersonaBlockStore["Type"]["block"]>[0]> = {}) => ({
+const request = (overrides: Partial<Parameters<PersonaBlockStore["Service"]["block"]>[0]> = {}) => ({
   guildId: "g1",
   personaId: "p1",
   userId: "u1",

@@ -11,7 +11,7 @@ const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
 const readSettings = (env: Record<string, string>) =>
   Effect.flatMap(CredentialConfig, Effect.succeed).pipe(
     Effect.provide(CredentialConfig.layer),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env)),
     Effect.mapError((error) => describeFailure(Cause.fail(error))),
     Effect.result
   )
@@ -80,9 +80,9 @@ describe("LOOPCORD_SECRET_KEY / LOOPCORD_SECRET_KEY_PREVIOUS and the quota setti
     for (const form of [standard, standard.replace(/=+$/, ""), Buffer.from(bytes).toString("base64url"), ` ${standard}\n`]) {
       const decoded = decodeSecretKey(form)
       assert.isTrue(Result.isSuccess(decoded), form)
-      if (Result.isSuccess(decoded)) assert.deepStrictEqual([...decoded.right], [...bytes])
+      if (Result.isSuccess(decoded)) assert.deepStrictEqual([...decoded.success], [...bytes])
     }
-    assert.include(Either.getLeft(decodeSecretKey(base64(new Uint8Array(16)))).pipe(Option.getOrElse(() => "")), "got 16 bytes")
+    assert.include(Result.getFailure(decodeSecretKey(base64(new Uint8Array(16)))).pipe(Option.getOrElse(() => "")), "got 16 bytes")
     assert.isTrue(Result.isFailure(decodeSecretKey("not base64 at all!")))
   })
 
@@ -92,13 +92,13 @@ describe("LOOPCORD_SECRET_KEY / LOOPCORD_SECRET_KEY_PREVIOUS and the quota setti
         const result = yield* readSettings({ LOOPCORD_SECRET_KEY: base64(keyA), [name]: value })
         assert.isTrue(Result.isFailure(result), name)
         if (Result.isFailure(result)) {
-          assert.include(result.left, name)
-          assert.notInclude(result.left, "\n")
-          assert.notInclude(result.left, value)
+          assert.include(result.failure, name)
+          assert.notInclude(result.failure, "\n")
+          assert.notInclude(result.failure, value)
         }
       }
       const orphan = yield* readSettings({ LOOPCORD_SECRET_KEY_PREVIOUS: base64(keyA) })
-      assert.isTrue(Result.isFailure(orphan) && orphan.left.includes("LOOPCORD_SECRET_KEY_PREVIOUS"))
+      assert.isTrue(Result.isFailure(orphan) && orphan.failure.includes("LOOPCORD_SECRET_KEY_PREVIOUS"))
     }))
 
   it.effect("defaults: no key, no cooldown, no quotas; values are read as integers (a negative one is 0)", () =>
@@ -106,9 +106,9 @@ describe("LOOPCORD_SECRET_KEY / LOOPCORD_SECRET_KEY_PREVIOUS and the quota setti
       const defaults = yield* readSettings({})
       assert.isTrue(Result.isSuccess(defaults))
       if (Result.isSuccess(defaults)) {
-        assert.isTrue(Option.isNone(defaults.right.secretKey))
+        assert.isTrue(Option.isNone(defaults.success.secretKey))
         assert.deepStrictEqual(
-          [defaults.right.serverMessageCooldownMs, defaults.right.serverDailyTurnQuota, defaults.right.userDailyTurnQuota],
+          [defaults.success.serverMessageCooldownMs, defaults.success.serverDailyTurnQuota, defaults.success.userDailyTurnQuota],
           [0, 0, 0]
         )
       }
@@ -121,11 +121,11 @@ describe("LOOPCORD_SECRET_KEY / LOOPCORD_SECRET_KEY_PREVIOUS and the quota setti
       })
       assert.isTrue(Result.isSuccess(set))
       if (Result.isSuccess(set)) {
-        assert.deepStrictEqual([set.right.serverMessageCooldownMs, set.right.serverDailyTurnQuota, set.right.userDailyTurnQuota], [1500, 200, 0])
-        assert.deepStrictEqual([...Redacted.value(Option.getOrThrow(set.right.secretKey))], [...keyA])
-        assert.deepStrictEqual([...Redacted.value(Option.getOrThrow(set.right.previousSecretKey))], [...keyB])
+        assert.deepStrictEqual([set.success.serverMessageCooldownMs, set.success.serverDailyTurnQuota, set.success.userDailyTurnQuota], [1500, 200, 0])
+        assert.deepStrictEqual([...Redacted.value(Option.getOrThrow(set.success.secretKey))], [...keyA])
+        assert.deepStrictEqual([...Redacted.value(Option.getOrThrow(set.success.previousSecretKey))], [...keyB])
       }
       const bad = yield* readSettings({ SERVER_DAILY_TURN_QUOTA: "lots" })
-      assert.isTrue(Result.isFailure(bad) && bad.left.includes("SERVER_DAILY_TURN_QUOTA"))
+      assert.isTrue(Result.isFailure(bad) && bad.failure.includes("SERVER_DAILY_TURN_QUOTA"))
     }))
 })

@@ -1,6 +1,6 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Logger, LogLevel } from "effect"
+import { Duration, Effect, Fiber, Layer, References } from "effect"
 import { TestClock } from "effect/testing"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -132,7 +132,7 @@ describe("concurrent admission: two bots never both take the last unit", () => {
       const target = yield* sqliteFile.target
       if (target._tag !== "SqliteFile") return assert.fail("expected a SQLite file")
       // Migrated once first, as the first process to start would.
-      yield* Effect.scoped(Layer.build(Database.layer(target))).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+      yield* Effect.scoped(Layer.build(Database.layer(target))).pipe(Effect.provideService(References.MinimumLogLevel, "None"))
       // Each process boots, says READY, and asks only when all are ready: their transactions overlap.
       const processes = Array.from({ length: 3 }, () => {
         const proc = spawn("npx", ["tsx", child], {

@@ -44,7 +44,7 @@ describe("keepShardLeases (the bot's heartbeat)", () => {
         // Heartbeats go on (every 10 s); the overlap is reported once, not on every beat.
         for (let beat = 0; beat < 5; beat++) {
           yield* TestClock.adjust("10 seconds")
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
         }
       }))
       const errors = yield* logs.matching("DISCORD_SHARD_IDS overlap")

@@ -88,7 +88,7 @@ describe("CredentialRoutes over the stores", () => {
       const fiber = yield* Effect.forkChild(logs.capture(routes.forTurn(owner)))
       yield* TestClock.adjust("10 seconds")
       // The three lookups ran side by side: one deadline, not three in a row.
-      const polled = yield* Fiber.poll(fiber)
+      const polled = Option.fromUndefinedOr(fiber.pollUnsafe())
       assert.isTrue(Option.isSome(polled), "answered after one STORE_TIMEOUT_MS")
       const turn = Option.getOrThrow(polled)
       if (!Exit.isSuccess(turn)) return assert.fail("forTurn never fails")
@@ -96,7 +96,7 @@ describe("CredentialRoutes over the stores", () => {
       assert.isFalse(turn.value.userByokMode)
       const prepared = yield* Effect.forkChild(Effect.result(turn.value.serverCredential))
       yield* TestClock.adjust("10 seconds")
-      const failed = yield* prepared.await
-      assert.isTrue(failed._tag === "Success" && failed.value._tag === "Left" && failed.value.left._tag === "CredentialRouteError")
+      const failed = yield* Fiber.await(prepared)
+      assert.isTrue(failed._tag === "Success" && failed.value._tag === "Failure" && failed.value.failure._tag === "CredentialRouteError")
     }))
 })

@@ -27,7 +27,7 @@ interface StoreCall {
 }
 
 const guild = { kind: "server", guildId: "g1" } as const
-const on = <I extends Stores.Stores, S>(tag: Context.Tag<I, S>, store: string) =>
+const on = <I extends Stores.Stores, S>(tag: Context.Key<I, S>, store: string) =>
   (method: string, call: (service: S) => Effect.Effect<unknown, { readonly message: string }>): StoreCall => ({
     store,
     method,
@@ -80,7 +80,7 @@ const everyStoreCall: ReadonlyArray<StoreCall> = [
 ]
 
 const failureMessage = (exit: Exit.Exit<unknown, { readonly message: string }>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Option.map(Cause.failureOption(exit.cause), (error) => error.message)) : undefined
+  Exit.isFailure(exit) ? Option.getOrUndefined(Option.map(Cause.findErrorOption(exit.cause), (error) => error.message)) : undefined
 
 describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
   it.effect("a database that never answers: every method of every store fails at exactly STORE_TIMEOUT_MS, typed, with one log line", () =>
@@ -106,7 +106,7 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
       for (const entry of everyStoreCall) {
         const fiber = yield* Effect.forkChild(logs.capture(entry.call.pipe(Effect.provide(context))))
         yield* TestClock.adjust(Duration.millis(9_999))
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), `${entry.store}.${entry.method} still waits at 9999 ms`)
+        assert.isTrue(fiber.pollUnsafe() === undefined, `${entry.store}.${entry.method} still waits at 9999 ms`)
         yield* TestClock.adjust(Duration.millis(1))
         const exit = yield* Fiber.await(fiber)
         const message = failureMessage(exit)
@@ -117,8 +117,8 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
       }
       assert.strictEqual(yield* database.started, everyStoreCall.length, "each call reached the database")
       // Abandoned statements are interrupted in the background, except a transaction's BEGIN,
-      // which @effect/sql runs uninterruptibly: the deadline held for those three all the same.
-      yield* Effect.yieldNow()
+      // which effect/sql runs uninterruptibly: the deadline held for those three all the same.
+      yield* Effect.yieldNow
       assert.strictEqual(yield* database.interrupted, everyStoreCall.length - 3)
     }))
 
@@ -131,7 +131,7 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
         Effect.flip
       ))
       yield* TestClock.adjust("2499 millis")
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      assert.isTrue(fiber.pollUnsafe() === undefined)
       yield* TestClock.adjust("1 millis")
       const error = yield* Fiber.join(fiber)
       assert.deepStrictEqual([error._tag, error.store, error.operation, error.reason], ["StoreError", "ShortTermMemoryStore", "get", "timeout"])
@@ -150,7 +150,7 @@ describe("STORE_TIMEOUT_MS: every store call is bounded (issue 11.6)", () => {
       const read = (env: Record<string, string>) =>
         Effect.flatMap(StoreConfig, (config) => Effect.succeed(Duration.toMillis(config.timeout))).pipe(
           Effect.provide(StoreConfig.layer),
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+          Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
         )
       assert.strictEqual(yield* read({}), 10_000)
       assert.strictEqual(yield* read({ STORE_TIMEOUT_MS: "2500" }), 2_500)
@@ -181,7 +181,7 @@ describe("a real database behind a dead network (PostgreSQL through a proxy that
       const error = yield* Effect.flip(store.get(guild, undefined))
       const elapsed = Date.now() - started
       assert.strictEqual(error.reason, "timeout")
-      // pg cancels an interrupted query over the (dead) network and waits up to 5 s for that;
+      // The PostgreSQL client cancels an interrupted query over the (dead) network and waits up to 5 s for that;
       // the deadline does not wait with it.
       assert.isAtLeast(elapsed, 450)
       assert.isBelow(elapsed, 3_000, `failed after ${elapsed} ms`)

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "effect/sql/SqlClient"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { TokenUsage } from "../../src/domain/TokenUsage"
 import { UsageLedger } from "../../src/loop/UsageLedger"
@@ -90,7 +90,7 @@ describe("UsageLedger over the store (the loop's port)", () => {
       const ledger = yield* Effect.provide(UsageLedger, UsageLedgerStore.ledgerLayer.pipe(Layer.provide(layer)))
       const fiber = yield* Effect.forkChild(logs.capture(ledger.record({ guildId: "g1", userId: "alice", source: "server", usage: undefined })))
       yield* TestClock.adjust("10 seconds")
-      yield* fiber.await
+      yield* Fiber.await(fiber)
       assert.strictEqual((yield* logs.matching("could not record a turn's usage")).length, 1)
     }))
 })
