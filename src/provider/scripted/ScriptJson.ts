@@ -55,6 +55,9 @@ const decodeDocument = Schema.decodeUnknownResult(Schema.fromJsonString(ScriptDo
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
+/** What every shape of step a key does not belong to says about it: not the telling issue when another says more. */
+const excessKey = "Expected no excess property"
+
 /** A path segment as the standard failure gives it: a key, or an object holding one. */
 const segmentName = (segment: PropertyKey | { readonly key: PropertyKey }): string =>
   String(typeof segment === "object" ? segment.key : segment)
@@ -105,7 +108,9 @@ export const echoScript: S.Script = echoPass
 export const parseScript = (json: string): Result.Result<S.Script, string> =>
   Result.match(decodeDocument(json), {
     onFailure: (error) => {
-      const issue = formatIssues(error.issue).issues[0]
+      // A step matches none of its shapes: the shape the key belongs to says what is wrong with it.
+      const issues = formatIssues(error.issue).issues
+      const issue = issues.find((candidate) => candidate.message !== excessKey) ?? issues[0]
       const path = issue?.path ?? []
       const where = path.length === 0 ? "" : ` at ${path.map(segmentName).join(".")}`
       return Result.fail(`invalid script${where}: ${(issue?.message ?? String(error)).replace(/\s+/g, " ")}`)
