@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Result, Fiber, Layer, TestClock } from "effect"
+import { Duration, Effect, Result, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { AddressPolicy, DnsResolver, type UrlPolicyError, type ValidatedTarget } from "../../src/fetch/AddressPolicy"
 
 const validate = (
@@ -19,10 +20,10 @@ describe("AddressPolicy", () => {
       const result = yield* validate("http://127.0.0.1:11235/", production)
       assert.isTrue(Result.isFailure(result))
       if (Result.isFailure(result)) {
-        assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
-        assert.include(result.left.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
-        assert.include(result.left.message, "127.0.0.1")
-        assert.include(result.left.message, "loopback")
+        assert.strictEqual(result.failure.code, "PRIVATE_NETWORK_BLOCKED")
+        assert.include(result.failure.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
+        assert.include(result.failure.message, "127.0.0.1")
+        assert.include(result.failure.message, "loopback")
       }
     })
   )
@@ -32,8 +33,8 @@ describe("AddressPolicy", () => {
       const result = yield* validate("http://[::ffff:127.0.0.1]/", production)
       assert.isTrue(Result.isFailure(result))
       if (Result.isFailure(result)) {
-        assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
-        assert.strictEqual(result.left.address, "127.0.0.1")
+        assert.strictEqual(result.failure.code, "PRIVATE_NETWORK_BLOCKED")
+        assert.strictEqual(result.failure.address, "127.0.0.1")
       }
     })
   )
@@ -50,8 +51,8 @@ describe("AddressPolicy", () => {
         const result = yield* validate(url, development)
         assert.isTrue(Result.isFailure(result), url)
         if (Result.isFailure(result)) {
-          assert.strictEqual(result.left.code, "PRIVATE_NETWORK_BLOCKED")
-          assert.include(result.left.message, "cloud instance-metadata", url)
+          assert.strictEqual(result.failure.code, "PRIVATE_NETWORK_BLOCKED")
+          assert.include(result.failure.message, "cloud instance-metadata", url)
         }
       }
     })
@@ -71,8 +72,8 @@ describe("AddressPolicy", () => {
       const result = yield* validate("https://93.184.216.34/", production)
       assert.isTrue(Result.isSuccess(result))
       if (Result.isSuccess(result)) {
-        assert.deepStrictEqual(result.right.addresses, [{ address: "93.184.216.34", family: 4 }])
-        assert.isTrue(result.right.isIpLiteral)
+        assert.deepStrictEqual(result.success.addresses, [{ address: "93.184.216.34", family: 4 }])
+        assert.isTrue(result.success.isIpLiteral)
       }
     })
   )
@@ -81,7 +82,7 @@ describe("AddressPolicy", () => {
     Effect.gen(function* () {
       const result = yield* validate("http://nothing.invalid/", development)
       assert.isTrue(Result.isFailure(result))
-      if (Result.isFailure(result)) assert.strictEqual(result.left.code, "DNS_RESOLUTION_FAILED")
+      if (Result.isFailure(result)) assert.strictEqual(result.failure.code, "DNS_RESOLUTION_FAILED")
     })
   )
 
@@ -89,8 +90,8 @@ describe("AddressPolicy", () => {
     Effect.gen(function* () {
       const ftp = yield* validate("ftp://x", development)
       const junk = yield* validate("not a url", development)
-      assert.isTrue(Result.isFailure(ftp) && ftp.left.code === "INVALID_PROTOCOL")
-      assert.isTrue(Result.isFailure(junk) && junk.left.code === "INVALID_FORMAT")
+      assert.isTrue(Result.isFailure(ftp) && ftp.failure.code === "INVALID_PROTOCOL")
+      assert.isTrue(Result.isFailure(junk) && junk.failure.code === "INVALID_FORMAT")
     })
   )
 
@@ -100,11 +101,11 @@ describe("AddressPolicy", () => {
       const ok = yield* validate("https://EXAMPLE.com.../path", { ...production, dns })
       assert.isTrue(Result.isSuccess(ok))
       if (Result.isSuccess(ok)) {
-        assert.strictEqual(ok.right.host, "example.com")
-        assert.strictEqual(ok.right.addresses.length, 2)
+        assert.strictEqual(ok.success.host, "example.com")
+        assert.strictEqual(ok.success.addresses.length, 2)
       }
       const mixed = yield* validate("https://mixed.test/", { ...production, dns })
-      assert.isTrue(Result.isFailure(mixed) && mixed.left.address === "10.0.0.1")
+      assert.isTrue(Result.isFailure(mixed) && mixed.failure.address === "10.0.0.1")
     })
   )
 
@@ -117,11 +118,11 @@ describe("AddressPolicy", () => {
         )
       )
       yield* TestClock.adjust(Duration.millis(9_999))
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(fiber.pollUnsafe())
       yield* TestClock.adjust(Duration.millis(1))
       const result = yield* Fiber.join(fiber)
-      assert.isTrue(Result.isFailure(result) && result.left.code === "DNS_RESOLUTION_FAILED")
-      if (Result.isFailure(result)) assert.include(result.left.message, "timed out after 10000 ms")
+      assert.isTrue(Result.isFailure(result) && result.failure.code === "DNS_RESOLUTION_FAILED")
+      if (Result.isFailure(result)) assert.include(result.failure.message, "timed out after 10000 ms")
     })
   )
 })

@@ -1,11 +1,17 @@
 import { pbkdf2 } from "node:crypto"
 import { Resolver } from "node:dns/promises"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Result, Exit, Fiber, Layer, TestClock } from "effect"
+import { Clock, Duration, Effect, Result, Exit, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { AddressPolicy } from "../../src/fetch/AddressPolicy"
 import { caresQuery, DnsResolver, type DnsQuery, makeSystemResolver, type ResolvedAddress } from "../../src/fetch/DnsResolver"
 import { parseHostsFile } from "../../src/fetch/HostsFile"
 import { startFakeDnsServer } from "./fakeDnsServer"
+
+/** When the TestClock's pending sleeps wake: the clock keeps them in its own field, with no accessor. */
+const pendingWakes = TestClock.testClockWith((clock) =>
+  Effect.sync(() => (clock as unknown as { readonly sleeps: ReadonlyArray<{ readonly timestamp: number }> }).sleeps.map((entry) => entry.timestamp))
+)
 
 const v4 = (address: string): ResolvedAddress => ({ address, family: 4 })
 
@@ -66,7 +72,7 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       assert.deepStrictEqual(yield* resolver.lookup("intranet.example"), [v4("10.0.0.5")])
       assert.deepStrictEqual(yield* resolver.lookup("twice.example"), [v4("93.184.215.14"), { address: "2606:2800::1", family: 6 }])
       const missing = yield* Effect.result(resolver.lookup("missing.example"))
-      assert.isTrue(Result.isFailure(missing) && missing.left.reason === "ENOTFOUND")
+      assert.isTrue(Result.isFailure(missing) && missing.failure.reason === "ENOTFOUND")
       assert.deepStrictEqual(asked, ["twice.example", "missing.example"], "localhost and hosts-file names never reach DNS")
     })
   )
@@ -81,15 +87,15 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       const second = yield* validate("b.example")
       const third = yield* validate("c.example")
       yield* until(() => manual.calls.length === 2, "two queries in flight")
-      const now = yield* TestClock.currentTimeMillis
-      const due = yield* TestClock.sleeps()
-      assert.strictEqual(Chunk.filter(due, (at) => at === now + 10_000).length, 3, "all three lookups wait on the Clock")
+      const now = yield* Clock.currentTimeMillis
+      const due = yield* pendingWakes
+      assert.strictEqual(due.filter((at) => at === now + 10_000).length, 3, "all three lookups wait on the Clock")
       yield* TestClock.adjust(Duration.millis(9_999))
-      assert.isNull(first.unsafePoll())
+      assert.isUndefined(first.pollUnsafe())
       yield* TestClock.adjust(Duration.millis(1))
       for (const fiber of [first, second, third]) {
         const outcome = yield* Fiber.join(fiber)
-        assert.isTrue(Result.isFailure(outcome) && outcome.left.code === "DNS_RESOLUTION_FAILED" && outcome.left.reason.includes("timed out after 10000 ms"))
+        assert.isTrue(Result.isFailure(outcome) && outcome.failure.code === "DNS_RESOLUTION_FAILED" && outcome.failure.reason.includes("timed out after 10000 ms"))
       }
       assert.strictEqual(manual.calls.length, 2, "the third lookup never got a slot: at most 2 queries at once")
       // Abandoned queries still hold their slots: a new lookup waits until one of them settles.
@@ -101,7 +107,7 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       assert.strictEqual(manual.calls[2]?.host, "d.example")
       manual.calls[2]?.answer(["93.184.215.15"])
       const answered = yield* Fiber.join(fourth)
-      assert.isTrue(Result.isSuccess(answered) && answered.right.addresses[0]?.address === "93.184.215.15")
+      assert.isTrue(Result.isSuccess(answered) && answered.success.addresses[0]?.address === "93.184.215.15")
     })
   )
 
@@ -127,7 +133,7 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       ])
       assert.deepStrictEqual(yield* resolver.lookup("four.example"), [{ address: "93.184.215.20", family: 4 }])
       const missing = yield* Effect.result(resolver.lookup("missing.example"))
-      assert.isTrue(Result.isFailure(missing) && missing.left.reason === "ENOTFOUND")
+      assert.isTrue(Result.isFailure(missing) && missing.failure.reason === "ENOTFOUND")
 
       // Eight lookups hang on a name server that never answers (getaddrinfo would pin all four
       // libuv threads); meanwhile thread-pool work runs at once.
@@ -139,7 +145,7 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
         Promise.all(Array.from({ length: 8 }, () => new Promise<void>((resolve, reject) => pbkdf2("pw", "salt", 1_000, 32, "sha256", (error) => (error === null ? resolve() : reject(error))))))
       )
       assert.strictEqual(pooled.length, 8)
-      for (const fiber of hanging) assert.isNull(fiber.unsafePoll(), "the silent lookups are still pending")
+      for (const fiber of hanging) assert.isUndefined(fiber.pollUnsafe(), "the silent lookups are still pending")
       cares.cancel()
       for (const fiber of hanging) {
         const exit = yield* Fiber.await(fiber)

@@ -4,7 +4,7 @@ import { FetchConfig } from "../../src/config/FetchConfig"
 import { SearchConfig } from "../../src/config/SearchConfig"
 import { AddressPolicy, DnsResolver } from "../../src/fetch/AddressPolicy"
 
-const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
 
 const fetchSettings = (env: Record<string, string>) =>
   Effect.result(Effect.provide(FetchConfig, FetchConfig.layer.pipe(Layer.provide(withEnv(env)))))
@@ -12,7 +12,7 @@ const fetchSettings = (env: Record<string, string>) =>
 describe("FetchConfig / SearchConfig", () => {
   it.effect("defaults (design decision 12): production, private networks closed, 5 MB cap, 15 s, 3 redirects, 50000 characters", () =>
     Effect.gen(function* () {
-      const settings = Either.getOrThrow(yield* fetchSettings({}))
+      const settings = Result.getOrThrow(yield* fetchSettings({}))
       assert.isTrue(settings.production)
       assert.isFalse(settings.allowPrivateNetwork)
       assert.strictEqual(settings.maxBodyBytes, 5 * 1024 * 1024)
@@ -26,34 +26,34 @@ describe("FetchConfig / SearchConfig", () => {
 
   it.effect("RUN_ENV=development (explicit, any case) relaxes: private networks allowed, 50 MB cap", () =>
     Effect.gen(function* () {
-      const settings = Either.getOrThrow(yield* fetchSettings({ RUN_ENV: " Development " }))
+      const settings = Result.getOrThrow(yield* fetchSettings({ RUN_ENV: " Development " }))
       assert.isFalse(settings.production)
       assert.isTrue(settings.allowPrivateNetwork)
       assert.strictEqual(settings.maxBodyBytes, 50 * 1024 * 1024)
       const typo = yield* fetchSettings({ RUN_ENV: "dev" })
       assert.isTrue(Result.isFailure(typo))
-      if (Result.isFailure(typo)) assert.include(String(typo.left), "RUN_ENV")
+      if (Result.isFailure(typo)) assert.include(String(typo.failure), "RUN_ENV")
     })
   )
 
   it.effect("production: 5 MB cap, private blocked unless FETCH_URL_ALLOW_PRIVATE_NETWORK is true/1/yes/on", () =>
     Effect.gen(function* () {
-      const production = Either.getOrThrow(yield* fetchSettings({ RUN_ENV: "production" }))
+      const production = Result.getOrThrow(yield* fetchSettings({ RUN_ENV: "production" }))
       assert.isTrue(production.production)
       assert.isFalse(production.allowPrivateNetwork)
       assert.strictEqual(production.maxBodyBytes, 5 * 1024 * 1024)
       for (const value of ["true", "1", "YES", " on "]) {
-        const optedIn = Either.getOrThrow(yield* fetchSettings({ RUN_ENV: "production", FETCH_URL_ALLOW_PRIVATE_NETWORK: value }))
+        const optedIn = Result.getOrThrow(yield* fetchSettings({ RUN_ENV: "production", FETCH_URL_ALLOW_PRIVATE_NETWORK: value }))
         assert.isTrue(optedIn.allowPrivateNetwork, value)
       }
-      const no = Either.getOrThrow(yield* fetchSettings({ RUN_ENV: "production", FETCH_URL_ALLOW_PRIVATE_NETWORK: "nope" }))
+      const no = Result.getOrThrow(yield* fetchSettings({ RUN_ENV: "production", FETCH_URL_ALLOW_PRIVATE_NETWORK: "nope" }))
       assert.isFalse(no.allowPrivateNetwork)
     })
   )
 
   it.effect("floors and fallbacks: timeout min 1000, length min 1, redirects < 1 ⇒ 3; bad integers name the variable", () =>
     Effect.gen(function* () {
-      const settings = Either.getOrThrow(
+      const settings = Result.getOrThrow(
         yield* fetchSettings({
           FETCH_URL_TIMEOUT_MS: "10",
           FETCH_URL_MAX_CONTENT_LENGTH: "0",
@@ -71,7 +71,7 @@ describe("FetchConfig / SearchConfig", () => {
       assert.deepStrictEqual(settings.crawl4aiBaseUrl, Option.some("http://127.0.0.1:11235"))
       const bad = yield* fetchSettings({ FETCH_URL_TIMEOUT_MS: "soon" })
       assert.isTrue(Result.isFailure(bad))
-      if (Result.isFailure(bad)) assert.include(String(bad.left), "FETCH_URL_TIMEOUT_MS")
+      if (Result.isFailure(bad)) assert.include(String(bad.failure), "FETCH_URL_TIMEOUT_MS")
     })
   )
 

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, TestClock } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { makeHtmlConverter } from "../../src/fetch/html/HtmlConverter"
 import { htmlToMarkdown } from "../../src/fetch/html/htmlToMarkdown"
 
@@ -19,7 +20,7 @@ const large = article(300 * 1024)
 const baseUrl = new URL("https://example.test/articles/one")
 
 /** Waits (real time) until the pool has `count` threads. */
-const workersSettleAt = (converter: Effect.Effect.Success<ReturnType<typeof makeHtmlConverter>>, count: number) =>
+const workersSettleAt = (converter: Effect.Success<ReturnType<typeof makeHtmlConverter>>, count: number) =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < 500; attempt++) {
       if ((yield* converter.workerCount) === count) return
@@ -73,7 +74,7 @@ describe("HtmlConverter (HTML → Markdown off the event loop)", () => {
       yield* workersSettleAt(converter, 1)
       const third = yield* Effect.exit(converter.convert({ html: large }))
       assert.isTrue(Exit.isFailure(third))
-      const error = Exit.isFailure(third) ? Exit.causeOption(third) : undefined
+      const error = Exit.isFailure(third) ? Cause.pretty(third.cause) : undefined
       assert.include(String(error), "busy")
       assert.isTrue(Exit.isSuccess(yield* Fiber.await(first)))
       assert.isTrue(Exit.isSuccess(yield* Fiber.await(second)), "the queued page waits for the worker")

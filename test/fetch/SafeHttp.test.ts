@@ -1,10 +1,17 @@
 import { gzipSync } from "node:zlib"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Result, Exit, Fiber, Layer, TestClock } from "effect"
+import { Cause, Deferred, Duration, Effect, Result, Exit, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { ResponseSizeError } from "../../src/fetch/ResponseSizeError"
 import { SafeHttp, SafeHttpError, type SafeHttpRequest } from "../../src/fetch/SafeHttp"
 import { pageServer } from "../support/fakeWeb/pageServer"
 import { webStack, type WebKitOptions } from "../support/fakeWeb/webTestKit"
+
+/** The cause's error when the cause is that one failure and nothing else. */
+const onlyFailure = <E>(cause: Cause.Cause<E>): E | undefined => {
+  const [reason, ...rest] = cause.reasons
+  return rest.length === 0 && reason !== undefined && reason._tag === "Fail" ? reason.error : undefined
+}
 
 const MIB = 1024 * 1024
 
@@ -52,7 +59,7 @@ describe("SafeHttp", () => {
         pump()
       })
       const result = yield* Effect.result(request({ ...dev, settings: { maxBodyBytes: MIB } }, { url: `${server.origin}/` }))
-      assert.isTrue(Result.isFailure(result) && result.left instanceof ResponseSizeError)
+      assert.isTrue(Result.isFailure(result) && result.failure instanceof ResponseSizeError)
       assert.isTrue(yield* within(closed, 5_000))
       assert.isBelow(written, 64 * MIB)
     })
@@ -83,7 +90,7 @@ describe("SafeHttp", () => {
       const warm = yield* http.request({ url: `${server.origin}/first` })
       assert.strictEqual(Buffer.from(warm.body).toString(), "ok /first")
       const big = yield* Effect.result(http.request({ url: `${server.origin}/big` }))
-      assert.isTrue(Result.isFailure(big) && big.left instanceof ResponseSizeError)
+      assert.isTrue(Result.isFailure(big) && big.failure instanceof ResponseSizeError)
       assert.isTrue(yield* within(closed, 5_000), "the oversized download's socket was closed")
       const after = yield* http.request({ url: `${server.origin}/after` })
       assert.strictEqual(Buffer.from(after.body).toString(), "ok /after")
@@ -105,8 +112,8 @@ describe("SafeHttp", () => {
       })
       const http = yield* keptAlive({ ...dev, settings: { maxBodyBytes: 256 * 1024 } })
       const result = yield* Effect.result(http.request({ url: `${server.origin}/` }))
-      assert.isTrue(Result.isFailure(result) && result.left instanceof ResponseSizeError)
-      if (Result.isFailure(result)) assert.include(result.left.message, "exceeds the maximum allowed size (0.25 MB)")
+      assert.isTrue(Result.isFailure(result) && result.failure instanceof ResponseSizeError)
+      if (Result.isFailure(result)) assert.include(result.failure.message, "exceeds the maximum allowed size (0.25 MB)")
       assert.isTrue(yield* within(closed, 5_000), "closed while the service lives on")
     })
   )
@@ -120,7 +127,7 @@ describe("SafeHttp", () => {
       })
       assert.isBelow(bomb.length, MIB)
       const result = yield* Effect.result(request({ ...dev, settings: { maxBodyBytes: 2 * MIB } }, { url: `${server.origin}/` }))
-      assert.isTrue(Result.isFailure(result) && result.left instanceof ResponseSizeError)
+      assert.isTrue(Result.isFailure(result) && result.failure instanceof ResponseSizeError)
       const small = gzipSync(Buffer.from("hello gzip"))
       const ok = yield* pageServer((_request, response) => {
         response.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" })
@@ -140,7 +147,7 @@ describe("SafeHttp", () => {
           response.on("close", markClosed)
           response.writeHead(200, { "content-type": "text/plain" })
           response.write("a")
-          Deferred.unsafeDone(started, Exit.void)
+          Deferred.doneUnsafe(started, Exit.void)
           const drip = setInterval(() => (response.destroyed ? clearInterval(drip) : response.write("a")), 20)
         })
         const fiber = yield* Effect.forkChild(
@@ -148,12 +155,12 @@ describe("SafeHttp", () => {
         )
         yield* Deferred.await(started)
         yield* TestClock.adjust(Duration.millis(14_999))
-        assert.isNull(fiber.unsafePoll())
+        assert.isUndefined(fiber.pollUnsafe())
         yield* TestClock.adjust(Duration.millis(1))
         const exit = yield* Fiber.await(fiber)
         assert.isTrue(Exit.isFailure(exit))
         if (Exit.isFailure(exit)) {
-          const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+          const failure = onlyFailure(exit.cause)
           assert.instanceOf(failure, SafeHttpError)
           assert.strictEqual((failure as SafeHttpError).code, "TIMEOUT")
           assert.include((failure as SafeHttpError).message, "15000 ms")
@@ -167,12 +174,12 @@ describe("SafeHttp", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const arrived = yield* Deferred.make<void>()
-        const server = yield* pageServer(() => Deferred.unsafeDone(arrived, Exit.void))
+        const server = yield* pageServer(() => Deferred.doneUnsafe(arrived, Exit.void))
         const fiber = yield* Effect.forkChild(request(dev, { url: `${server.origin}/`, timeout: Duration.seconds(2) }))
         yield* Deferred.await(arrived)
         yield* TestClock.adjust(Duration.seconds(2))
         const exit = yield* Fiber.await(fiber)
-        assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail" && (exit.cause.error as SafeHttpError).code === "TIMEOUT")
+        assert.isTrue(Exit.isFailure(exit) && (onlyFailure(exit.cause) as SafeHttpError | undefined)?.code === "TIMEOUT")
       })
     )
   )
@@ -183,7 +190,7 @@ describe("SafeHttp", () => {
       const { closed, markClosed } = closedSignal()
       const server = yield* pageServer((incoming) => {
         incoming.socket.on("close", markClosed)
-        Deferred.unsafeDone(arrived, Exit.void)
+        Deferred.doneUnsafe(arrived, Exit.void)
       })
       const fiber = yield* Effect.forkChild(request(dev, { url: `${server.origin}/` }))
       yield* Deferred.await(arrived)
@@ -198,14 +205,14 @@ describe("SafeHttp", () => {
       const { closed, markClosed } = closedSignal()
       const server = yield* pageServer((incoming) => {
         incoming.socket.on("close", markClosed)
-        Deferred.unsafeDone(arrived, Exit.void)
+        Deferred.doneUnsafe(arrived, Exit.void)
       })
       const controller = new AbortController()
       const fiber = yield* Effect.forkChild(Effect.result(request(dev, { url: `${server.origin}/`, signal: controller.signal })))
       yield* Deferred.await(arrived)
       controller.abort()
       const result = yield* Fiber.join(fiber)
-      assert.isTrue(Result.isFailure(result) && result.left instanceof SafeHttpError && result.left.code === "ABORTED")
+      assert.isTrue(Result.isFailure(result) && result.failure instanceof SafeHttpError && result.failure.code === "ABORTED")
       assert.isTrue(yield* within(closed, 5_000))
     })
   )
@@ -266,7 +273,7 @@ describe("SafeHttp", () => {
         response.end("busy")
       })
       const nowhere = yield* Effect.result(request(dev, { url: `${server.origin}/nowhere` }))
-      assert.isTrue(Result.isFailure(nowhere) && nowhere.left instanceof SafeHttpError && nowhere.left.code === "BAD_REDIRECT")
+      assert.isTrue(Result.isFailure(nowhere) && nowhere.failure instanceof SafeHttpError && nowhere.failure.code === "BAD_REDIRECT")
       const busy = yield* request(dev, { url: `${server.origin}/busy` })
       assert.strictEqual(busy.status, 503)
     })

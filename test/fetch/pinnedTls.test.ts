@@ -69,7 +69,7 @@ describe("pinned TLS", () => {
       // Same pinned address, another name: the certificate does not cover it, so the handshake fails.
       const mismatch = yield* Effect.result(http.request({ url: `https://other.test:${port}/` }))
       assert.isTrue(Result.isFailure(mismatch))
-      if (Result.isFailure(mismatch)) assert.match(mismatch.left.message, /altnames|certificate/i)
+      if (Result.isFailure(mismatch)) assert.match(mismatch.failure.message, /altnames|certificate/i)
     })
   )
 })

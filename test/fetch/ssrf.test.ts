@@ -25,7 +25,7 @@ const namespaceWorks =
 
 const verdictOf = (result: Result.Result<unknown, UrlPolicyError>): Verdict => {
   if (Result.isSuccess(result)) return "allow"
-  const error = result.left
+  const error = result.failure
   if (error.code !== "PRIVATE_NETWORK_BLOCKED") return error.code
   return error.alwaysBlocked === true ? "always" : "blocked"
 }
@@ -100,11 +100,11 @@ if (namespaceWorks) {
             Effect.gen(function* () {
               const policy = yield* AddressPolicy
               const result = yield* Effect.result(policy.validate(entry.url))
-              assert.strictEqual(verdictOf(result), expected, Result.isFailure(result) ? result.left.message : "allowed")
+              assert.strictEqual(verdictOf(result), expected, Result.isFailure(result) ? result.failure.message : "allowed")
               if (Result.isFailure(result) && (expected === "blocked" || expected === "always")) {
-                if (entry.address !== undefined) assert.strictEqual(result.left.address, entry.address)
-                assert.include(result.left.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
-                assert.include(result.left.message, result.left.host)
+                if (entry.address !== undefined) assert.strictEqual(result.failure.address, entry.address)
+                assert.include(result.failure.message, "FETCH_URL_ALLOW_PRIVATE_NETWORK=true")
+                assert.include(result.failure.message, result.failure.host)
               }
             }).pipe(Effect.provide(layer))
           )
@@ -120,7 +120,7 @@ if (namespaceWorks) {
           for (const host of forms) {
             const { connector, result } = runRequest({ production: true, dns: ssrfDns }, `http://${host}:${server.port}/`)
             const outcome = yield* result
-            assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError", host)
+            assert.isTrue(Result.isFailure(outcome) && outcome.failure._tag === "UrlPolicyError", host)
             assert.deepStrictEqual(connector.attempts, [], host)
           }
           assert.strictEqual(server.connections(), 0)
@@ -145,7 +145,7 @@ if (namespaceWorks) {
           for (const host of ["127.1", "0x7f.1", "[::ffff:127.0.0.1]", "localhost"]) {
             const { result } = runRequest({ production: false, dns: ssrfDns }, `http://${host}:${server.port}/`)
             const outcome = yield* result
-            assert.isTrue(Result.isSuccess(outcome) && Buffer.from(outcome.right.body).toString() === "hello", host)
+            assert.isTrue(Result.isSuccess(outcome) && Buffer.from(outcome.success.body).toString() === "hello", host)
           }
           assert.isAtLeast(server.connections(), 4)
         })
@@ -217,8 +217,8 @@ if (namespaceWorks) {
             const outcome = yield* result
             assert.isTrue(Result.isFailure(outcome))
             if (Result.isFailure(outcome)) {
-              assert.instanceOf(outcome.left, UrlPolicyError)
-              assert.strictEqual(verdictOf(Result.fail(outcome.left as UrlPolicyError)), expected)
+              assert.instanceOf(outcome.failure, UrlPolicyError)
+              assert.strictEqual(verdictOf(Result.fail(outcome.failure as UrlPolicyError)), expected)
             }
             assert.strictEqual(start.requests.length, 1)
             assert.strictEqual(target.connections(), 0)
@@ -232,10 +232,10 @@ if (namespaceWorks) {
           const meta = yield* redirecting(() => "http://[::a9fe:a9fe]/")
           const toMeta = runRequest({ production: false }, `${meta.start.origin}/`)
           const refused = yield* toMeta.result
-          assert.isTrue(Result.isFailure(refused) && refused.left._tag === "UrlPolicyError" && refused.left.alwaysBlocked === true)
+          assert.isTrue(Result.isFailure(refused) && refused.failure._tag === "UrlPolicyError" && refused.failure.alwaysBlocked === true)
           const local = yield* redirecting((port) => `http://127.0.0.1:${port}/`)
           const followed = yield* runRequest({ production: false }, `${local.start.origin}/`).result
-          assert.isTrue(Result.isSuccess(followed) && followed.right.redirects === 1)
+          assert.isTrue(Result.isSuccess(followed) && followed.success.redirects === 1)
           assert.strictEqual(local.target.connections(), 1)
         })
       )
@@ -249,9 +249,9 @@ if (namespaceWorks) {
           const outcome = yield* runRequest({ production: false }, `${server.origin}/loop`).result
           assert.isTrue(Result.isFailure(outcome))
           if (Result.isFailure(outcome)) {
-            assert.instanceOf(outcome.left, SafeHttpError)
-            assert.include(outcome.left.message, "Too many redirects")
-            assert.include(outcome.left.message, "redirect loop")
+            assert.instanceOf(outcome.failure, SafeHttpError)
+            assert.include(outcome.failure.message, "Too many redirects")
+            assert.include(outcome.failure.message, "redirect loop")
           }
           assert.strictEqual(server.requests.length, 4)
         })
@@ -267,9 +267,9 @@ if (namespaceWorks) {
             } else response.end("done")
           })
           const three = yield* runRequest({ production: false }, `${server.origin}/3`).result
-          assert.isTrue(Result.isSuccess(three) && three.right.redirects === 3)
+          assert.isTrue(Result.isSuccess(three) && three.success.redirects === 3)
           const four = yield* runRequest({ production: false }, `${server.origin}/4`).result
-          assert.isTrue(Result.isFailure(four) && four.left.message.includes("Too many redirects"))
+          assert.isTrue(Result.isFailure(four) && four.failure.message.includes("Too many redirects"))
         })
       )
     })
@@ -289,7 +289,7 @@ if (namespaceWorks) {
             `http://rebind.test:${server.port}/first`
           )
           const outcome = yield* result
-          assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.address === "127.0.0.1")
+          assert.isTrue(Result.isFailure(outcome) && outcome.failure._tag === "UrlPolicyError" && outcome.failure.address === "127.0.0.1")
           assert.deepStrictEqual(server.requests.map((request) => request.url), ["/first"])
           assert.strictEqual(dns.calls(), 2)
           assert.deepStrictEqual(connector.attempts.map((attempt) => attempt.address), [PUBLIC])
@@ -305,7 +305,7 @@ if (namespaceWorks) {
           const dns = rebindingResolver("rebind.test", ["127.0.0.1", "169.254.169.254"])
           const { connector, result } = runRequest({ production: false, resolver: dns.resolver }, `http://rebind.test:${server.port}/`)
           const outcome = yield* result
-          assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.alwaysBlocked === true)
+          assert.isTrue(Result.isFailure(outcome) && outcome.failure._tag === "UrlPolicyError" && outcome.failure.alwaysBlocked === true)
           assert.strictEqual(server.requests.length, 1)
           assert.deepStrictEqual(connector.refused, [])
         })
@@ -318,7 +318,7 @@ if (namespaceWorks) {
           const dns = rebindingResolver("pinned.test", ["127.0.0.1", "169.254.169.254"])
           const { connector, result } = runRequest({ production: false, resolver: dns.resolver }, `http://pinned.test:${server.port}/`)
           const outcome = yield* result
-          assert.isTrue(Result.isSuccess(outcome) && Buffer.from(outcome.right.body).toString() === `pinned.test:${server.port}`)
+          assert.isTrue(Result.isSuccess(outcome) && Buffer.from(outcome.success.body).toString() === `pinned.test:${server.port}`)
           assert.strictEqual(dns.calls(), 1)
           assert.deepStrictEqual(connector.attempts.map((attempt) => attempt.address), ["127.0.0.1"])
         })
@@ -346,7 +346,7 @@ if (namespaceWorks) {
           for (const production of [true, false]) {
             const { connector, result } = runRequest({ production, dns: {} }, "http://nowhere.invalid/")
             const outcome = yield* result
-            assert.isTrue(Result.isFailure(outcome) && outcome.left._tag === "UrlPolicyError" && outcome.left.code === "DNS_RESOLUTION_FAILED")
+            assert.isTrue(Result.isFailure(outcome) && outcome.failure._tag === "UrlPolicyError" && outcome.failure.code === "DNS_RESOLUTION_FAILED")
             assert.deepStrictEqual(connector.attempts, [])
           }
         })

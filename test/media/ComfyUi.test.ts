@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, TestClock } from "effect"
+import { Duration, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { comfyCapabilities, fillWorkflow, placeholdersIn } from "../../src/media/image/comfyWorkflow"
 import type { ImageJob } from "../../src/media/image/ImageBackend"
 import { jobState } from "../../src/media/image/ComfyUi"

@@ -14,7 +14,7 @@ import { type WebKitOptions, webStack } from "../support/fakeWeb/webTestKit"
 export const httpClient = NodeHttpClient.layerUndici
 
 /** The service of `layer`, built in the current scope (its HTTP client lives as long). */
-const service = <I, S>(tag: Context.Tag<I, S>, layer: Layer.Layer<I>) => Effect.map(Layer.build(layer), (built) => Context.get(built, tag))
+const service = <I, S>(tag: Context.Key<I, S>, layer: Layer.Layer<I>) => Effect.map(Layer.build(layer), (built) => Context.get(built, tag))
 
 /**
  * The OpenAI Images backend; the links it answers with are fetched through the real safe_http

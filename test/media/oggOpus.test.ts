@@ -5,8 +5,8 @@ import { voiceOgg } from "../support/mediaFixtures"
 
 const info = (bytes: Uint8Array) => {
   const read = readOggOpus(bytes)
-  if (Result.isFailure(read)) throw new Error(read.left)
-  return read.right
+  if (Result.isFailure(read)) throw new Error(read.failure)
+  return read.success
 }
 
 describe("Ogg Opus reading (voice messages)", () => {
@@ -37,13 +37,13 @@ describe("Ogg Opus reading (voice messages)", () => {
   it("not Ogg, truncated, or Ogg without Opus: a reason, never a throw", () => {
     const mp3 = new Uint8Array([0x49, 0x44, 0x33, 0x04, 0, 0, 0, 0, 0, 0])
     assert.isFalse(looksLikeOgg(mp3))
-    assert.include(Either.getLeft(readOggOpus(mp3)).pipe((left) => left._tag === "Some" ? left.value : ""), "not an Ogg stream")
+    assert.include(Result.getFailure(readOggOpus(mp3)).pipe((left) => left._tag === "Some" ? left.value : ""), "not an Ogg stream")
     const truncated = voiceOgg().subarray(0, 200)
     assert.isTrue(Result.isFailure(readOggOpus(truncated)))
     const vorbis = new Uint8Array(voiceOgg())
     vorbis.set([...Buffer.from("OpusHeaX")], 28)
     const left = readOggOpus(vorbis)
-    assert.isTrue(Result.isFailure(left) && left.left.includes("OpusHead"))
+    assert.isTrue(Result.isFailure(left) && left.failure.includes("OpusHead"))
     assert.isTrue(Result.isFailure(readOggOpus(new Uint8Array(0))))
   })
 

@@ -7,8 +7,8 @@ import { pixelPng } from "../support/mediaFixtures"
 
 const decoded = (bytes: Uint8Array) => {
   const image = decodePng(bytes)
-  if (Result.isFailure(image)) throw new Error(image.left)
-  return image.right
+  if (Result.isFailure(image)) throw new Error(image.failure)
+  return image.success
 }
 
 const pixelAt = (image: ReturnType<typeof decoded>, x: number, y: number) => [...image.pixels.subarray((y * image.width + x) * 4, (y * image.width + x) * 4 + 4)]
@@ -67,12 +67,12 @@ describe("edit canvases", () => {
     const pixels = new Uint8Array(2 * 2 * 4).fill(200)
     pixels[3 * 4 + 3] = 0
     const canvas = inpaintCanvas(encodePng({ width: 2, height: 2, pixels }))
-    if (Result.isFailure(canvas)) throw new Error(canvas.left)
-    assert.deepStrictEqual([...decoded(canvas.right.mask).pixels].filter((_, index) => index % 4 === 0), [0, 0, 0, 255])
+    if (Result.isFailure(canvas)) throw new Error(canvas.failure)
+    assert.deepStrictEqual([...decoded(canvas.success.mask).pixels].filter((_, index) => index % 4 === 0), [0, 0, 0, 255])
     const opaque = inpaintCanvas(pixelPng())
-    assert.isTrue(Result.isFailure(opaque) && opaque.left.includes("transparent"))
+    assert.isTrue(Result.isFailure(opaque) && opaque.failure.includes("transparent"))
     const jpeg = inpaintCanvas(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))
-    assert.isTrue(Result.isFailure(jpeg) && jpeg.left.includes("PNG"))
+    assert.isTrue(Result.isFailure(jpeg) && jpeg.failure.includes("PNG"))
   })
 
   it("outpainting: the source on a larger transparent canvas, the new border white in the mask", () => {
@@ -80,13 +80,13 @@ describe("edit canvases", () => {
     assert.deepStrictEqual(outpaintBorders("up", 5000), { left: 0, right: 0, top: 1024, bottom: 0 })
     assert.deepStrictEqual(outpaintBorders("all", 1), { left: 64, right: 64, top: 64, bottom: 64 })
     const canvas = outpaintCanvas(pixelPng(), "right", 64)
-    if (Result.isFailure(canvas)) throw new Error(canvas.left)
-    assert.strictEqual(canvas.right.width, 68)
-    assert.strictEqual(canvas.right.height, 3)
-    const image = decoded(canvas.right.image)
+    if (Result.isFailure(canvas)) throw new Error(canvas.failure)
+    assert.strictEqual(canvas.success.width, 68)
+    assert.strictEqual(canvas.success.height, 3)
+    const image = decoded(canvas.success.image)
     assert.deepStrictEqual(pixelAt(image, 0, 0), [255, 0, 0, 255])
     assert.deepStrictEqual(pixelAt(image, 4, 0), [0, 0, 0, 0])
-    const mask = decoded(canvas.right.mask)
+    const mask = decoded(canvas.success.mask)
     assert.deepStrictEqual([pixelAt(mask, 3, 1)[0], pixelAt(mask, 4, 1)[0]], [0, 255])
   })
 })

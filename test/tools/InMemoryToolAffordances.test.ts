@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Duration, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { AFFORDANCE_WINDOW_TTL, make, makeWith, MAX_AFFORDANCE_CHANNELS, MAX_RETAINED_TOOLS } from "../../src/tools/InMemoryToolAffordances"
 
 describe("ToolAffordances in memory (seed step 7, design decision 2)", () => {
@@ -30,7 +31,7 @@ describe("ToolAffordances in memory (seed step 7, design decision 2)", () => {
 
   it.effect("[issue 11] windows expire on the Clock an hour after they were last extended, turns left or not", () =>
     Effect.gen(function*() {
-      assert.strictEqual(AFFORDANCE_WINDOW_TTL.toString(), "Duration(1h)")
+      assert.strictEqual(Duration.format(AFFORDANCE_WINDOW_TTL), "1h")
       const affordances = yield* make
       yield* affordances.retain("c1", "a", 3)
       yield* affordances.retain("c2", "b", 3)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
 import { ToolCallOutcome } from "../../../src/domain/ToolCallOutcome"
 import { deliberateModeOff, type DeliberateToolMode } from "../../../src/domain/DeliberateToolMode"
 import { executeToolCall } from "../../../src/loop/executeToolCall"
@@ -84,7 +84,7 @@ describe("deliberate mode in executeToolCall (planner output drives the gate)", 
         })
       }
     })
-  const callIn = (h: Effect.Effect.Success<ReturnType<typeof harnessFor>>, name: string) =>
+  const callIn = (h: Effect.Success<ReturnType<typeof harnessFor>>, name: string) =>
     h.run(executeToolCall({ ...callInput({ name, args: {} }), iteration: 0, attempt: testAttempt }))
 
   it.effect("[22] [25] a tool the message did not ask for is blocked: not run, no stat, no trigger notice", () =>
@@ -97,7 +97,7 @@ describe("deliberate mode in executeToolCall (planner output drives the gate)", 
       const response = ToolCallOutcome.$is("History")(outcome) ? outcome.historyEntry.functionResponse : undefined
       assert.include(JSON.stringify(response), "blocked_by_deliberate_tool_mode")
       assert.include(JSON.stringify(response), "web_search")
-      assert.deepStrictEqual((yield* block.calls).length, 0)
+      assert.deepStrictEqual((yield* Ref.get(block.calls)).length, 0)
       assert.strictEqual(yield* h.stats.pending, 0)
       assert.deepStrictEqual(yield* h.thoughtLog.notices.pipe(Effect.map((notices) => notices.filter((notice) => notice.kind === "deliberate_trigger"))), [])
     })
@@ -109,7 +109,7 @@ describe("deliberate mode in executeToolCall (planner output drives the gate)", 
       const h = yield* harnessFor([search.tool], "search for cats")
       const outcome = yield* callIn(h, "web_search")
       assert.isTrue(ToolCallOutcome.$is("History")(outcome) && outcome.success)
-      assert.strictEqual((yield* search.calls).length, 1)
+      assert.strictEqual((yield* Ref.get(search.calls)).length, 1)
       const notices = (yield* h.thoughtLog.notices).filter((notice) => notice.kind === "deliberate_trigger")
       assert.strictEqual(notices.length, 1)
       assert.include(JSON.stringify(notices[0]), "search")
@@ -143,7 +143,7 @@ describe("deliberate mode in executeToolCall (planner output drives the gate)", 
         )
         assert.isTrue(ToolCallOutcome.$is("History")(outcome) && outcome.success)
       }
-      assert.strictEqual((yield* block.calls).length, 3)
+      assert.strictEqual((yield* Ref.get(block.calls)).length, 3)
     })
   )
 })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, TestClock } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { GuildSettingsStore } from "../../../../src/store/GuildSettingsStore"
 import { PersonaBlockStore } from "../../../../src/store/PersonaBlockStore"
 import { BlockTargetResolver, type GuildMember } from "../../../../src/tools/builtin/blocking/BlockTargetResolver"

@@ -402,8 +402,8 @@ describe("fetch_url", () => {
       const interruptedClosed = yield* Deferred.make<void>()
       const server = yield* pageServer((request) => {
         // The GET never gets an answer.
-        request.socket.on("close", () => Deferred.unsafeDone(interruptedClosed, Exit.void))
-        Deferred.unsafeDone(arrived, Exit.void)
+        request.socket.on("close", () => Deferred.doneUnsafe(interruptedClosed, Exit.void))
+        Deferred.doneUnsafe(arrived, Exit.void)
       })
       const kit = fetchUrlKit({ production: false })
       const tool = yield* kit.tool
@@ -416,8 +416,8 @@ describe("fetch_url", () => {
       const again = yield* Deferred.make<void>()
       const abortedClosed = yield* Deferred.make<void>()
       const server2 = yield* pageServer((request) => {
-        request.socket.on("close", () => Deferred.unsafeDone(abortedClosed, Exit.void))
-        Deferred.unsafeDone(again, Exit.void)
+        request.socket.on("close", () => Deferred.doneUnsafe(abortedClosed, Exit.void))
+        Deferred.doneUnsafe(again, Exit.void)
       })
       const controller = new AbortController()
       const aborted = yield* Effect.forkChild(kit.call(tool, { url: `${server2.origin}/hang` }, { abortSignal: controller.signal }))

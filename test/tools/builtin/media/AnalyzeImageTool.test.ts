@@ -1,6 +1,7 @@
 import type { HttpClient } from "effect/http"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
+import { Duration, Effect, Fiber, Layer, Option, Redacted } from "effect"
+import { TestClock } from "effect/testing"
 import { VisionConfig } from "../../../../src/config/VisionConfig"
 import type { ChatMessage } from "../../../../src/domain/ChatMessage"
 import { MediaLibrary } from "../../../../src/media/MediaLibrary"
@@ -21,7 +22,7 @@ import { pixelPng } from "../../../support/mediaFixtures"
 
 const route = { model: "vision-model", apiKey: Redacted.make("sk-vision") }
 
-const buildTool = (model: LanguageModel["Type"], front: Layer.Layer<MessageImages> = MessageImages.none) =>
+const buildTool = (model: LanguageModel["Service"], front: Layer.Layer<MessageImages> = MessageImages.none) =>
   analyzeImageTool(route).pipe(Effect.provideService(LanguageModel, model), Effect.provide(front))
 
 const providers: ReadonlyArray<readonly [VisionVendor, (url: string) => Layer.Layer<LanguageModel, never, HttpClient.HttpClient>]> = [
@@ -117,7 +118,7 @@ describe("analyze_image", () => {
       const tool = yield* buildTool(model)
       const fiber = yield* Effect.forkChild(callMediaTool(tool, { media_id: stored.id }))
       yield* TestClock.adjust("59 seconds")
-      assert.isNull(fiber.unsafePoll(), "the model is still thinking before the deadline")
+      assert.isUndefined(fiber.pollUnsafe(), "the model is still thinking before the deadline")
       yield* TestClock.adjust("1 second")
       const { result } = yield* Fiber.join(fiber)
       assert.isFalse(result.success)

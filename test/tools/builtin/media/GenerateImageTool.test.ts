@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Fiber, Layer, Option, Ref, TestClock } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Option, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { ImageConfig, type ImageSettings } from "../../../../src/config/ImageConfig"
 import * as ComfyUi from "../../../../src/media/image/ComfyUi"
 import { ImageBackend } from "../../../../src/media/image/ImageBackend"
@@ -182,7 +183,7 @@ describe("generate_image", () => {
       const fiber = yield* Effect.forkChild(callMediaTool(tool, { prompt: "a fox" }))
       yield* Effect.promise(() => until(() => comfy.requests.some((request) => request.url.startsWith("/history/"))))
       yield* TestClock.adjust("29 seconds")
-      assert.isNull(fiber.unsafePoll(), "still polling before the deadline")
+      assert.isUndefined(fiber.pollUnsafe(), "still polling before the deadline")
       yield* TestClock.adjust("1 second")
       const { result } = yield* Fiber.join(fiber)
       assert.isFalse(result.success)
@@ -196,7 +197,7 @@ describe("generate_image", () => {
       const nothing = ImageBackend.of({
         name: "Nothing",
         capabilities: { textToImage: false, imageToImage: false, inpaint: false, outpaint: false, negativePrompt: false },
-        generate: () => Effect.dieMessage("never called")
+        generate: () => Effect.die(new Error("never called"))
       })
       const hidden = yield* generateImageTool.pipe(Effect.provideService(ImageBackend, nothing), Effect.provide(ImageConfig.make()))
       assert.isUndefined(hidden)

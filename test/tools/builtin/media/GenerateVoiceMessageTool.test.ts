@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Result, Fiber, Option, Ref, TestClock } from "effect"
+import { Deferred, Duration, Effect, Result, Fiber, Option, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { readOggOpus } from "../../../../src/media/oggOpus"
 import { generateVoiceMessageTool, voiceMessageSurface } from "../../../../src/tools/builtin/media/GenerateVoiceMessageTool"
 import { speechBackend } from "../../../media/backendKit"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { ChannelQueue } from "../../../../src/chat/ChannelQueue"
 import { ContextEnricher } from "../../../../src/chat/ContextEnricher"
 import type { TurnInput } from "../../../../src/chat/TurnInput"
@@ -56,7 +56,7 @@ const say = (text: string, place: { readonly channelId: string; readonly parentC
 describe("short-term memory in the context", () => {
   it.effect("what update_short_term_memory wrote in one turn is in front of the next turn's context", () =>
     Effect.gen(function*() {
-      const stores = yield* Layer.memoize(memoryStores)
+      const stores = Layer.succeedContext(yield* Layer.build(memoryStores))
       const script: S.Script = [
         S.callTool("update_short_term_memory", { summary: "planning a trip to Lisbon" }),
         S.reply("Noted."),
@@ -82,7 +82,7 @@ describe("short-term memory in the context", () => {
 
   it.effect("[decision 16] a memory written in one channel is absent from another channel's context; its threads see it", () =>
     Effect.gen(function*() {
-      const stores = yield* Layer.memoize(memoryStores)
+      const stores = Layer.succeedContext(yield* Layer.build(memoryStores))
       const layer = yield* chat(rememberScript, stores)
       yield* Effect.gen(function*() {
         yield* say("remember the moderators will ban user X", { channelId: "moderators" })
@@ -106,7 +106,7 @@ describe("short-term memory in the context", () => {
 
   it.effect("[decision 16] with server_wide_memory on, a memory written in one channel is in every channel's context (and only while it is on)", () =>
     Effect.gen(function*() {
-      const stores = yield* Layer.memoize(memoryStores)
+      const stores = Layer.succeedContext(yield* Layer.build(memoryStores))
       const layer = yield* chat(rememberScript, stores)
       yield* Effect.gen(function*() {
         const settings = yield* GuildSettingsStore
