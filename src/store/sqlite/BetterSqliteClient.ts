@@ -93,38 +93,38 @@ const makeConnection = (db: Sqlite, config: BetterSqliteConfig): BetterSqliteCon
     Duration.toMillis(config.prepareCacheTTL ?? Duration.minutes(10))
   )
 
+  /** Prepares (or reuses) the statement, then runs `use` on it; each step fails with its own SqlError. */
+  const withStatement = <A>(statement: () => Sqlite.Statement, use: (prepared: Sqlite.Statement, safeIntegers: boolean) => A) =>
+    Effect.flatMap(SqlClient.SafeIntegers, (safeIntegers) =>
+      Effect.flatMap(attempt("prepare", "Failed to prepare statement", statement), (prepared) =>
+        attempt("execute", "Failed to execute statement", () => use(prepared, safeIntegers))))
+
   /** Rows of a reader, `[]` for a write (or better-sqlite3's run result when `raw`). */
   const run = (statement: () => Sqlite.Statement, params: ReadonlyArray<unknown>, raw: boolean) =>
-    Effect.flatMap(SqlClient.SafeIntegers, (safeIntegers) =>
-      attempt("execute", "Failed to execute statement", (): ReadonlyArray<any> => {
-        const prepared = statement()
-        if (!prepared.reader) {
-          const result = prepared.run(...params)
-          return raw ? (result as unknown as ReadonlyArray<any>) : []
-        }
-        prepared.safeIntegers(safeIntegers)
-        return prepared.all(...params)
-      })
-    )
+    withStatement(statement, (prepared, safeIntegers): ReadonlyArray<any> => {
+      if (!prepared.reader) {
+        const result = prepared.run(...params)
+        return raw ? (result as unknown as ReadonlyArray<any>) : []
+      }
+      prepared.safeIntegers(safeIntegers)
+      return prepared.all(...params)
+    })
 
   /** Rows as arrays of values; the statement goes back to objects afterwards (it is shared). */
   const runValues = (statement: () => Sqlite.Statement, params: ReadonlyArray<unknown>) =>
-    Effect.flatMap(SqlClient.SafeIntegers, (safeIntegers) =>
-      attempt("execute", "Failed to execute statement", (): ReadonlyArray<ReadonlyArray<unknown>> => {
-        const prepared = statement()
-        if (!prepared.reader) {
-          prepared.run(...params)
-          return []
-        }
-        prepared.safeIntegers(safeIntegers)
-        prepared.raw(true)
-        try {
-          return prepared.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
-        } finally {
-          prepared.raw(false)
-        }
-      })
-    )
+    withStatement(statement, (prepared, safeIntegers): ReadonlyArray<ReadonlyArray<unknown>> => {
+      if (!prepared.reader) {
+        prepared.run(...params)
+        return []
+      }
+      prepared.safeIntegers(safeIntegers)
+      prepared.raw(true)
+      try {
+        return prepared.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
+      } finally {
+        prepared.raw(false)
+      }
+    })
 
   const cached = (sql: string) => () => prepared(sql)
   const fresh = (sql: string) => () => db.prepare(sql)
