@@ -17,8 +17,8 @@ const fromEnv: Config.Config<ChatSettings> = Config.all({
  * A Reference: the ChannelQueue finds the defaults without wiring (tests, embedding); `main`
  * provides the environment's values through `ChatConfig.layer`.
  */
-export class ChatConfig extends Context.Reference<ChatConfig>()("loopcord/config/ChatConfig", {
-  defaultValue: (): ChatSettings => defaultChatSettings
+export class ChatConfig extends Context.Reference<ChatSettings>("loopcord/config/ChatConfig", {
+  defaultValue: () => defaultChatSettings
 }) {
   static readonly layer = Layer.effect(ChatConfig, fromEnv)
   /** Defaults with overrides, for tests. */

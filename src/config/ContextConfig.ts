@@ -1,4 +1,5 @@
-import { Config, ConfigError, Context, Result, Layer } from "effect"
+import { Config, Context, Result, Layer } from "effect"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /**
  * The context budget's settings:
@@ -24,7 +25,7 @@ const MIN_CONTEXT_TOKENS = 1024
 const noWindowSetting: ContextWindowSetting = { all: undefined, byModel: new Map() }
 
 const invalid = (raw: string, reason: string) =>
-  ConfigError.InvalidData(["LLM_CONTEXT_TOKENS"], `${reason} (got "${raw}"); expected a token count such as 32768, or model=tokens pairs such as qwen3:8b=32768,llama3.1=8192`)
+  invalidSetting("LLM_CONTEXT_TOKENS", `${reason} (got "${raw}"); expected a token count such as 32768, or model=tokens pairs such as qwen3:8b=32768,llama3.1=8192`)
 
 const tokenCount = (text: string): number | undefined => {
   const trimmed = text.trim().replace(/_/g, "")
@@ -34,7 +35,7 @@ const tokenCount = (text: string): number | undefined => {
 }
 
 /** Parses `LLM_CONTEXT_TOKENS` (pure, for tests). */
-export const parseContextWindows = (raw: string): Result.Result<ContextWindowSetting, ConfigError.ConfigError> => {
+export const parseContextWindows = (raw: string): Result.Result<ContextWindowSetting, Config.ConfigError> => {
   const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
   let all: number | undefined
   const byModel = new Map<string, number>()
@@ -56,18 +57,18 @@ export const parseContextWindows = (raw: string): Result.Result<ContextWindowSet
   return Result.succeed({ all, byModel })
 }
 
-const contextWindowSetting: Config.Config<ContextWindowSetting> = Config.string("LLM_CONTEXT_TOKENS").pipe(
+const contextWindowSetting: Config.Config<ContextWindowSetting> = Config.String("LLM_CONTEXT_TOKENS").pipe(
   Config.withDefault(""),
-  Config.mapOrFail(parseContextWindows)
+  mapOrFail(parseContextWindows)
 )
 
-const compactionSetting: Config.Config<CompactionMode> = Config.string("CONTEXT_COMPACTION").pipe(
+const compactionSetting: Config.Config<CompactionMode> = Config.String("CONTEXT_COMPACTION").pipe(
   Config.withDefault("elide"),
-  Config.mapOrFail((raw) => {
+  mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     return value === "elide" || value === "summarize"
-      ? Either.right<CompactionMode>(value)
-      : Result.fail(ConfigError.InvalidData(["CONTEXT_COMPACTION"], `must be elide or summarize (got "${raw}")`))
+      ? Result.succeed<CompactionMode>(value)
+      : Result.fail(invalidSetting("CONTEXT_COMPACTION", `must be elide or summarize (got "${raw}")`))
   })
 )
 
@@ -85,8 +86,8 @@ export const contextSettings: Config.Config<ContextSettings> = Config.all({
  * A Reference: without wiring (tests, embedding) no window is set and older results are elided;
  * `main` provides the environment's values through `ContextConfig.layer`.
  */
-export class ContextConfig extends Context.Reference<ContextConfig>()("loopcord/config/ContextConfig", {
-  defaultValue: (): ContextSettings => ({ windows: noWindowSetting, compaction: "elide" })
+export class ContextConfig extends Context.Reference<ContextSettings>("loopcord/config/ContextConfig", {
+  defaultValue: () => ({ windows: noWindowSetting, compaction: "elide" })
 }) {
   static readonly layer = Layer.effect(ContextConfig, contextSettings)
   static readonly make = (overrides: Partial<ContextSettings> = {}) =>

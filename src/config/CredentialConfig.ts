@@ -1,5 +1,6 @@
-import { Config, ConfigError, Context, Result, Layer, Option, Redacted } from "effect"
+import { Config, Context, Result, Layer, Option, Redacted } from "effect"
 import { intSetting } from "./settings"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /**
  * Who may spend the server's key and how the stored keys are sealed:
@@ -40,14 +41,14 @@ export const decodeSecretKey = (raw: string): Result.Result<Uint8Array, string> 
 }
 
 const secretKeySetting = (name: string): Config.Config<Option.Option<Redacted.Redacted<Uint8Array>>> =>
-  Config.option(Config.redacted(name)).pipe(
-    Config.mapOrFail((value) => {
+  Config.option(Config.Redacted(name)).pipe(
+    mapOrFail((value) => {
       if (Option.isNone(value)) return Result.succeed(Option.none())
       const raw = Redacted.value(value.value)
       if (raw.trim().length === 0) return Result.succeed(Option.none())
-      return Either.match(decodeSecretKey(raw), {
-        onLeft: (problem) => Result.fail(ConfigError.InvalidData([name], problem)),
-        onRight: (bytes) => Result.succeed(Option.some(Redacted.make(bytes)))
+      return Result.match(decodeSecretKey(raw), {
+        onFailure: (problem) => Result.fail(invalidSetting(name, problem)),
+        onSuccess: (bytes) => Result.succeed(Option.some(Redacted.make(bytes)))
       })
     })
   )
@@ -59,11 +60,9 @@ const fromEnv: Config.Config<CredentialSettings> = Config.all({
   secretKey: secretKeySetting("LOOPCORD_SECRET_KEY"),
   previousSecretKey: secretKeySetting("LOOPCORD_SECRET_KEY_PREVIOUS")
 }).pipe(
-  Config.mapOrFail((settings) =>
+  mapOrFail((settings) =>
     Option.isSome(settings.previousSecretKey) && Option.isNone(settings.secretKey)
-      ? Result.fail(ConfigError.InvalidData(
-        ["LOOPCORD_SECRET_KEY_PREVIOUS"],
-        "is set but LOOPCORD_SECRET_KEY is not: set the new key too, so old secrets can be re-sealed"
+      ? Result.fail(invalidSetting("LOOPCORD_SECRET_KEY_PREVIOUS", "is set but LOOPCORD_SECRET_KEY is not: set the new key too, so old secrets can be re-sealed"
       ))
       : Result.succeed(settings)
   )

@@ -1,8 +1,9 @@
-import { Config, ConfigError, Context, Result, Layer, Option, Redacted } from "effect"
+import { Config, Context, Result, Layer, Option, Redacted } from "effect"
 import type { Persona } from "../domain/Persona"
 import { DEFAULT_PERSONA_NAME, DEFAULT_SYSTEM_PROMPT, personaSetting } from "./PersonaConfig"
 import { type ShardAssignment, shardAssignmentSetting } from "./ShardConfig"
 import { intSetting } from "./settings"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** Messages of reply text per turn when DISCORD_MAX_MESSAGES_PER_TURN is unset (docs/architecture.md, Delivery). */
 export const DEFAULT_MAX_MESSAGES_PER_TURN = 10
@@ -38,14 +39,15 @@ interface DiscordSettings {
 }
 
 const trimmedOption = (name: string) =>
-  Config.option(Config.string(name)).pipe(
+  Config.option(Config.String(name)).pipe(
     Config.map((value) => Option.filter(Option.map(value, (text) => text.trim()), (text) => text.length > 0))
   )
 
-const validated = (name: string, message: string, test: (value: string) => boolean) =>
+const validated = (name: string, message: string, test: (value: string) => boolean): Config.Config<string | undefined> =>
   trimmedOption(name).pipe(
-    Config.validate({ message, validation: (value) => Option.match(value, { onNone: () => true, onSome: test }) }),
-    Config.map(Option.getOrUndefined)
+    mapOrFail((value) =>
+      Option.match(value, { onNone: () => true, onSome: test }) ? Result.succeed(Option.getOrUndefined(value)) : Result.fail(invalidSetting(name, message))
+    )
   )
 
 const snowflake = (name: string) => validated(name, "must be a Discord id (digits only)", (id) => /^\d{5,22}$/.test(id))
@@ -64,12 +66,7 @@ const tokenSetting: Config.Config<Option.Option<Redacted.Redacted<string>>> = tr
 export const discordTokenPresent: Config.Config<boolean> = Config.map(tokenSetting, Option.isSome)
 
 const fromEnv: Config.Config<DiscordSettings> = Config.all({
-  token: tokenSetting.pipe(
-    Config.mapOrFail(Option.match({
-      onNone: () => Result.fail(ConfigError.MissingData(["DISCORD_TOKEN"], "DISCORD_TOKEN is required for the Discord bot: the token of its Bot page in the Developer Portal")),
-      onSome: (token) => Result.succeed(token)
-    }))
-  ),
+  token: tokenSetting,
   apiBaseUrl: apiBase,
   thoughtLogChannelId: snowflake("THOUGHT_LOG_CHANNEL_ID"),
   commandGuildId: snowflake("DISCORD_COMMAND_GUILD_ID"),
@@ -80,7 +77,13 @@ const fromEnv: Config.Config<DiscordSettings> = Config.all({
   maxMessagesPerTurn: intSetting("DISCORD_MAX_MESSAGES_PER_TURN", { default: DEFAULT_MAX_MESSAGES_PER_TURN, min: 1 }),
   globalRequestsPerSecond: intSetting("DISCORD_GLOBAL_REQUESTS_PER_SECOND", { default: DEFAULT_GLOBAL_REQUESTS_PER_SECOND, min: 1 })
 }).pipe(
-  Config.map(({ avatarUrl, persona, ...rest }) => ({ ...rest, persona: { ...persona, avatarUrl } }))
+  // Checked once every variable is read, so a missing token does not hide the other settings.
+  mapOrFail(({ avatarUrl, persona, token, ...rest }) =>
+    Option.match(token, {
+      onNone: () => Result.fail(invalidSetting("DISCORD_TOKEN", "DISCORD_TOKEN is required for the Discord bot: the token of its Bot page in the Developer Portal")),
+      onSome: (token) => Result.succeed({ ...rest, token, persona: { ...persona, avatarUrl } })
+    })
+  )
 )
 
 export class DiscordConfig extends Context.Service<DiscordConfig, DiscordSettings>()("loopcord/config/DiscordConfig") {

@@ -1,4 +1,5 @@
-import { Config, ConfigError, Context, Result, Layer, Option } from "effect"
+import { Config, Context, Result, Layer, Option } from "effect"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** Response Drafting (docs/architecture.md, Response Drafting): off unless `RESPONSE_DRAFTING=on`. */
 export interface DraftingSettings {
@@ -13,17 +14,17 @@ const draftingOff: DraftingSettings = { enabled: false, reviewModel: undefined }
 const ON = ["on", "true", "1", "yes"]
 const OFF = ["off", "false", "0", "no", ""]
 
-const enabled: Config.Config<boolean> = Config.string("RESPONSE_DRAFTING").pipe(
+const enabled: Config.Config<boolean> = Config.String("RESPONSE_DRAFTING").pipe(
   Config.withDefault("off"),
-  Config.mapOrFail((raw) => {
+  mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     if (ON.includes(value)) return Result.succeed(true)
     if (OFF.includes(value)) return Result.succeed(false)
-    return Result.fail(ConfigError.InvalidData(["RESPONSE_DRAFTING"], `must be on or off (got "${raw}")`))
+    return Result.fail(invalidSetting("RESPONSE_DRAFTING", `must be on or off (got "${raw}")`))
   })
 )
 
-const reviewModel: Config.Config<string | undefined> = Config.option(Config.string("RESPONSE_REVIEW_MODEL")).pipe(
+const reviewModel: Config.Config<string | undefined> = Config.option(Config.String("RESPONSE_REVIEW_MODEL")).pipe(
   Config.map((value) => Option.getOrUndefined(Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0)))
 )
 
@@ -34,8 +35,8 @@ export const draftingSettings: Config.Config<DraftingSettings> = Config.all({ en
  * A Reference: the loop finds "off" without any wiring (tests, embedding); `main` provides the
  * environment's values through `DraftingConfig.layer`.
  */
-export class DraftingConfig extends Context.Reference<DraftingConfig>()("loopcord/config/DraftingConfig", {
-  defaultValue: (): DraftingSettings => draftingOff
+export class DraftingConfig extends Context.Reference<DraftingSettings>("loopcord/config/DraftingConfig", {
+  defaultValue: () => draftingOff
 }) {
   static readonly layer = Layer.effect(DraftingConfig, draftingSettings)
   /** Drafting on (by default) with overrides, for tests. */

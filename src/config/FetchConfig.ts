@@ -1,6 +1,6 @@
 import { Config, Context, Duration, Layer, Option } from "effect"
 import { productionSetting } from "./RunEnv"
-import { flagSetting, intSetting, listSetting, millisSetting } from "./settings"
+import { flagSetting, intSetting, integerConfig, listSetting, millisSetting } from "./settings"
 
 /** fetch_url / safe_http settings (docs/architecture.md, fetch_url and safe_http). */
 export interface FetchSettings {
@@ -51,13 +51,13 @@ const fromEnv: Config.Config<FetchSettings> = Config.all({
   engineOrder: Config.map(listSetting("FETCH_URL_ENGINE_ORDER"), (names) => names.map((name) => name.toLowerCase())),
   maxContentLength: intSetting("FETCH_URL_MAX_CONTENT_LENGTH", { default: 50_000, min: 1 }),
   timeout: millisSetting("FETCH_URL_TIMEOUT_MS", { default: 15_000, min: 1_000 }),
-  maxFetchMb: Config.option(Config.integer("MAX_FETCH_SIZE_MB")),
+  maxFetchMb: Config.option(integerConfig("MAX_FETCH_SIZE_MB")),
   // A positive integer; anything else falls back to the default.
-  maxRedirects: Config.integer("USER_REMOTE_FETCH_MAX_REDIRECTS").pipe(
+  maxRedirects: integerConfig("USER_REMOTE_FETCH_MAX_REDIRECTS").pipe(
     Config.withDefault(3),
     Config.map((value) => (value >= 1 ? value : 3))
   ),
-  crawl4aiBaseUrl: Config.option(Config.nonEmptyString("CRAWL4AI_BASE_URL"))
+  crawl4aiBaseUrl: Config.option(Config.String("CRAWL4AI_BASE_URL")).pipe(Config.map(Option.filter((text) => text.length > 0)))
 }).pipe(
   Config.map(({ maxFetchMb, ...rest }) => ({
     ...rest,

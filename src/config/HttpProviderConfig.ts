@@ -1,6 +1,7 @@
-import { Config, ConfigError, Result } from "effect"
+import { Config, Result } from "effect"
 import { baseUrlSetting, toolCallingSetting } from "./ProviderConfig"
-import { intSetting } from "./settings"
+import { intSetting, integerConfig } from "./settings"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** Default and floor of `BOT_JSON_REPAIR_MAX_CHARS` (the longest cut-off tool-argument JSON the providers repair). */
 export const defaultJsonRepairMaxChars = 1_048_576
@@ -28,7 +29,7 @@ export const httpProviderSettings: Config.Config<HttpProviderSettings> = Config.
   toolCalling: toolCallingSetting,
   jsonRepairMaxChars: intSetting("BOT_JSON_REPAIR_MAX_CHARS", { default: defaultJsonRepairMaxChars, min: minJsonRepairMaxChars }),
   // A positive integer; anything else falls back to the default (an old setting may be 0 or negative).
-  verbatimMaxBufferChars: Config.integer("VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS").pipe(
+  verbatimMaxBufferChars: integerConfig("VERBATIM_TOOL_CALL_MAX_BUFFER_CHARS").pipe(
     Config.withDefault(defaultVerbatimMaxBufferChars),
     Config.map((value) => (value > 0 ? value : defaultVerbatimMaxBufferChars))
   )
@@ -38,13 +39,13 @@ export const httpProviderSettings: Config.Config<HttpProviderSettings> = Config.
  * `ANTHROPIC_PROMPT_CACHE`: `on` (default) places prompt-caching breakpoints on Anthropic
  * requests, `off` sends none. Also accepts true/false, yes/no, 1/0; anything else fails start-up.
  */
-export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.string("ANTHROPIC_PROMPT_CACHE").pipe(
+export const anthropicPromptCacheSetting: Config.Config<boolean> = Config.String("ANTHROPIC_PROMPT_CACHE").pipe(
   Config.withDefault("on"),
-  Config.mapOrFail((raw) => {
+  mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     if (["on", "true", "yes", "1"].includes(value)) return Result.succeed(true)
     if (["off", "false", "no", "0"].includes(value)) return Result.succeed(false)
-    return Result.fail(ConfigError.InvalidData(["ANTHROPIC_PROMPT_CACHE"], `must be on or off (got "${raw}")`))
+    return Result.fail(invalidSetting("ANTHROPIC_PROMPT_CACHE", `must be on or off (got "${raw}")`))
   })
 )
 

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs"
-import { Config, ConfigError, Context, Duration, Result, Layer, Option, Predicate, Redacted } from "effect"
+import { Config, Context, Duration, Result, Layer, Option, Predicate, Redacted } from "effect"
 import { millisSetting } from "./settings"
 import { parseJsonOrUndefined } from "../domain/parseJson"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** The image backends `generate_image` can use (`IMAGE_BACKEND`). */
 const IMAGE_BACKENDS = ["openai", "comfyui"] as const
@@ -45,13 +46,13 @@ const defaultImageSettings: ImageSettings = {
   maxResultBytes: 50 * 1024 * 1024
 }
 
-const invalid = (name: string, message: string) => ConfigError.InvalidData([name], message)
+const invalid = (name: string, message: string) => invalidSetting(name, message)
 
 /** An http(s) base URL or nothing; anything else names the variable. */
 export const baseUrlSetting = (name: string): Config.Config<Option.Option<string>> =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(""),
-    Config.mapOrFail((raw) => {
+    mapOrFail((raw) => {
       const url = raw.trim().replace(/\/+$/, "")
       if (url === "") return Result.succeed(Option.none())
       return /^https?:\/\/[^\s/]+/.test(url) && URL.canParse(url)
@@ -62,11 +63,11 @@ export const baseUrlSetting = (name: string): Config.Config<Option.Option<string
 
 /** A secret that may be unset or blank (blank ⇒ none). */
 export const optionalSecret = (name: string): Config.Config<Option.Option<Redacted.Redacted<string>>> =>
-  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((key) => Redacted.value(key).trim() !== "")))
+  Config.option(Config.Redacted(name)).pipe(Config.map(Option.filter((key) => Redacted.value(key).trim() !== "")))
 
-const backendSetting: Config.Config<Option.Option<ImageBackendKind>> = Config.string("IMAGE_BACKEND").pipe(
+const backendSetting: Config.Config<Option.Option<ImageBackendKind>> = Config.String("IMAGE_BACKEND").pipe(
   Config.withDefault(""),
-  Config.mapOrFail((raw) => {
+  mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     if (value === "") return Result.succeed(Option.none())
     const kind = IMAGE_BACKENDS.find((candidate) => candidate === value)
@@ -90,15 +91,15 @@ export const parseWorkflowSetting = (raw: string, readFile: (path: string) => st
   }
   const parsed = parseJsonOrUndefined(text)
   if (parsed === undefined) return Result.fail("is not valid JSON (export the workflow with \"Save (API Format)\")")
-  return Predicate.isRecord(parsed)
+  return Predicate.isObject(parsed)
     ? Result.succeed(Option.some(parsed as ComfyWorkflowJson))
     : Result.fail("must be a JSON object (an API-format workflow: node id → { class_type, inputs })")
 }
 
-const workflowSetting: Config.Config<Option.Option<ComfyWorkflowJson>> = Config.string("COMFYUI_WORKFLOW").pipe(
+const workflowSetting: Config.Config<Option.Option<ComfyWorkflowJson>> = Config.String("COMFYUI_WORKFLOW").pipe(
   Config.withDefault(""),
-  Config.mapOrFail((raw) =>
-    Either.mapLeft(parseWorkflowSetting(raw, (path) => readFileSync(path, "utf8")), (message) => invalid("COMFYUI_WORKFLOW", message))
+  mapOrFail((raw) =>
+    Result.mapError(parseWorkflowSetting(raw, (path) => readFileSync(path, "utf8")), (message) => invalid("COMFYUI_WORKFLOW", message))
   )
 )
 
@@ -106,19 +107,19 @@ const fromEnv: Config.Config<ImageSettings> = Config.all({
   backend: backendSetting,
   baseUrl: baseUrlSetting("IMAGE_BASE_URL"),
   apiKey: optionalSecret("IMAGE_API_KEY"),
-  model: Config.string("IMAGE_MODEL").pipe(Config.withDefault(""), Config.map((model) => model.trim())),
+  model: Config.String("IMAGE_MODEL").pipe(Config.withDefault(""), Config.map((model) => model.trim())),
   comfyWorkflow: workflowSetting,
-  defaultPositiveTags: Config.string("IMAGE_DEFAULT_POSITIVE_TAGS").pipe(Config.withDefault(""), Config.map((tags) => tags.trim())),
-  defaultNegativeTags: Config.string("IMAGE_DEFAULT_NEGATIVE_TAGS").pipe(Config.withDefault(""), Config.map((tags) => tags.trim())),
+  defaultPositiveTags: Config.String("IMAGE_DEFAULT_POSITIVE_TAGS").pipe(Config.withDefault(""), Config.map((tags) => tags.trim())),
+  defaultNegativeTags: Config.String("IMAGE_DEFAULT_NEGATIVE_TAGS").pipe(Config.withDefault(""), Config.map((tags) => tags.trim())),
   timeout: millisSetting("IMAGE_TIMEOUT_MS", { default: 180_000, min: 1_000 })
 }).pipe(
-  Config.mapOrFail(({ baseUrl, model, ...rest }) => {
+  mapOrFail(({ baseUrl, model, ...rest }) => {
     const backend = Option.getOrUndefined(rest.backend)
     if (backend === "comfyui" && Option.isNone(baseUrl)) {
-      return Result.fail(ConfigError.MissingData(["IMAGE_BASE_URL"], "required for IMAGE_BACKEND=comfyui: the ComfyUI server, e.g. http://127.0.0.1:8188"))
+      return Result.fail(invalidSetting("IMAGE_BASE_URL", "required for IMAGE_BACKEND=comfyui: the ComfyUI server, e.g. http://127.0.0.1:8188"))
     }
     if (backend === "comfyui" && Option.isNone(rest.comfyWorkflow)) {
-      return Result.fail(ConfigError.MissingData(["COMFYUI_WORKFLOW"], "required for IMAGE_BACKEND=comfyui: an API-format workflow (JSON or a file path)"))
+      return Result.fail(invalidSetting("COMFYUI_WORKFLOW", "required for IMAGE_BACKEND=comfyui: an API-format workflow (JSON or a file path)"))
     }
     return Result.succeed({
       ...defaultImageSettings,

@@ -1,22 +1,7 @@
-import {
-  Cause,
-  Config,
-  ConfigError,
-  Context,
-  Effect,
-  Result,
-  FiberId,
-  FiberRef,
-  FiberRefs,
-  Inspectable,
-  Layer,
-  List,
-  Logger,
-  LogLevel,
-  Option,
-  Tracer
-} from "effect"
+import { Cause, Config, Context, Effect, Formatter, Layer, Logger, LogLevel, Option, References, Result, Tracer } from "effect"
+import type * as Fiber from "effect/Fiber"
 import { runEnvSetting } from "./RunEnv"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 type LogFormat = "pretty" | "json"
 
@@ -26,15 +11,15 @@ interface LoggingSettings {
 }
 
 const LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
-  all: LogLevel.All,
-  trace: LogLevel.Trace,
-  debug: LogLevel.Debug,
-  info: LogLevel.Info,
-  warn: LogLevel.Warning,
-  warning: LogLevel.Warning,
-  error: LogLevel.Error,
-  fatal: LogLevel.Fatal,
-  none: LogLevel.None
+  all: "All",
+  trace: "Trace",
+  debug: "Debug",
+  info: "Info",
+  warn: "Warn",
+  warning: "Warn",
+  error: "Error",
+  fatal: "Fatal",
+  none: "None"
 }
 
 /**
@@ -44,22 +29,22 @@ const LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
  */
 const loggingSettingsWith = (defaultLevel: "info" | "warn"): Config.Config<LoggingSettings> =>
   Config.all({
-    level: Config.string("LOG_LEVEL").pipe(
+    level: Config.String("LOG_LEVEL").pipe(
       Config.withDefault(defaultLevel),
-      Config.mapOrFail((raw) => {
+      mapOrFail((raw) => {
         const level = LEVELS[raw.trim().toLowerCase()]
         return level === undefined
-          ? Result.fail(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of trace, debug, info, warn, error, fatal, none (got "${raw}")`))
+          ? Result.fail(invalidSetting("LOG_LEVEL", `must be one of trace, debug, info, warn, error, fatal, none (got "${raw}")`))
           : Result.succeed(level)
       })
     ),
-    format: Config.all({ runEnv: runEnvSetting, raw: Config.option(Config.string("LOG_FORMAT")) }).pipe(
-      Config.mapOrFail(({ raw, runEnv }) => {
-        if (Option.isNone(raw)) return Either.right<LogFormat>(runEnv === "production" ? "json" : "pretty")
+    format: Config.all({ runEnv: runEnvSetting, raw: Config.option(Config.String("LOG_FORMAT")) }).pipe(
+      mapOrFail(({ raw, runEnv }) => {
+        if (Option.isNone(raw)) return Result.succeed<LogFormat>(runEnv === "production" ? "json" : "pretty")
         const value = raw.value.trim().toLowerCase()
         return value === "pretty" || value === "json"
-          ? Either.right<LogFormat>(value)
-          : Result.fail(ConfigError.InvalidData(["LOG_FORMAT"], `must be pretty or json (got "${raw.value}")`))
+          ? Result.succeed<LogFormat>(value)
+          : Result.fail(invalidSetting("LOG_FORMAT", `must be pretty or json (got "${raw.value}")`))
       })
     )
   })
@@ -75,7 +60,7 @@ const asText = (value: unknown): string => {
     return JSON.stringify(value) ?? String(value)
   } catch {
     // Circular or a bigint inside: the library's cycle-safe form.
-    return Inspectable.stringifyCircular(value)
+    return Formatter.formatJson(value)
   }
 }
 
@@ -103,15 +88,16 @@ const write = (line: string): void => {
  * printed: a step logs at `info`, so this is on the hot path.
  */
 const prettyLineLogger = (options: { readonly colours: boolean }) =>
-  Logger.make<unknown, void>(({ annotations, cause, date, fiberId, logLevel, message, spans }) => {
-    const label = logLevel.label
-    let line = `[${clock(date)}] ${options.colours ? `\x1b[${levelColour[label] ?? "0"}m${label}\x1b[0m` : label} (${FiberId.threadName(fiberId)}): ${messageText(message)}`
-    for (const [key, value] of annotations) line += ` ${key}=${oneLine(asText(value))}`
-    if (List.isCons(spans)) {
+  Logger.make<unknown, void>(({ cause, date, fiber, logLevel, message }) => {
+    const label = logLevel.toUpperCase()
+    let line = `[${clock(date)}] ${options.colours ? `\x1b[${levelColour[label] ?? "0"}m${label}\x1b[0m` : label} (#${fiber.id}): ${messageText(message)}`
+    for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) line += ` ${key}=${oneLine(asText(value))}`
+    const spans = fiber.getRef(References.CurrentLogSpans)
+    if (spans.length > 0) {
       const now = date.getTime()
-      for (const span of spans) line += ` ${span.label}=${now - span.startTime}ms`
+      for (const [spanLabel, startTime] of spans) line += ` ${spanLabel}=${now - startTime}ms`
     }
-    if (!Cause.isEmpty(cause)) line += `\n${Cause.pretty(cause, { renderErrorCause: true })}`
+    if (cause.reasons.length > 0) line += `\n${Cause.pretty(cause)}`
     write(`${line}\n`)
   })
 
@@ -119,35 +105,36 @@ const prettyLineLogger = (options: { readonly colours: boolean }) =>
  * The trace a record belongs to, when it was logged inside a span (telemetry on): a JSON line
  * then carries `traceId` / `spanId`, so the logs on stderr join the traces in the collector.
  */
-const traceOf = (context: FiberRefs.FiberRefs): { readonly traceId: string; readonly spanId: string } | undefined => {
-  const span = Context.getOption(FiberRefs.getOrDefault(context, FiberRef.currentContext), Tracer.ParentSpan)
+const traceOf = (fiber: Fiber.Fiber<unknown, unknown>): { readonly traceId: string; readonly spanId: string } | undefined => {
+  const span = Context.getOption(fiber.context, Tracer.ParentSpan)
   return Option.isSome(span) ? { traceId: span.value.traceId, spanId: span.value.spanId } : undefined
 }
 
 /** `json`: one compact JSON object per line, the fields of Effect's `jsonLogger` (plus the trace, in a span). */
-const jsonLineLogger = Logger.make<unknown, void>(({ annotations, cause, context, date, fiberId, logLevel, message, spans }) => {
+const jsonLineLogger = Logger.make<unknown, void>(({ cause, date, fiber, logLevel, message }) => {
   const fields: Record<string, unknown> = {}
-  for (const [key, value] of annotations) fields[key] = typeof value === "string" ? oneLine(value) : value
+  for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) fields[key] = typeof value === "string" ? oneLine(value) : value
   const spanFields: Record<string, number> = {}
-  if (List.isCons(spans)) {
+  const spans = fiber.getRef(References.CurrentLogSpans)
+  if (spans.length > 0) {
     const now = date.getTime()
-    for (const span of spans) spanFields[span.label] = now - span.startTime
+    for (const [label, startTime] of spans) spanFields[label] = now - startTime
   }
   const record = {
     message: messageText(message),
-    logLevel: logLevel.label,
+    logLevel: logLevel.toUpperCase(),
     timestamp: date.toISOString(),
-    ...(Cause.isEmpty(cause) ? {} : { cause: Cause.pretty(cause, { renderErrorCause: true }) }),
+    ...(cause.reasons.length === 0 ? {} : { cause: Cause.pretty(cause) }),
     annotations: fields,
     spans: spanFields,
-    fiberId: FiberId.threadName(fiberId),
-    ...traceOf(context)
+    fiberId: `#${fiber.id}`,
+    ...traceOf(fiber)
   }
   let line: string
   try {
     line = JSON.stringify(record)
   } catch {
-    line = Inspectable.stringifyCircular(record)
+    line = Formatter.formatJson(record)
   }
   write(`${line}\n`)
 })
@@ -162,20 +149,21 @@ export const loggerLayer = (settings: LoggingSettings): Layer.Layer<never> =>
     Layer.effectDiscard(Effect.sync(() => {
       if (process.stderr.listenerCount("error") === 0) process.stderr.on("error", () => {})
     })),
-    Logger.replace(
-      Logger.defaultLogger,
-      settings.format === "json" ? jsonLineLogger : prettyLineLogger({ colours: process.stderr.isTTY === true })
-    ),
-    Logger.minimumLogLevel(settings.level)
+    Logger.layer([settings.format === "json" ? jsonLineLogger : prettyLineLogger({ colours: process.stderr.isTTY === true })]),
+    Layer.succeed(References.MinimumLogLevel, settings.level)
   )
 
 /**
  * An info record whose annotations are built only when info records are written: below the
  * level (LOG_LEVEL=warn, the benches) it costs a level check, not the annotation object and the
- * FiberRef copies `Effect.annotateLogs` makes.
+ * context copies `Effect.annotateLogs` makes.
  */
 export const logInfoWith = (message: string, annotations: () => Readonly<Record<string, unknown>>): Effect.Effect<void> =>
-  Effect.asVoid(Effect.whenLogLevel(Effect.suspend(() => Effect.annotateLogs(Effect.logInfo(message), annotations())), LogLevel.Info))
+  Effect.withFiber((fiber) =>
+    LogLevel.isGreaterThanOrEqualTo("Info", fiber.getRef(References.MinimumLogLevel))
+      ? Effect.annotateLogs(Effect.logInfo(message), annotations())
+      : Effect.void
+  )
 
-export const loggingLayer = (defaultLevel: "info" | "warn" = "info"): Layer.Layer<never, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(loggingSettingsWith(defaultLevel), loggerLayer))
+export const loggingLayer = (defaultLevel: "info" | "warn" = "info"): Layer.Layer<never, Config.ConfigError> =>
+  Layer.unwrap(Effect.map(loggingSettingsWith(defaultLevel), loggerLayer))

@@ -1,5 +1,5 @@
 import { Config, Context, Duration, Layer, Option } from "effect"
-import { intSetting, millisSetting } from "./settings"
+import { intSetting, integerConfig, millisSetting } from "./settings"
 
 /** Limits of the tool loop and its stream passes (docs/architecture.md, Loop guards). */
 export interface LoopSettings {
@@ -46,7 +46,7 @@ const defaultLoopSettings: LoopSettings = {
 const fromEnv: Config.Config<LoopSettings> = Config.all({
   toolExecutionTimeout: millisSetting("TOOL_EXECUTION_TIMEOUT_MS", { default: 300_000, min: 10_000 }),
   streamInactivityTimeout: millisSetting("STREAM_SDK_CALL_TIMEOUT_MS", { default: 120_000, min: 10_000 }),
-  firstTokenOverride: Config.option(Config.integer("STREAM_FIRST_TOKEN_TIMEOUT_MS")),
+  firstTokenOverride: Config.option(integerConfig("STREAM_FIRST_TOKEN_TIMEOUT_MS")),
   maxIterations: intSetting("BOT_MAX_FUNCTION_CALL_ITERATIONS", { default: 100, min: 1 }),
   maxConsecutiveToolErrors: intSetting("BOT_MAX_CONSECUTIVE_TOOL_ERRORS", { default: 5, min: 1 }),
   maxReasoningChars: intSetting("STREAM_MAX_REASONING_CHARS", { default: DEFAULT_MAX_REASONING_CHARS, min: MIN_MAX_REASONING_CHARS }),

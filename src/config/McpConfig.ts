@@ -1,18 +1,18 @@
-import { Config, ConfigError, Context, Duration, Result, Layer, Option, ParseResult, type Redacted, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, type Redacted, Result, Schema, SchemaIssue } from "effect"
 import { flagSetting, intSetting, millisSetting } from "./settings"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** How a global MCP server is reached. */
-const McpTransportName = Schema.Literal("streamable-http", "sse", "stdio").annotations({
-  message: () => ({ message: 'transport must be "streamable-http", "sse" or "stdio"', override: true })
+const McpTransportName = Schema.Literals(["streamable-http", "sse", "stdio"]).annotate({
+  message: 'transport must be "streamable-http", "sse" or "stdio"'
 })
-type McpTransportName = typeof McpTransportName.Type
 
-const ServerName = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/, { message: () => "name must be 1-64 letters, digits, '_' or '-'" })
+const ServerName = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9_-]{1,64}$/, { message: "name must be 1-64 letters, digits, '_' or '-'" })
 )
 
-const HttpUrl = Schema.String.pipe(
-  Schema.filter((raw) => {
+const HttpUrl = Schema.String.check(
+  Schema.makeFilter((raw: string) => {
     const parsed = URL.canParse(raw) ? new URL(raw) : undefined
     return parsed !== undefined && (parsed.protocol === "http:" || parsed.protocol === "https:")
       ? true
@@ -23,11 +23,11 @@ const HttpUrl = Schema.String.pipe(
 const GlobalMcpServerEntry = Schema.Struct({
   name: ServerName,
   url: Schema.optional(HttpUrl),
-  transport: Schema.optionalWith(McpTransportName, { default: () => "streamable-http" as const }),
-  command: Schema.optional(Schema.NonEmptyTrimmedString),
-  args: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
-}).pipe(
-  Schema.filter((entry) => {
+  transport: Schema.optionalKey(McpTransportName).pipe(Schema.withDecodingDefaultKey(Effect.succeed("streamable-http" as const))),
+  command: Schema.optional(Schema.Trimmed.check(Schema.isNonEmpty())),
+  args: Schema.optionalKey(Schema.Array(Schema.String)).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
+}).check(
+  Schema.makeFilter((entry) => {
     if (entry.transport === "stdio") {
       return entry.command !== undefined || `server '${entry.name}': transport stdio needs a command`
     }
@@ -38,8 +38,8 @@ const GlobalMcpServerEntry = Schema.Struct({
 /** One process-wide MCP server from `MCP_SERVERS`. */
 export type GlobalMcpServerConfig = typeof GlobalMcpServerEntry.Type
 
-const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry)).pipe(
-  Schema.filter((servers) => {
+const GlobalMcpServerList = Schema.fromJsonString(Schema.Array(GlobalMcpServerEntry)).check(
+  Schema.makeFilter((servers) => {
     const seen = new Set<string>()
     for (const server of servers) {
       if (seen.has(server.name)) return `duplicate server name '${server.name}'`
@@ -49,14 +49,18 @@ const GlobalMcpServerList = Schema.parseJson(Schema.Array(GlobalMcpServerEntry))
   })
 )
 
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
 /** Decodes the `MCP_SERVERS` value; the error text names the variable. */
 const parseMcpServers = (raw: string): Result.Result<ReadonlyArray<GlobalMcpServerConfig>, string> => {
   if (raw.trim() === "") return Result.succeed([])
-  return Schema.decodeUnknownEither(GlobalMcpServerList)(raw).pipe(
-    Either.mapLeft((error) => {
-      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  return Schema.decodeUnknownResult(GlobalMcpServerList)(raw).pipe(
+    Result.mapError((error) => {
+      const issues = formatIssues(error.issue).issues
         .slice(0, 3)
-        .map((issue) => (issue.path.length === 0 ? issue.message : `at ${issue.path.map((key) => `[${String(key)}]`).join("")}: ${issue.message}`))
+        .map((issue) => (issue.path === undefined || issue.path.length === 0
+          ? issue.message
+          : `at ${issue.path.map((key) => `[${String(key)}]`).join("")}: ${issue.message}`))
       return `MCP_SERVERS is not a valid JSON array of servers (${issues.join("; ")})`
     })
   )
@@ -141,25 +145,25 @@ const defaultMcpSettings: McpSettings = {
  * ⇒ default, no minimum). A negative value is treated as 0 rather than an invalid Duration.
  */
 const lenientNumber = (name: string, fallback: number): Config.Config<number> =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(""),
     Config.map((raw) => Math.max(Number(raw) || fallback, 0))
   )
 
-const globalServersConfig: Config.Config<ReadonlyArray<GlobalMcpServerConfig>> = Config.string("MCP_SERVERS").pipe(
+const globalServersConfig: Config.Config<ReadonlyArray<GlobalMcpServerConfig>> = Config.String("MCP_SERVERS").pipe(
   Config.withDefault(""),
-  Config.mapOrFail((raw) => Either.mapLeft(parseMcpServers(raw), (message) => ConfigError.InvalidData(["MCP_SERVERS"], message)))
+  mapOrFail((raw) => Result.mapError(parseMcpServers(raw), (message) => invalidSetting("MCP_SERVERS", message)))
 )
 
 const smitheryConfig: Config.Config<Option.Option<SmitherySettings>> = Config.all({
-  apiKey: Config.option(Config.redacted("SMITHERY_API_KEY")),
-  baseUrl: Config.string("SMITHERY_API_BASE_URL").pipe(Config.withDefault(SMITHERY_DEFAULT_BASE_URL)),
-  namespace: Config.option(Config.nonEmptyString("SMITHERY_NAMESPACE"))
+  apiKey: Config.option(Config.Redacted("SMITHERY_API_KEY")),
+  baseUrl: Config.String("SMITHERY_API_BASE_URL").pipe(Config.withDefault(SMITHERY_DEFAULT_BASE_URL)),
+  namespace: Config.option(Config.String("SMITHERY_NAMESPACE")).pipe(Config.map(Option.filter((text) => text.length > 0)))
 }).pipe(
-  Config.mapOrFail(({ apiKey, baseUrl, namespace }) =>
+  mapOrFail(({ apiKey, baseUrl, namespace }) =>
     URL.canParse(baseUrl)
       ? Result.succeed(Option.map(apiKey, (key) => ({ apiKey: key, baseUrl: baseUrl.replace(/\/+$/, ""), namespace })))
-      : Result.fail(ConfigError.InvalidData(["SMITHERY_API_BASE_URL"], `SMITHERY_API_BASE_URL is not a URL: ${baseUrl}`))
+      : Result.fail(invalidSetting("SMITHERY_API_BASE_URL", `SMITHERY_API_BASE_URL is not a URL: ${baseUrl}`))
   )
 )
 

@@ -1,5 +1,6 @@
-import { Config, ConfigError, Context, Result, Layer, Option } from "effect"
+import { Config, Context, Result, Layer, Option } from "effect"
 import { providerSettings } from "./ProviderConfig"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** A server's model chain: at most this many models (the primary, then fallbacks). */
 const MAX_MODEL_CHAIN = 5
@@ -65,16 +66,17 @@ export const makeModelChoices = (defaults: ReadonlyArray<string>, allowed: Reado
 
 /** `LLM_MODELS_ALLOWED` with `LLM_MODELS`. */
 export const modelChoicesSetting: Config.Config<ModelChoices> = Config.all({
-  provider: providerSettings,
-  raw: Config.option(Config.string("LLM_MODELS_ALLOWED"))
+  // Read first: a provider setting that fails must not hide this variable from the catalogue.
+  raw: Config.option(Config.String("LLM_MODELS_ALLOWED")),
+  provider: providerSettings
 }).pipe(
-  Config.mapOrFail(({ provider, raw }) => {
+  mapOrFail(({ provider, raw }) => {
     const listed = Option.match(raw, { onNone: () => [], onSome: trimmedList })
     if (listed.length === 1 && listed[0] === "*") return Result.succeed(makeModelChoices(provider.models, "*"))
     const bad = listed.find((name) => !plausibleName(name))
     return bad === undefined
       ? Result.succeed(makeModelChoices(provider.models, listed))
-      : Result.fail(ConfigError.InvalidData(["LLM_MODELS_ALLOWED"], `must be a comma-separated list of model names, or * (got "${bad.slice(0, 60)}")`))
+      : Result.fail(invalidSetting("LLM_MODELS_ALLOWED", `must be a comma-separated list of model names, or * (got "${bad.slice(0, 60)}")`))
   })
 )
 

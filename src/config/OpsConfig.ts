@@ -1,5 +1,6 @@
-import { Config, ConfigError, Context, Duration, Result, Layer, Option, Redacted } from "effect"
-import { millisSetting } from "./settings"
+import { Config, Context, Duration, Result, Layer, Option, Redacted } from "effect"
+import { integerConfig, millisSetting } from "./settings"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** Where traces, metrics and logs go over OTLP/HTTP, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
 export interface OtlpSettings {
@@ -28,15 +29,15 @@ export const defaultOpsSettings: OpsSettings = {
 }
 
 const optionalText = (name: string): Config.Config<Option.Option<string>> =>
-  Config.option(Config.string(name)).pipe(Config.map((value) => Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0)))
+  Config.option(Config.String(name)).pipe(Config.map((value) => Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0)))
 
 const endpoint = optionalText("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(
-  Config.mapOrFail((value) => {
+  mapOrFail((value) => {
     if (Option.isNone(value)) return Result.succeed(Option.none<string>())
     const url = URL.canParse(value.value) ? new URL(value.value) : undefined
     return url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
       ? Result.succeed(Option.some(value.value.replace(/\/+$/, "")))
-      : Result.fail(ConfigError.InvalidData(["OTEL_EXPORTER_OTLP_ENDPOINT"], `must be the collector's http(s) base URL such as http://otel-collector:4318 (got "${value.value}")`))
+      : Result.fail(invalidSetting("OTEL_EXPORTER_OTLP_ENDPOINT", `must be the collector's http(s) base URL such as http://otel-collector:4318 (got "${value.value}")`))
   })
 )
 
@@ -58,24 +59,24 @@ export const parseOtlpHeaders = (raw: string): Result.Result<Readonly<Record<str
   return Result.succeed(headers)
 }
 
-const headers = Config.option(Config.redacted("OTEL_EXPORTER_OTLP_HEADERS")).pipe(
-  Config.mapOrFail((value) =>
+const headers = Config.option(Config.Redacted("OTEL_EXPORTER_OTLP_HEADERS")).pipe(
+  mapOrFail((value) =>
     Option.match(value, {
       onNone: () => Result.succeed(Redacted.make<Readonly<Record<string, string>>>({})),
       onSome: (secret) =>
-        Either.mapBoth(parseOtlpHeaders(Redacted.value(secret)), {
+        Result.mapBoth(parseOtlpHeaders(Redacted.value(secret)), {
           // The message never repeats the value: it may be a credential.
-          onLeft: (detail) => ConfigError.InvalidData(["OTEL_EXPORTER_OTLP_HEADERS"], `must be key=value pairs separated by commas: ${detail}`),
-          onRight: (parsed) => Redacted.make(parsed)
+          onFailure: (detail) => invalidSetting("OTEL_EXPORTER_OTLP_HEADERS", `must be key=value pairs separated by commas: ${detail}`),
+          onSuccess: (parsed) => Redacted.make(parsed)
         })
     })
   )
 )
 
-const healthPort = Config.option(Config.integer("HEALTH_PORT")).pipe(
-  Config.mapOrFail((port) =>
+const healthPort = Config.option(integerConfig("HEALTH_PORT")).pipe(
+  mapOrFail((port) =>
     Option.isSome(port) && (port.value < 0 || port.value > 65_535)
-      ? Result.fail(ConfigError.InvalidData(["HEALTH_PORT"], `must be a TCP port, 0 to 65535 (got ${port.value})`))
+      ? Result.fail(invalidSetting("HEALTH_PORT", `must be a TCP port, 0 to 65535 (got ${port.value})`))
       : Result.succeed(port)
   )
 )

@@ -7,7 +7,7 @@ export const DEFAULT_SYSTEM_PROMPT =
   "tell the user plainly when a tool fails instead of pretending it worked."
 
 const optionalText = (name: string) =>
-  Config.option(Config.string(name)).pipe(
+  Config.option(Config.String(name)).pipe(
     Config.map((value) => Option.getOrUndefined(Option.filter(Option.map(value, (text) => text.trim()), (text) => text.length > 0)))
   )
 

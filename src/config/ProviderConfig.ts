@@ -1,4 +1,5 @@
-import { Config, ConfigError, Context, Result, Layer, Option, Redacted } from "effect"
+import { Config, Context, Result, Layer, Option, Redacted } from "effect"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** The model providers loopcord ships (`LLM_PROVIDER`). */
 export const PROVIDER_KINDS = ["openai-compatible", "openai-responses", "anthropic", "google", "novelai", "scripted"] as const
@@ -21,13 +22,13 @@ const SCRIPTED_DEFAULT_MODEL = "scripted"
 
 const trimmedList = (raw: string) => raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
 
-const provider: Config.Config<ProviderKind> = Config.string("LLM_PROVIDER").pipe(
+const provider: Config.Config<ProviderKind> = Config.String("LLM_PROVIDER").pipe(
   Config.withDefault("openai-compatible"),
-  Config.mapOrFail((raw) => {
+  mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     const kind = PROVIDER_KINDS.find((candidate) => candidate === value)
     return kind === undefined
-      ? Result.fail(ConfigError.InvalidData(["LLM_PROVIDER"], `must be one of ${PROVIDER_KINDS.join(", ")} (got "${raw}")`))
+      ? Result.fail(invalidSetting("LLM_PROVIDER", `must be one of ${PROVIDER_KINDS.join(", ")} (got "${raw}")`))
       : Result.succeed(kind)
   })
 )
@@ -49,16 +50,16 @@ const fallbackNames = (pick: "apiKey" | "baseUrl"): ReadonlyArray<string> => [
 
 /** Unset and blank are the same: nothing configured. */
 const optionalText = (name: string): Config.Config<Option.Option<string>> =>
-  Config.option(Config.string(name)).pipe(Config.map((value) => Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0)))
+  Config.option(Config.String(name)).pipe(Config.map((value) => Option.filter(Option.map(value, (raw) => raw.trim()), (raw) => raw.length > 0)))
 
 /** Every vendor variable of one kind, read whatever the provider (a lookup is free; only the chosen one is validated). */
 const vendorValues = (pick: "apiKey" | "baseUrl"): Config.Config<Readonly<Record<string, Option.Option<string>>>> =>
   Config.all(Object.fromEntries(fallbackNames(pick).map((name) => [name, optionalText(name)])))
 
-const httpUrl = (name: string, url: string): Result.Result<string, ConfigError.ConfigError> =>
+const httpUrl = (name: string, url: string): Result.Result<string, Config.ConfigError> =>
   /^https?:\/\/[^\s/]+/.test(url)
     ? Result.succeed(url)
-    : Result.fail(ConfigError.InvalidData([name], `must be an http(s) URL such as http://127.0.0.1:11434/v1 (got "${url}")`))
+    : Result.fail(invalidSetting(name, `must be an http(s) URL such as http://127.0.0.1:11434/v1 (got "${url}")`))
 
 /**
  * `LLM_BASE_URL`, else the provider's vendor variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`);
@@ -69,7 +70,7 @@ export const baseUrlSetting: Config.Config<string | undefined> = Config.all({
   configured: optionalText("LLM_BASE_URL"),
   vendor: vendorValues("baseUrl")
 }).pipe(
-  Config.mapOrFail(({ configured, provider, vendor }) => {
+  mapOrFail(({ configured, provider, vendor }) => {
     if (Option.isSome(configured)) return httpUrl("LLM_BASE_URL", configured.value)
     const name = VENDOR_FALLBACKS[provider]?.baseUrl
     const fallback = name === undefined ? Option.none() : vendor[name] ?? Option.none()
@@ -80,7 +81,7 @@ export const baseUrlSetting: Config.Config<string | undefined> = Config.all({
 /** `LLM_API_KEYS`, else the provider's vendor key (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`). */
 const apiKeys: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.all({
   provider,
-  configured: Config.option(Config.redacted("LLM_API_KEYS")),
+  configured: Config.option(Config.Redacted("LLM_API_KEYS")),
   vendor: vendorValues("apiKey")
 }).pipe(
   Config.map(({ configured, provider, vendor }) => {
@@ -93,13 +94,13 @@ const apiKeys: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.
 )
 
 /** `LLM_TOOL_CALLING`: `native` or `verbatim`, any case. Parsed here only (the providers read this value). */
-export const toolCallingSetting: Config.Config<"native" | "verbatim"> = Config.string("LLM_TOOL_CALLING").pipe(
+export const toolCallingSetting: Config.Config<"native" | "verbatim"> = Config.String("LLM_TOOL_CALLING").pipe(
   Config.withDefault("native"),
-  Config.mapOrFail((raw) => {
+  mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     return value === "native" || value === "verbatim"
-      ? Either.right<"native" | "verbatim">(value)
-      : Result.fail(ConfigError.InvalidData(["LLM_TOOL_CALLING"], `must be native or verbatim (got "${raw}")`))
+      ? Result.succeed<"native" | "verbatim">(value)
+      : Result.fail(invalidSetting("LLM_TOOL_CALLING", `must be native or verbatim (got "${raw}")`))
   })
 )
 
@@ -108,16 +109,14 @@ export const providerSettings: Config.Config<ProviderSettings> = Config.all({
   provider,
   baseUrl: baseUrlSetting,
   apiKeys,
-  rawModels: Config.string("LLM_MODELS").pipe(Config.withDefault("")),
+  rawModels: Config.String("LLM_MODELS").pipe(Config.withDefault("")),
   toolCalling: toolCallingSetting
 }).pipe(
-  Config.mapOrFail(({ rawModels, ...rest }) => {
+  mapOrFail(({ rawModels, ...rest }) => {
     const listed = trimmedList(rawModels)
     if (listed.length > 0) return Result.succeed({ ...rest, models: listed })
     if (rest.provider === "scripted") return Result.succeed({ ...rest, models: [SCRIPTED_DEFAULT_MODEL] })
-    return Result.fail(ConfigError.MissingData(
-      ["LLM_MODELS"],
-      `required for LLM_PROVIDER=${rest.provider}: the primary model, then fallbacks, comma-separated`
+    return Result.fail(invalidSetting("LLM_MODELS", `required for LLM_PROVIDER=${rest.provider}: the primary model, then fallbacks, comma-separated`
     ))
   })
 )

@@ -1,4 +1,5 @@
-import { Config, ConfigError, Result } from "effect"
+import { Config, Result } from "effect"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 type RunEnv = "development" | "production"
 
@@ -7,13 +8,13 @@ type RunEnv = "development" | "production"
  * else fails start-up: a typo must not silently drop the production guards. The development
  * relaxations apply only when `RUN_ENV=development` is set explicitly.
  */
-export const runEnvSetting: Config.Config<RunEnv> = Config.string("RUN_ENV").pipe(
+export const runEnvSetting: Config.Config<RunEnv> = Config.String("RUN_ENV").pipe(
   Config.withDefault("production"),
-  Config.mapOrFail((raw) => {
+  mapOrFail((raw) => {
     const value = raw.trim().toLowerCase()
     return value === "development" || value === "production"
-      ? Either.right<RunEnv>(value)
-      : Result.fail(ConfigError.InvalidData(["RUN_ENV"], `must be development or production (got "${raw}")`))
+      ? Result.succeed<RunEnv>(value)
+      : Result.fail(invalidSetting("RUN_ENV", `must be development or production (got "${raw}")`))
   })
 )
 

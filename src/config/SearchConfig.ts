@@ -25,11 +25,11 @@ const defaultSearchSettings: SearchSettings = {
 }
 
 const trimmedUrl = (name: string) =>
-  Config.option(Config.nonEmptyString(name)).pipe(Config.map(Option.map((url) => url.trim().replace(/\/+$/, ""))))
+  Config.option(Config.String(name)).pipe(Config.map((value) => Option.map(Option.filter(value, (text) => text.length > 0), (url) => url.trim().replace(/\/+$/, ""))))
 
 const fromEnv: Config.Config<SearchSettings> = Config.all({
   searxngBaseUrl: trimmedUrl("SEARXNG_BASE_URL"),
-  braveApiKey: Config.option(Config.redacted("BRAVE_API_KEY")).pipe(
+  braveApiKey: Config.option(Config.Redacted("BRAVE_API_KEY")).pipe(
     Config.map(Option.filter((key) => Redacted.value(key).trim() !== ""))
   ),
   braveApiBaseUrl: trimmedUrl("BRAVE_API_BASE_URL").pipe(Config.map(Option.getOrElse(() => defaultSearchSettings.braveApiBaseUrl))),

@@ -1,5 +1,5 @@
 import { Config, Context, Duration, Layer } from "effect"
-import { intSetting, millisSetting } from "./settings"
+import { booleanConfig, intSetting, millisSetting } from "./settings"
 
 /** The operator's limits on what servers configure for themselves (docs/architecture.md, Servers configure their bot). */
 export interface ServerControlSettings {
@@ -23,12 +23,12 @@ const defaultServerControlSettings: ServerControlSettings = {
 const fromEnv: Config.Config<ServerControlSettings> = Config.all({
   toolApprovalTimeout: millisSetting("TOOL_APPROVAL_TIMEOUT_MS", { default: 120_000, min: 5_000 }),
   replyChainMax: Config.map(intSetting("DISCORD_REPLY_CHAIN_MAX", { default: 10, min: 0 }), (value) => Math.min(value, REPLY_CHAIN_CEILING)),
-  allowDms: Config.boolean("DISCORD_ALLOW_DMS").pipe(Config.withDefault(true))
+  allowDms: booleanConfig("DISCORD_ALLOW_DMS").pipe(Config.withDefault(true))
 })
 
 /** A Reference: fronts and tests find the defaults without wiring; `main` provides the environment's. */
-export class ServerSettingsConfig extends Context.Reference<ServerSettingsConfig>()("loopcord/config/ServerSettingsConfig", {
-  defaultValue: (): ServerControlSettings => defaultServerControlSettings
+export class ServerSettingsConfig extends Context.Reference<ServerControlSettings>("loopcord/config/ServerSettingsConfig", {
+  defaultValue: () => defaultServerControlSettings
 }) {
   static readonly layer = Layer.effect(ServerSettingsConfig, fromEnv)
   static readonly make = (overrides: Partial<ServerControlSettings> = {}) =>

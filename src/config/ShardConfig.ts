@@ -1,4 +1,6 @@
-import { Config, ConfigError, Result, Option } from "effect"
+import { Config, Result, Option } from "effect"
+import { invalidSetting, mapOrFail } from "./settingError"
+import { integerConfig } from "./settings"
 
 /** The shards this process runs out of how many the bot has (several hosts split one bot). */
 export interface ShardAssignment {
@@ -34,22 +36,22 @@ export const parseShardIds = (raw: string, count: number): Result.Result<Readonl
  * count ⇒ an error naming the variable.
  */
 export const shardAssignmentSetting: Config.Config<Option.Option<ShardAssignment>> = Config.all({
-  ids: Config.option(Config.string("DISCORD_SHARD_IDS")).pipe(Config.map(Option.filter((raw) => raw.trim() !== ""))),
-  count: Config.option(Config.integer("DISCORD_SHARD_COUNT"))
+  ids: Config.option(Config.String("DISCORD_SHARD_IDS")).pipe(Config.map(Option.filter((raw) => raw.trim() !== ""))),
+  count: Config.option(integerConfig("DISCORD_SHARD_COUNT"))
 }).pipe(
-  Config.mapOrFail(({ count, ids }) => {
+  mapOrFail(({ count, ids }) => {
     if (Option.isNone(count)) {
       return Option.isNone(ids)
         ? Result.succeed(Option.none())
-        : Result.fail(ConfigError.MissingData(["DISCORD_SHARD_COUNT"], "DISCORD_SHARD_COUNT is required with DISCORD_SHARD_IDS: the bot's total number of shards"))
+        : Result.fail(invalidSetting("DISCORD_SHARD_COUNT", "DISCORD_SHARD_COUNT is required with DISCORD_SHARD_IDS: the bot's total number of shards"))
     }
     if (count.value < 1 || count.value > MAX_SHARD_COUNT) {
-      return Result.fail(ConfigError.InvalidData(["DISCORD_SHARD_COUNT"], `must be between 1 and ${MAX_SHARD_COUNT} (got ${count.value})`))
+      return Result.fail(invalidSetting("DISCORD_SHARD_COUNT", `must be between 1 and ${MAX_SHARD_COUNT} (got ${count.value})`))
     }
     if (Option.isNone(ids)) return Result.succeed(Option.some({ ids: Array.from({ length: count.value }, (_, id) => id), count: count.value }))
-    return Either.mapBoth(parseShardIds(ids.value, count.value), {
-      onLeft: (detail) => ConfigError.InvalidData(["DISCORD_SHARD_IDS"], detail),
-      onRight: (parsed) => Option.some({ ids: parsed, count: count.value })
+    return Result.mapBoth(parseShardIds(ids.value, count.value), {
+      onFailure: (detail) => invalidSetting("DISCORD_SHARD_IDS", detail),
+      onSuccess: (parsed) => Option.some({ ids: parsed, count: count.value })
     })
   })
 )

@@ -28,7 +28,7 @@ const defaultSpeechSettings: SpeechSettings = {
 }
 
 const trimmedOr = (name: string, fallback: string) =>
-  Config.string(name).pipe(Config.withDefault(""), Config.map((value) => (value.trim() === "" ? fallback : value.trim())))
+  Config.String(name).pipe(Config.withDefault(""), Config.map((value) => (value.trim() === "" ? fallback : value.trim())))
 
 const fromEnv: Config.Config<SpeechSettings> = Config.all({
   baseUrl: baseUrlSetting("SPEECH_BASE_URL"),

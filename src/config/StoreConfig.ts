@@ -1,15 +1,16 @@
-import { Config, ConfigError, Context, Duration, Result, Layer } from "effect"
+import { Config, Context, Duration, Result, Layer } from "effect"
 import { DEFAULT_DATABASE_URL, type DatabaseTarget, parseDatabaseUrl } from "./DatabaseUrl"
 import { millisSetting } from "./settings"
+import { invalidSetting, mapOrFail } from "./settingError"
 
 /** `STORE_TIMEOUT_MS` default. */
 export const DEFAULT_STORE_TIMEOUT = Duration.millis(10_000)
 
 /** `DATABASE_URL`: a bad value fails start-up with one line naming the variable. */
-export const databaseTargetConfig: Config.Config<DatabaseTarget> = Config.string("DATABASE_URL").pipe(
+export const databaseTargetConfig: Config.Config<DatabaseTarget> = Config.String("DATABASE_URL").pipe(
   Config.withDefault(DEFAULT_DATABASE_URL),
-  Config.mapOrFail((raw) =>
-    Either.mapLeft(parseDatabaseUrl(raw), (message) => ConfigError.InvalidData(["DATABASE_URL"], message))
+  mapOrFail((raw) =>
+    Result.mapError(parseDatabaseUrl(raw), (message) => invalidSetting("DATABASE_URL", message))
   )
 )
 

@@ -26,7 +26,7 @@ const defaultVisionSettings: VisionSettings = {
 }
 
 const fromEnv: Config.Config<VisionSettings> = Config.all({
-  model: Config.string("VISION_MODEL").pipe(
+  model: Config.String("VISION_MODEL").pipe(
     Config.withDefault(""),
     Config.map((model) => (model.trim() === "" ? Option.none() : Option.some(model.trim())))
   ),

@@ -1,4 +1,4 @@
-import { ConfigError, ConfigProvider, ConfigProviderPathPatch, Effect, HashSet, Layer } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
 import { anthropicPromptCacheSetting, httpProviderSettings, novelAiSettings } from "./HttpProviderConfig"
 import { ChatConfig } from "./ChatConfig"
 import { ContextConfig } from "./ContextConfig"
@@ -204,42 +204,38 @@ export const settingDefinitions: ReadonlyArray<Effect.Effect<unknown, unknown>> 
   personaSetting,
   loggingSettings,
   mediaDirSetting,
-  Effect.scoped(Layer.build(Layer.mergeAll(
-    LoopConfig.layer,
-    ChatConfig.layer,
-    ContextConfig.layer,
-    StoreConfig.layer,
-    CredentialConfig.layer,
-    DraftingConfig.layer,
-    ImageConfig.layer,
-    SpeechConfig.layer,
-    VisionConfig.layer,
-    FetchConfig.layer,
-    SearchConfig.layer,
-    McpConfig.layer,
-    DiscordConfig.layer,
-    ServerSettingsConfig.layer,
-    OpsConfig.layer
-  )))
+  // Each layer built on its own: one that fails (a required variable unset) must not stop the others being read.
+  Effect.scoped(Layer.build(LoopConfig.layer)),
+  Effect.scoped(Layer.build(ChatConfig.layer)),
+  Effect.scoped(Layer.build(ContextConfig.layer)),
+  Effect.scoped(Layer.build(StoreConfig.layer)),
+  Effect.scoped(Layer.build(CredentialConfig.layer)),
+  Effect.scoped(Layer.build(DraftingConfig.layer)),
+  Effect.scoped(Layer.build(ImageConfig.layer)),
+  Effect.scoped(Layer.build(SpeechConfig.layer)),
+  Effect.scoped(Layer.build(VisionConfig.layer)),
+  Effect.scoped(Layer.build(FetchConfig.layer)),
+  Effect.scoped(Layer.build(SearchConfig.layer)),
+  Effect.scoped(Layer.build(McpConfig.layer)),
+  Effect.scoped(Layer.build(DiscordConfig.layer)),
+  Effect.scoped(Layer.build(ServerSettingsConfig.layer)),
+  Effect.scoped(Layer.build(OpsConfig.layer))
 ]
 
 /** A provider where nothing is set, which notes every variable asked for (in the order asked). */
 const recordingProvider = (seen: Set<string>): ConfigProvider.ConfigProvider =>
-  ConfigProvider.fromFlat(ConfigProvider.makeFlat({
-    load: (path) =>
-      Effect.suspend(() => {
-        seen.add(path.join("_"))
-        return Effect.fail(ConfigError.MissingData([...path], `${path.join("_")} is not set`))
-      }),
-    enumerateChildren: () => Effect.succeed(HashSet.empty()),
-    patch: ConfigProviderPathPatch.empty
-  }))
+  ConfigProvider.make((path) =>
+    Effect.sync(() => {
+      seen.add(path.join("_"))
+      return undefined
+    })
+  )
 
 /** The variables the definitions read, in the order they are read. */
 export const definedVariables: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {
   const seen = new Set<string>()
   return Effect.forEach(settingDefinitions, (definition) => Effect.result(definition), { discard: true }).pipe(
-    Effect.withConfigProvider(recordingProvider(seen)),
+    Effect.provideService(ConfigProvider.ConfigProvider, recordingProvider(seen)),
     Effect.andThen(Effect.sync(() => [...seen]))
   )
 })

@@ -98,18 +98,25 @@ export const readDotenv = (directory: string): Effect.Effect<ReadonlyMap<string,
     if (info.type !== "File") return yield* fail(0, "is not a file")
     if (Number(info.size) > DOTENV_MAX_BYTES) return yield* fail(0, `is larger than ${DOTENV_MAX_BYTES} bytes`)
     const text = yield* fs.readFileString(path).pipe(Effect.mapError((error) => fail(0, `cannot be read: ${error.message}`)))
-    return yield* Either.match(parseDotenv(text), {
-      onLeft: (problem) => Effect.fail(fail(problem.line, problem.reason)),
-      onRight: Effect.succeed
+    return yield* Result.match(parseDotenv(text), {
+      onFailure: (problem) => Effect.fail(fail(problem.line, problem.reason)),
+      onSuccess: Effect.succeed
     })
   })
 
+/**
+ * The variables in `env` as settings read them: a variable set to the empty string is set (to
+ * ""), not unset, so `X=` is read as written rather than as its default.
+ */
+export const settingsProvider = (env: Readonly<Record<string, string>>): ConfigProvider.ConfigProvider =>
+  ConfigProvider.fromEnv({ env: { ...env }, preserveEmptyStrings: true })
+
 /** The environment, then `.env`'s values for what the environment lacks (the real environment wins). */
-export const withDotenv = (values: ReadonlyMap<string, string>): ConfigProvider.ConfigProvider =>
-  values.size === 0
-    ? ConfigProvider.fromEnv()
-    : ConfigProvider.fromEnv().pipe(ConfigProvider.orElse(() => ConfigProvider.fromMap(new Map(values))))
+export const withDotenv = (values: ReadonlyMap<string, string>): ConfigProvider.ConfigProvider => {
+  const environment = ConfigProvider.fromEnv({ preserveEmptyStrings: true })
+  return values.size === 0 ? environment : environment.pipe(ConfigProvider.orElse(settingsProvider(Object.fromEntries(values))))
+}
 
 /** Every Config read under this layer sees `.env` in `directory` (default: the working directory). */
 export const dotenvLayer = (directory: string = process.cwd()): Layer.Layer<never, DotenvError, FileSystem.FileSystem> =>
-  Layer.unwrapEffect(Effect.map(readDotenv(directory), (values) => Layer.setConfigProvider(withDotenv(values))))
+  Layer.unwrap(Effect.map(readDotenv(directory), (values) => ConfigProvider.layer(withDotenv(values))))

@@ -9,7 +9,7 @@ class VersionUnknownError extends Data.TaggedError("VersionUnknownError")<{ read
   }
 }
 
-const PackageJson = Schema.parseJson(Schema.Struct({ name: Schema.String, version: Schema.String }))
+const PackageJson = Schema.fromJsonString(Schema.Struct({ name: Schema.String, version: Schema.String }))
 
 /** Directories above this module, nearest first (src/config, src, the root; dist, the root for a build). */
 const ancestors = (from: string, depth: number): ReadonlyArray<string> =>

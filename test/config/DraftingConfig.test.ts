@@ -2,8 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Effect, Result } from "effect"
 import { DraftingConfig, draftingSettings } from "../../src/config/DraftingConfig"
 import { describeFailure } from "../../src/config/startupError"
+import { settingsProvider } from "../../src/config/dotenv"
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, settingsProvider(env))
 
 const read = (env: Record<string, string>) =>
   draftingSettings.pipe(withEnv(env), Effect.mapError((error) => describeFailure(Cause.fail(error))), Effect.result)
@@ -28,8 +29,8 @@ describe("Response Drafting settings (RESPONSE_DRAFTING, RESPONSE_REVIEW_MODEL)"
       const result = yield* read({ RESPONSE_DRAFTING: "sometimes" })
       assert.isTrue(Result.isFailure(result))
       if (Result.isFailure(result)) {
-        assert.include(result.left, "RESPONSE_DRAFTING")
-        assert.notInclude(result.left, "\n")
+        assert.include(result.failure, "RESPONSE_DRAFTING")
+        assert.notInclude(result.failure, "\n")
       }
     }))
 })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, LogLevel } from "effect"
+import { Cause, Effect } from "effect"
 import { afterEach, beforeEach, vi } from "vitest"
 import { loggerLayer, logInfoWith } from "../../src/config/LoggingConfig"
 
@@ -37,7 +37,7 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       assert.include(line, "keyIndex=0")
       assert.include(line, `details={ "args": { "step": 3, "query": "two words" } }`)
       assert.match(line, / turn=\d+ms/)
-    }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "pretty" }))))
+    }).pipe(Effect.provide(loggerLayer({ level: "Info", format: "pretty" }))))
 
   it.effect("pretty: a failure's cause follows the record line", () =>
     Effect.gen(function*() {
@@ -51,7 +51,7 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       // An error given as a message part stays on the record line.
       yield* Effect.logWarning("retrying", new Error("timeout"))
       assert.include(writes[1], "retrying Error: timeout")
-    }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "pretty" }))))
+    }).pipe(Effect.provide(loggerLayer({ level: "Info", format: "pretty" }))))
 
   it.effect("json: one compact JSON object per line with the jsonLogger fields", () =>
     Effect.gen(function*() {
@@ -68,7 +68,7 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       assert.strictEqual(annotations["keyIndex"], 0)
       assert.notInclude(String(annotations["details"]), "\n", "no multi-line dump inside a JSON line")
       assert.isNumber((record["spans"] as Record<string, unknown>)["turn"])
-    }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "json" }))))
+    }).pipe(Effect.provide(loggerLayer({ level: "Info", format: "json" }))))
 
   it.effect("json: a record logged inside a span carries its trace and span ids; outside a span, none", () =>
     Effect.gen(function*() {
@@ -78,7 +78,7 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       assert.deepStrictEqual([inside["traceId"], inside["spanId"]], [span.traceId, span.spanId])
       const outside = JSON.parse(writes[1]!) as Record<string, unknown>
       assert.isFalse("traceId" in outside)
-    }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "json" }))))
+    }).pipe(Effect.provide(loggerLayer({ level: "Info", format: "json" }))))
 
   it.effect("json: an annotation that cannot be serialised (a cycle) still gives one parseable line", () =>
     Effect.gen(function*() {
@@ -88,7 +88,7 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       assert.strictEqual(writes.length, 1)
       const record = JSON.parse(writes[0]!) as { readonly annotations: { readonly cyclic: { readonly name: string } } }
       assert.strictEqual(record.annotations.cyclic.name, "loop")
-    }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "json" }))))
+    }).pipe(Effect.provide(loggerLayer({ level: "Info", format: "json" }))))
 
   it.effect("below the level nothing is written", () =>
     Effect.gen(function*() {
@@ -97,7 +97,7 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
       assert.deepStrictEqual(writes, [])
       yield* Effect.logWarning("loud")
       assert.strictEqual(writes.length, 1)
-    }).pipe(Effect.provide(loggerLayer({ level: LogLevel.Warning, format: "pretty" }))))
+    }).pipe(Effect.provide(loggerLayer({ level: "Warn", format: "pretty" }))))
 
   it.effect("logInfoWith builds its annotations only when info is written", () =>
     Effect.gen(function*() {
@@ -106,10 +106,10 @@ describe("LOG_FORMAT loggers (one write, one line per record)", () => {
         built += 1
         return { status: "completed", iterations: 3 }
       }
-      yield* logInfoWith("turn finished", annotations).pipe(Effect.provide(loggerLayer({ level: LogLevel.Warning, format: "json" })))
+      yield* logInfoWith("turn finished", annotations).pipe(Effect.provide(loggerLayer({ level: "Warn", format: "json" })))
       assert.strictEqual(built, 0, "below the level the annotations are never built")
       assert.deepStrictEqual(writes, [])
-      yield* logInfoWith("turn finished", annotations).pipe(Effect.provide(loggerLayer({ level: LogLevel.Info, format: "json" })))
+      yield* logInfoWith("turn finished", annotations).pipe(Effect.provide(loggerLayer({ level: "Info", format: "json" })))
       assert.strictEqual(built, 1)
       const record = JSON.parse(writes[0]!) as { readonly message: string; readonly annotations: Record<string, unknown> }
       assert.strictEqual(record.message, "turn finished")

@@ -2,12 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Result } from "effect"
 import { definedVariables, renderSettings, SETTING_DOCS, settingDefinitions, settingsCatalog } from "../../src/config/catalog"
 import { recordedSettingFacts } from "../../src/config/settings"
+import { settingsProvider } from "../../src/config/dotenv"
 
 /** Every definition evaluated under `env`: the parsed values (or the failures) in one comparable list. */
 const evaluateAll = (env: Record<string, string>) =>
   Effect.forEach(settingDefinitions, (definition) =>
-    Effect.result(definition).pipe(Effect.map(Either.match({ onLeft: (error) => ({ failed: String(error) }), onRight: (value) => ({ value }) }))))
-    .pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+    Effect.result(definition).pipe(Effect.map(Result.match({ onFailure: (error) => ({ failed: String(error) }), onSuccess: (value) => ({ value }) }))))
+    .pipe(Effect.provideService(ConfigProvider.ConfigProvider, settingsProvider(env)))
 
 /** What the definitions need to evaluate at all (LLM_MODELS is required for real providers, DISCORD_TOKEN for the bot). */
 const baseline = { LLM_MODELS: "m", DISCORD_TOKEN: "t" }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigError, ConfigProvider, Duration, Effect, Result, Layer, LogLevel, Redacted } from "effect"
+import { Cause, Config, ConfigProvider, Duration, Effect, Layer, Redacted, Result, Schema, SchemaAST, SchemaIssue } from "effect"
 import { LoopConfig } from "../../src/config/LoopConfig"
 import { loggingSettings } from "../../src/config/LoggingConfig"
 import { DEFAULT_PERSONA_NAME, personaSetting } from "../../src/config/PersonaConfig"
@@ -8,8 +8,9 @@ import { routePlanLayer } from "../../src/loop/RoutePlan"
 import { runEnvSetting } from "../../src/config/RunEnv"
 import { describeConfigError, describeFailure } from "../../src/config/startupError"
 import { RoutePlan } from "../../src/loop/RoutePlan"
+import { settingsProvider } from "../../src/config/dotenv"
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, settingsProvider(env))
 
 /** Reads `config` under `env`; a failure comes back as the one-line start-up message. */
 const read = <A>(config: Effect.Effect<A, unknown>, env: Record<string, string>) =>
@@ -22,9 +23,9 @@ const read = <A>(config: Effect.Effect<A, unknown>, env: Record<string, string>)
 const oneLineNaming = (result: Result.Result<unknown, string>, variable: string) => {
   assert.isTrue(Result.isFailure(result), `expected ${variable} to fail start-up`)
   if (Result.isFailure(result)) {
-    assert.notInclude(result.left, "\n")
-    assert.include(result.left, variable)
-    assert.notInclude(result.left, "    at ", "no stack trace")
+    assert.notInclude(result.failure, "\n")
+    assert.include(result.failure, variable)
+    assert.notInclude(result.failure, "    at ", "no stack trace")
   }
 }
 
@@ -141,14 +142,15 @@ describe("persona, run environment, logging", () => {
       assert.strictEqual(yield* Effect.orDie(runEnvSetting.pipe(withEnv({}))), "production")
       assert.strictEqual(yield* Effect.orDie(runEnvSetting.pipe(withEnv({ RUN_ENV: " Production " }))), "production")
       const logging = yield* Effect.orDie(loggingSettings.pipe(withEnv({ LOG_LEVEL: "WARN", LOG_FORMAT: "json" })))
-      assert.deepStrictEqual([logging.level, logging.format], [LogLevel.Warning, "json"])
+      assert.deepStrictEqual([logging.level, logging.format], ["Warn", "json"])
     }))
 
   it("a compound ConfigError lists each variable once, on one line", () => {
-    const error = ConfigError.And(
-      ConfigError.InvalidData(["A"], "bad\nvalue"),
-      ConfigError.Or(ConfigError.MissingData(["B"], "missing"), ConfigError.MissingData(["B"], "missing"))
-    )
+    const problem = (name: string, message: string) => new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message }))
+    const error = new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Composite(SchemaAST.unknown, [
+      problem("A", "bad\nvalue"),
+      new SchemaIssue.Composite(SchemaAST.unknown, [problem("B", "missing"), problem("B", "missing")])
+    ])))
     assert.strictEqual(describeConfigError(error), "invalid configuration: A: bad value; B: missing")
   })
 })

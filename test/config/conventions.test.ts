@@ -7,8 +7,9 @@ import { providerSettings } from "../../src/config/ProviderConfig"
 import { parseShardIds, shardAssignmentSetting } from "../../src/config/ShardConfig"
 import { describeFailure } from "../../src/config/startupError"
 import { httpProviderSettings } from "../../src/provider/providerConfig"
+import { settingsProvider } from "../../src/config/dotenv"
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, settingsProvider(env))
 
 const failureLine = <A>(config: Effect.Effect<A, unknown>, env: Record<string, string>) =>
   config.pipe(withEnv(env), Effect.flip, Effect.map((error) => describeFailure(Cause.fail(error))))

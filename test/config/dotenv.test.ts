@@ -1,13 +1,13 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { assert, describe, it } from "@effect/vitest"
-import { Config, Effect, Result, Layer } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Result } from "effect"
 import fc from "fast-check"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { dotenvLayer, parseDotenv, readDotenv, withDotenv } from "../../src/config/dotenv"
 
-const parsed = (text: string) => Either.getOrThrow(parseDotenv(text))
+const parsed = (text: string) => Result.getOrThrow(parseDotenv(text))
 
 describe("parseDotenv", () => {
   it("KEY=VALUE lines, comments, blank lines, export, quotes and inline comments", () => {
@@ -52,9 +52,9 @@ describe("parseDotenv", () => {
       const result = parseDotenv(text)
       assert.isTrue(Result.isFailure(result), text)
       if (Result.isFailure(result)) {
-        assert.strictEqual(result.left.line, line, text)
-        assert.match(result.left.reason, reason)
-        assert.notInclude(result.left.reason, "secret-value")
+        assert.strictEqual(result.failure.line, line, text)
+        assert.match(result.failure.reason, reason)
+        assert.notInclude(result.failure.reason, "secret-value")
       }
     }
   })
@@ -89,8 +89,8 @@ describe("the .env of the working directory", () => {
       const values = yield* readDotenv(directory)
       process.env["LOOPCORD_DOTENV_BOTH"] = "from-env"
       yield* Effect.addFinalizer(() => Effect.sync(() => delete process.env["LOOPCORD_DOTENV_BOTH"]))
-      const read = Config.all([Config.string("LOOPCORD_DOTENV_ONLY"), Config.string("LOOPCORD_DOTENV_BOTH")])
-      assert.deepStrictEqual(yield* Effect.withConfigProvider(read, withDotenv(values)), ["from-file", "from-env"])
+      const read = Config.all([Config.String("LOOPCORD_DOTENV_ONLY"), Config.String("LOOPCORD_DOTENV_BOTH")])
+      assert.deepStrictEqual(yield* Effect.provideService(read, ConfigProvider.ConfigProvider, withDotenv(values)), ["from-file", "from-env"])
       const viaLayer = yield* read.pipe(Effect.provide(dotenvLayer(directory)))
       assert.deepStrictEqual(viaLayer, ["from-file", "from-env"])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
