@@ -2,7 +2,7 @@ import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Duration, Effect, Layer, Option, Redacted, Ref } from "effect"
+import { Duration, Effect, Layer, Option, Redacted, Ref, References } from "effect"
 import { type OpsSettings, type OtlpSettings } from "../config/OpsConfig"
 import { Instrumentation } from "./Instrumentation"
 import { observedTurnsLayer } from "./observedTurns"
@@ -39,21 +39,24 @@ const describeTransportError = (error: HttpClientError.HttpClientError): string 
 /**
  * The HttpClient the exporters post with. An unreachable or refusing collector is reported with
  * one warning (and one line when it answers again): the exporter then drops what it holds for a
- * minute, and nothing waits on it, so turns are never slowed.
+ * minute, and nothing waits on it, so turns are never slowed. Its lines are logged at the
+ * program's level, also from the exporters' fibers (whose own warnings are off, see otlpLayer).
  */
 const exporterClient = (endpoint: string) =>
   Layer.effect(
     HttpClient.HttpClient,
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
+      const level = yield* References.MinimumLogLevel
+      const atProgramLevel = <A>(log: Effect.Effect<A>) => Effect.provideService(log, References.MinimumLogLevel, level)
       const failing = yield* Ref.make(false)
       const failed = (why: string) =>
         Effect.flatMap(Ref.getAndSet(failing, true), (already) =>
           already
             ? Effect.void
-            : Effect.logWarning(`OpenTelemetry: the collector at ${endpoint} ${why}; telemetry is dropped until it answers`))
+            : atProgramLevel(Effect.logWarning(`OpenTelemetry: the collector at ${endpoint} ${why}; telemetry is dropped until it answers`)))
       const answered = Effect.flatMap(Ref.getAndSet(failing, false), (was) =>
-        was ? Effect.logInfo(`OpenTelemetry: the collector at ${endpoint} answers again`) : Effect.void)
+        was ? atProgramLevel(Effect.logInfo(`OpenTelemetry: the collector at ${endpoint} answers again`)) : Effect.void)
       return client.pipe(
         HttpClient.transform((response, request) =>
           Effect.timeoutOrElse(response, {
@@ -69,7 +72,11 @@ const exporterClient = (endpoint: string) =>
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
-/** OTLP/HTTP (JSON) traces, metrics and logs to `otlp.endpoint`; loaded only when configured. */
+/**
+ * OTLP/HTTP (JSON) traces, metrics and logs to `otlp.endpoint`; loaded only when configured.
+ * The exporters log below errors only: each would warn, with the cause, every minute the
+ * collector is down, where exporterClient says it once.
+ */
 const otlpLayer = (otlp: OtlpSettings, options: TelemetryOptions) =>
   Layer.unwrap(
     Effect.map(Effect.promise(() => import("effect/observability/Otlp")), (Otlp) =>
@@ -88,7 +95,10 @@ const otlpLayer = (otlp: OtlpSettings, options: TelemetryOptions) =>
             metricsExportInterval: options.exportInterval,
             loggerExportInterval: options.exportInterval
           })
-      }).pipe(Layer.provide(exporterClient(otlp.endpoint))))
+      }).pipe(
+        Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error")),
+        Layer.provide(exporterClient(otlp.endpoint))
+      ))
   )
 
 /**
