@@ -6,12 +6,8 @@ import { TestClock } from "effect/testing"
 import { AddressPolicy } from "../../src/fetch/AddressPolicy"
 import { caresQuery, DnsResolver, type DnsQuery, makeSystemResolver, type ResolvedAddress } from "../../src/fetch/DnsResolver"
 import { parseHostsFile } from "../../src/fetch/HostsFile"
+import { pendingSleeps } from "../support/testClockSleeps"
 import { startFakeDnsServer } from "./fakeDnsServer"
-
-/** When the TestClock's pending sleeps wake: the clock keeps them in its own field, with no accessor. */
-const pendingWakes = TestClock.testClockWith((clock) =>
-  Effect.sync(() => (clock as unknown as { readonly sleeps: ReadonlyArray<{ readonly timestamp: number }> }).sleeps.map((entry) => entry.timestamp))
-)
 
 const v4 = (address: string): ResolvedAddress => ({ address, family: 4 })
 
@@ -88,7 +84,7 @@ describe("DnsResolver.system (issue 12 item 10): c-ares, hosts file, localhost, 
       const third = yield* validate("c.example")
       yield* until(() => manual.calls.length === 2, "two queries in flight")
       const now = yield* Clock.currentTimeMillis
-      const due = yield* pendingWakes
+      const due = yield* pendingSleeps
       assert.strictEqual(due.filter((at) => at === now + 10_000).length, 3, "all three lookups wait on the Clock")
       yield* TestClock.adjust(Duration.millis(9_999))
       assert.isUndefined(first.pollUnsafe())
