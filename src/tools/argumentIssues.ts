@@ -18,7 +18,7 @@ const leaf = (value: string): Tree => ({ value, forest: [] })
 const treeOf = (issue: SchemaIssue.Issue): Tree => {
   switch (issue._tag) {
     case "Pointer":
-      return { value: issue.path.map((key) => `[${JSON.stringify(String(key))}]`).join(""), forest: [treeOf(issue.issue)] }
+      return { value: issue.path.map(showKey).join(""), forest: [treeOf(issue.issue)] }
     case "Composite":
       // A value's checks failing together: one failure is shown alone, as its message.
       return issue.issues.length === 1 && !SchemaAST.isObjects(issue.ast) && !SchemaAST.isArrays(issue.ast)
@@ -32,8 +32,12 @@ const treeOf = (issue: SchemaIssue.Issue): Tree => {
     case "Encoding":
       return treeOf(issue.issue)
     case "Filter": {
-      const message = issue.filter.annotations?.message
-      return typeof message === "string" ? leaf(message) : treeOf(issue.issue)
+      const message = messageOf(issue.filter.annotations)
+      if (message !== undefined) return leaf(message)
+      const expected = issue.filter.annotations?.["expected"]
+      return typeof expected === "string" && issue.issue._tag === "InvalidValue" && messageOf(issue.issue.annotations) === undefined
+        ? leaf(expectedActual(expected, issue))
+        : treeOf(issue.issue)
     }
     case "MissingKey":
       return leaf(typeof issue.annotations?.messageMissingKey === "string" ? issue.annotations.messageMissingKey : "is missing")
@@ -53,6 +57,9 @@ const treeOf = (issue: SchemaIssue.Issue): Tree => {
       return leaf(`Expected exactly one of ${expectedOf(issue.ast)}${actualOf(issue)}`)
   }
 }
+
+/** `["name"]` for a property, `[1]` for an element. */
+const showKey = (key: PropertyKey): string => (typeof key === "number" ? `[${key}]` : `[${JSON.stringify(String(key))}]`)
 
 const messageOf = (annotations: { readonly [key: string]: unknown } | undefined): string | undefined => {
   const message = annotations?.["message"]
