@@ -95,6 +95,13 @@ describe("the .env of the working directory", () => {
       assert.deepStrictEqual(viaLayer, ["from-file", "from-env"])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
+  it.effect("a variable set to the empty string is set: it reads as written, not as its default", () =>
+    Effect.gen(function*() {
+      const read = Config.String("LOOPCORD_DOTENV_EMPTY").pipe(Config.withDefault("the default"))
+      assert.strictEqual(yield* Effect.provideService(read, ConfigProvider.ConfigProvider, withDotenv(new Map([["LOOPCORD_DOTENV_EMPTY", ""]]))), "")
+      assert.strictEqual(yield* Effect.provideService(read, ConfigProvider.ConfigProvider, withDotenv(new Map())), "the default")
+    }))
+
   it.effect("unparsable: one line naming the file and the line", () =>
     Effect.gen(function*() {
       const directory = yield* withDirectory("GOOD=1\nnot a setting\n")
