@@ -11,6 +11,7 @@ import { ToolRegistry } from "../../src/tools/ToolRegistry"
 import { startDroppingServer, startHangingServer, startStreamableServer } from "../support/mcpServers/httpServers"
 import { eventually, guildTurn, makeToolContext, provideToolContext, serve, waitUntil } from "../support/mcpServers/mcpTestKit"
 import { text } from "../support/mcpServers/testTools"
+import { pendingSleeps } from "../support/testClockSleeps"
 import { makeLogCapture } from "../support/tools/logCapture"
 
 const registryLayer = ToolRegistry.layer.pipe(Layer.provide(GuildToolSource.none))
@@ -18,11 +19,6 @@ const registryLayer = ToolRegistry.layer.pipe(Layer.provide(GuildToolSource.none
 /** The global servers layer on top of a registry that outlives it (so unregistration is observable). */
 const globals = (servers: ReadonlyArray<GlobalMcpServerConfig>, settings: Partial<McpSettings> = {}) =>
   GlobalMcpServersLive.pipe(Layer.provide(McpConfig.make({ globalServers: servers, ...settings })))
-
-/** When the sleeps waiting on the TestClock are due (its interface does not list them; its state does). */
-const pendingSleeps = TestClock.testClockWith((clock) =>
-  Effect.sync(() => ((clock as unknown as { readonly sleeps?: ReadonlyArray<{ readonly timestamp: number }> }).sleeps ?? []).map((entry) => entry.timestamp))
-)
 
 /** Waits (real time) until the TestClock has a sleep due `ms` from now: the fiber has started that wait. */
 const awaitSleepDue = (ms: number) =>

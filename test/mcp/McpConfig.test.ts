@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Result, Layer, Option, Redacted } from "effect"
+import { settingsProvider } from "../../src/config/dotenv"
 import { McpConfig } from "../../src/config/McpConfig"
 
 const load = (env: Record<string, string>) =>
   Effect.result(
     McpConfig.pipe(
-      Effect.provide(McpConfig.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
+      Effect.provide(McpConfig.layer.pipe(Layer.provide(ConfigProvider.layer(settingsProvider(env)))))
     )
   )
 
