@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { chatLayer, terminalFrontServices } from "../src/appLayers"
+import { settingsProvider } from "../src/config/dotenv"
 import { initialTurnFlags } from "../src/tools/TurnState"
 import { ToolRegistry } from "../src/tools/ToolRegistry"
 
-const env = ConfigProvider.fromEnvRecord(Object.fromEntries([
+const env = settingsProvider(Object.fromEntries([
   ["LLM_PROVIDER", "scripted"],
   ["DATABASE_URL", "sqlite::memory:"],
   ["SEARXNG_BASE_URL", "http://127.0.0.1:9/searxng"]
@@ -36,7 +37,7 @@ describe("the application layers", () => {
 })
 
 describe("the application layers: media tools (issue 13)", () => {
-  const mediaEnv = ConfigProvider.fromEnvRecord(Object.fromEntries([
+  const mediaEnv = settingsProvider(Object.fromEntries([
     ["LLM_PROVIDER", "scripted"],
     ["DATABASE_URL", "sqlite::memory:"],
     ["IMAGE_BACKEND", "openai"],

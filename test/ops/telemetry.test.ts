@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net"
 import { chatLayer, terminalFrontServices } from "../../src/appLayers"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { makeCollectingSink } from "../../src/chat/CollectingSink"
+import { settingsProvider } from "../../src/config/dotenv"
 import type { TurnInput } from "../../src/chat/TurnInput"
 import { defaultOpsSettings, type OpsSettings } from "../../src/config/OpsConfig"
 import { DEFAULT_PERSONA_NAME } from "../../src/config/PersonaConfig"
@@ -47,7 +48,7 @@ const turnInput = (sink: TurnInput["openSink"]): TurnInput => ({
 
 /** The app's chat layers (scripted model, a global MCP server) under the telemetry layer main provides. */
 const app = (mcpUrl: string, settings: OpsSettings) => {
-  const env = ConfigProvider.fromEnvRecord(Object.fromEntries([
+  const env = settingsProvider(Object.fromEntries([
     ["LLM_PROVIDER", "scripted"],
     ["LLM_SCRIPT", twoToolScript],
     ["DATABASE_URL", "sqlite::memory:"],

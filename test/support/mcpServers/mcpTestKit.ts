@@ -1,4 +1,5 @@
 import { ConfigProvider, Effect, Layer } from "effect"
+import { settingsProvider } from "../../../src/config/dotenv"
 import { McpConfig, type McpSettings } from "../../../src/config/McpConfig"
 import { AddressPolicy } from "../../../src/fetch/AddressPolicy"
 import { DnsResolver, type DnsResolverShape } from "../../../src/fetch/DnsResolver"
@@ -78,7 +79,7 @@ export const guildMcpLayer = (options: GuildMcpTestOptions = {}) => {
   const guildAllows = options.allowPrivateNetwork ?? true
   const fromEnv = options.env === undefined
     ? undefined
-    : ConfigProvider.layer(ConfigProvider.fromEnvRecord(options.env))
+    : ConfigProvider.layer(settingsProvider(options.env))
   const config = fromEnv === undefined ? McpConfig.make(options.settings) : McpConfig.layer.pipe(Layer.provide(fromEnv), Layer.orDie)
   const fetchPolicy = (fromEnv === undefined
     ? AddressPolicy.make({ allowPrivateNetwork: options.fetchAllowPrivateNetwork ?? guildAllows })
