@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Result, Layer, Option, Redacted } from "effect"
+import { settingsProvider } from "../../src/config/dotenv"
 import { FetchConfig } from "../../src/config/FetchConfig"
 import { SearchConfig } from "../../src/config/SearchConfig"
 import { AddressPolicy, DnsResolver } from "../../src/fetch/AddressPolicy"
 
-const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
+const withEnv = (env: Record<string, string>) => ConfigProvider.layer(settingsProvider(env))
 
 const fetchSettings = (env: Record<string, string>) =>
   Effect.result(Effect.provide(FetchConfig, FetchConfig.layer.pipe(Layer.provide(withEnv(env)))))
