@@ -38,7 +38,7 @@ const GlobalMcpServerEntry = Schema.Struct({
 /** One process-wide MCP server from `MCP_SERVERS`. */
 export type GlobalMcpServerConfig = typeof GlobalMcpServerEntry.Type
 
-const GlobalMcpServerList = Schema.fromJsonString(Schema.Array(GlobalMcpServerEntry)).check(
+const GlobalMcpServerList = Schema.Array(GlobalMcpServerEntry).check(
   Schema.makeFilter((servers) => {
     const seen = new Set<string>()
     for (const server of servers) {
@@ -51,18 +51,27 @@ const GlobalMcpServerList = Schema.fromJsonString(Schema.Array(GlobalMcpServerEn
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
-/** Decodes the `MCP_SERVERS` value; the error text names the variable. */
+const invalidServers = (issues: ReadonlyArray<string>) => `MCP_SERVERS is not a valid JSON array of servers (${issues.join("; ")})`
+
+/** Decodes the `MCP_SERVERS` value; the error text names the variable (and, for bad JSON, what the parser said). */
 const parseMcpServers = (raw: string): Result.Result<ReadonlyArray<GlobalMcpServerConfig>, string> => {
   if (raw.trim() === "") return Result.succeed([])
-  return Schema.decodeUnknownResult(GlobalMcpServerList)(raw).pipe(
-    Result.mapError((error) => {
-      const issues = formatIssues(error.issue).issues
-        .slice(0, 3)
-        .map((issue) => (issue.path === undefined || issue.path.length === 0
-          ? issue.message
-          : `at ${issue.path.map((key) => `[${String(key)}]`).join("")}: ${issue.message}`))
-      return `MCP_SERVERS is not a valid JSON array of servers (${issues.join("; ")})`
-    })
+  let json: unknown
+  try {
+    json = JSON.parse(raw)
+  } catch (error) {
+    return Result.fail(invalidServers([error instanceof Error ? error.message : String(error)]))
+  }
+  return Schema.decodeUnknownResult(GlobalMcpServerList)(json).pipe(
+    Result.mapError((error) =>
+      invalidServers(
+        formatIssues(error.issue).issues
+          .slice(0, 3)
+          .map((issue) => (issue.path === undefined || issue.path.length === 0
+            ? issue.message
+            : `at ${issue.path.map((key) => `[${String(key)}]`).join("")}: ${issue.message}`))
+      )
+    )
   )
 }
 
