@@ -5,7 +5,7 @@ type Json = { readonly [key: string]: unknown }
 const isJsonObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
- * The JSON Schema of a schema's decoded side, in the plain form providers are sent: a number is
+ * The JSON Schema of what a schema decodes from, in the plain form providers are sent: a number is
  * `{ type: "number" }`, an optional property is its value's schema (never "or null"), objects list
  * their properties and refuse others (`additionalProperties: false`), and named definitions sit
  * under `$defs` on the root, where `$ref`s point. The schema library describes the JSON codec of a
