@@ -1,4 +1,5 @@
 import { Config, ConfigProvider, Effect, Option } from "effect"
+import { settingsProvider } from "../config/dotenv"
 import { DEFAULT_LOCAL_SERVERS, type FoundServer, parseLocalServerList, probeLocalServers } from "./localModelServers"
 
 /**
@@ -81,5 +82,5 @@ export const withFirstStartSettings = <A, E, R>(plan: FirstStart, effect: Effect
     Effect.provideService(
       effect,
       ConfigProvider.ConfigProvider,
-      ConfigProvider.fromEnvRecord(Object.fromEntries(plan.settings)).pipe(ConfigProvider.orElse(current))
+      settingsProvider(Object.fromEntries(plan.settings)).pipe(ConfigProvider.orElse(current))
     ))

@@ -1,12 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Effect, Result } from "effect"
 import { DiscordConfig } from "../../src/config/DiscordConfig"
+import { settingsProvider } from "../../src/config/dotenv"
 import { describeFailure } from "../../src/config/startupError"
 
 /** The Discord settings under `env` (a token is always set); a failure as its one start-up line. */
 const read = (env: Record<string, string>) =>
   Effect.provide(DiscordConfig, DiscordConfig.layer).pipe(
-    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ DISCORD_TOKEN: "token", ...env })),
+    Effect.provideService(ConfigProvider.ConfigProvider, settingsProvider({ DISCORD_TOKEN: "token", ...env })),
     Effect.mapError((error) => describeFailure(Cause.fail(error))),
     Effect.result
   )
