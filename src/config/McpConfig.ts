@@ -23,9 +23,9 @@ const HttpUrl = Schema.String.check(
 const GlobalMcpServerEntry = Schema.Struct({
   name: ServerName,
   url: Schema.optional(HttpUrl),
-  transport: Schema.optionalKey(McpTransportName).pipe(Schema.withDecodingDefaultKey(Effect.succeed("streamable-http" as const))),
+  transport: McpTransportName.pipe(Schema.withDecodingDefaultKey(Effect.succeed("streamable-http" as const))),
   command: Schema.optional(Schema.Trimmed.check(Schema.isNonEmpty())),
-  args: Schema.optionalKey(Schema.Array(Schema.String)).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
+  args: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
 }).check(
   Schema.makeFilter((entry) => {
     if (entry.transport === "stdio") {
