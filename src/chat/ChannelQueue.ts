@@ -180,14 +180,21 @@ const make = Effect.gen(function*() {
           isFromQueue: active.entry.isFromQueue,
           isStopResponse: active.entry.isStopResponse
         }).pipe(Effect.exit)
-        yield* SynchronizedRef.update(channels, (all) => {
-          const state = all.get(channelId)
-          if (state === undefined) return all
-          const status = Exit.isSuccess(exit) ? exit.value.status : "error"
-          const followUps = status === "follow_up_interrupt" ? state.followUps + 1 : resetsFollowUpCount(status) ? 0 : state.followUps
-          return withChannel(all, channelId, { ...state, active: Option.none(), followUps })
-        })
-        yield* Deferred.done(active.entry.done, exit)
+        // The result resumes its waiter at once, on this stack: the channel is updated first (and
+        // forgotten when nothing waits), so what the waiter sees of the queue is already true.
+        // Uninterruptible: a worker replaced once its channel is forgotten still hands its result.
+        const idle = yield* Effect.uninterruptible(Effect.flatMap(
+          SynchronizedRef.modify(channels, (all): [boolean, ReadonlyMap<string, ChannelState>] => {
+            const state = all.get(channelId)
+            if (state === undefined) return [true, all]
+            if (state.queue.length === 0) return [true, withChannel(all, channelId, undefined)]
+            const status = Exit.isSuccess(exit) ? exit.value.status : "error"
+            const followUps = status === "follow_up_interrupt" ? state.followUps + 1 : resetsFollowUpCount(status) ? 0 : state.followUps
+            return [false, withChannel(all, channelId, { ...state, active: Option.none(), followUps })]
+          }),
+          (idle) => Effect.as(Deferred.done(active.entry.done, exit), idle)
+        ))
+        if (idle) return
       }
     }).pipe(Effect.annotateLogs({ channelId }))
 

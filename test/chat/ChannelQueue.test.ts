@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, TestClock } from "effect"
+import { Duration, Effect, Exit, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { ChannelQueue, MAX_CONSECUTIVE_FOLLOW_UP_INTERRUPTS } from "../../src/chat/ChannelQueue"
 import { STOP_RESPONSE_NOTE } from "../../src/chat/TurnInput"
 import { TurnRunner } from "../../src/chat/TurnRunner"
@@ -9,6 +10,7 @@ import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import { ToolAffordances } from "../../src/tools/ToolAffordances"
 import { rawTool } from "../support/tools/testTools"
+import { settlingTestClock } from "../loop/settlingClock"
 import { message, queueLayer } from "./harness"
 
 const lastUser = (request: GenerationRequest) =>
@@ -184,7 +186,7 @@ describe("ChannelQueue with a stub runner", () => {
   it.effect("[64] a turn that waited behind another is marked isFromQueue (the front decides the reply reference)", () =>
     Effect.gen(function*() {
       const seen: Array<boolean> = []
-      const runner = new TurnRunner({
+      const runner = TurnRunner.of({
         run: (input, options) =>
           Effect.gen(function*() {
             seen.push(options.isFromQueue)
@@ -200,7 +202,7 @@ describe("ChannelQueue with a stub runner", () => {
         yield* first.result
         yield* second.result
         assert.deepStrictEqual(seen, [false, true])
-      }).pipe(Effect.provide(ChannelQueue.Default.pipe(Layer.provide(Layer.succeed(TurnRunner, runner)))))
+      }).pipe(Effect.provide(Layer.merge(ChannelQueue.Default.pipe(Layer.provide(Layer.succeed(TurnRunner, runner))), settlingTestClock)))
     }))
 
   it.effect("[deliberate] every finished turn of a channel shrinks its tool retention windows", () =>

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Exit, Fiber, Layer, TestClock } from "effect"
+import { ConfigProvider, Duration, Effect, Exit, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { ChannelQueue, FOLDED_MESSAGES_KEPT, withFoldedMessages } from "../../src/chat/ChannelQueue"
 import { STOP_RESPONSE_NOTE } from "../../src/chat/TurnInput"
 import { TurnRunner } from "../../src/chat/TurnRunner"
@@ -11,6 +12,7 @@ import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import { rawTool } from "../support/tools/testTools"
+import { settlingTestClock } from "../loop/settlingClock"
 import { message, queueLayer } from "./harness"
 
 const lastUser = (request: GenerationRequest) =>
@@ -115,7 +117,7 @@ describe("ChannelQueue bound (CHANNEL_QUEUE_MAX, design decision 17)", () => {
       const fromEnv = (env: Record<string, string>) =>
         Effect.map(ChatConfig, (settings) => settings.channelQueueMax).pipe(
           Effect.provide(ChatConfig.layer),
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+          Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
         )
       assert.strictEqual(yield* fromEnv({}), 5)
       assert.strictEqual(yield* fromEnv({ CHANNEL_QUEUE_MAX: "12" }), 12)
@@ -140,7 +142,7 @@ describe("ChannelQueue bound (CHANNEL_QUEUE_MAX, design decision 17)", () => {
 
 /** A runner whose turns take 10 s; the first one queues a stop response as a killed loop would. */
 const stubRunner = (seen: Array<string>) =>
-  new TurnRunner({
+  TurnRunner.of({
     run: (input, options) =>
       Effect.gen(function*() {
         seen.push(input.messageId ?? "")
@@ -155,7 +157,7 @@ describe("ChannelQueue bound and stop responses", () => {
   it.effect("a stop response waits at the front: never counted against the bound, never folded into", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const layer = ChannelQueue.Default.pipe(Layer.provide(Layer.merge(Layer.succeed(TurnRunner, stubRunner(seen)), ChatConfig.make({ channelQueueMax: 2 }))))
+      const layer = Layer.merge(ChannelQueue.Default.pipe(Layer.provide(Layer.merge(Layer.succeed(TurnRunner, stubRunner(seen)), ChatConfig.make({ channelQueueMax: 2 })))), settlingTestClock)
       yield* Effect.gen(function*() {
         const queue = yield* ChannelQueue
         yield* queue.submit((yield* message("first")).input)

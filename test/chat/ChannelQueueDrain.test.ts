@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { TurnRunner } from "../../src/chat/TurnRunner"
 import type { GenerationRequest } from "../../src/provider/GenerationRequest"

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Option, TestClock } from "effect"
+import { Duration, Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { PENDING_CONTEXT_MAX_ENTRIES, PendingContextStash } from "../../src/loop/PendingContextStash"
 
 const withStash = <A, E>(body: (stash: PendingContextStash) => Effect.Effect<A, E>) =>

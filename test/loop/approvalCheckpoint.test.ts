@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Option, Queue, Ref, TestClock } from "effect"
+import { Deferred, Duration, Effect, Fiber, Option, Queue, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { type ApprovalDesk, makeApprovalDesk } from "../../src/discord/ApprovalDesk"
 import { executeToolCall } from "../../src/loop/executeToolCall"
@@ -24,12 +25,12 @@ interface Asked {
 }
 
 /** A front for tests: `rules` say which calls wait; each question is put on `asked`; closings are recorded. */
-const deskFront = (desk: ApprovalDesk, rules: ReadonlyArray<{ readonly kind: "tool" | "mcp_server"; readonly name: string }>, timeout: Duration.DurationInput) =>
+const deskFront = (desk: ApprovalDesk, rules: ReadonlyArray<{ readonly kind: "tool" | "mcp_server"; readonly name: string }>, timeout: Duration.Input) =>
   Effect.gen(function*() {
     const asked = yield* Queue.unbounded<Asked>()
     const closed = yield* Ref.make<ReadonlyArray<readonly [ApprovalOutcome, string | undefined]>>([])
     const approvals: ToolApprovalsShape = {
-      timeout: Duration.decode(timeout),
+      timeout: Duration.fromInputUnsafe(timeout),
       required: (request) => Effect.succeed(matchesApprovalRules(rules, request)),
       ask: (request) =>
         Effect.gen(function*() {
@@ -58,7 +59,7 @@ const call = (h: ToolCallHarness, approvals: ToolApprovalsShape, name: string) =
     Effect.provideService(ToolApprovals, approvals)
   )
 
-const payloadOf = (outcome: Effect.Effect.Success<ReturnType<typeof call>>) =>
+const payloadOf = (outcome: Effect.Success<ReturnType<typeof call>>) =>
   outcome._tag === "History" ? outcome.historyEntry.functionResponse.response.result : undefined
 
 const setUp = (rules: ReadonlyArray<{ readonly kind: "tool" | "mcp_server"; readonly name: string }> = [{ kind: "tool", name: "send_mail" }]) =>
@@ -108,7 +109,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
       const question = yield* Queue.take(asked)
       assert.strictEqual(yield* desk.press(question.id, { userId: "user-2", canManageServer: false }, "approved"), "not_allowed")
       yield* TestClock.adjust(Duration.seconds(10))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still waiting after the wrong user's press")
+      assert.isTrue(fiber.pollUnsafe() === undefined, "still waiting after the wrong user's press")
       assert.strictEqual(yield* Ref.get(mail.runs), 0)
       assert.strictEqual(yield* desk.press(question.id, { userId: "admin", canManageServer: true }, "approved"), "taken")
       yield* Fiber.join(fiber)
@@ -122,7 +123,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
       const fiber = yield* Effect.forkChild(call(h, approvals, "send_mail"))
       yield* Queue.take(asked)
       yield* TestClock.adjust(Duration.millis(119_999))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still waiting 1 ms before the deadline")
+      assert.isTrue(fiber.pollUnsafe() === undefined, "still waiting 1 ms before the deadline")
       yield* TestClock.adjust(Duration.millis(1))
       const outcome = yield* Fiber.join(fiber)
       const payload = payloadOf(outcome) as { status: string; reason: string }
@@ -158,7 +159,7 @@ describe("tool approvals before dispatch (TestClock)", () => {
       yield* desk.press(question.id, { userId: "user-1", canManageServer: false }, "approved")
       yield* Deferred.await(hanging.started)
       yield* TestClock.adjust(Duration.millis(9_999))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "the tool still has its own 10 s after 100 s of waiting")
+      assert.isTrue(fiber.pollUnsafe() === undefined, "the tool still has its own 10 s after 100 s of waiting")
       yield* TestClock.adjust(Duration.millis(1))
       const outcome = yield* Fiber.join(fiber)
       assert.include((payloadOf(outcome) as { reason: string }).reason, "timed out after 10s")

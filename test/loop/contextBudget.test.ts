@@ -272,7 +272,7 @@ describe("the context budget in a turn (scripted model) [issue 23]", () => {
       } }, ({ signals }) =>
         Effect.gen(function*() {
           const turn = yield* Effect.forkChild(runGenerationTurn())
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
           yield* signals.kill({ requesterId: "user-1" })
           const result = yield* Fiber.join(turn)
           assert.strictEqual(result.status, "stopped_by_user")

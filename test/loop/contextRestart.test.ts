@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Ref, TestClock } from "effect"
+import { Effect, Fiber, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { ChatMessage } from "../../src/domain/ChatMessage"
 import { toolFailure, toolSuccess } from "../../src/domain/ToolResult"
 import { annotateRecentMessages, handleEnhancedContextRestart, METADATA_ANNOTATED_ITEMS, METADATA_TAIL_DIRECTIVE } from "../../src/loop/contextRestart"

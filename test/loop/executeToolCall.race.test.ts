@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Option, Ref, TestClock } from "effect"
+import { ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Option, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { LoopConfig } from "../../src/config/LoopConfig"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { executeToolCall } from "../../src/loop/executeToolCall"
@@ -9,13 +10,13 @@ import { callInput, makeToolCallHarness, testAttempt, type ToolCallHarness } fro
 const run = (h: ToolCallHarness, rawCall: unknown) =>
   h.run(executeToolCall({ ...callInput(rawCall), iteration: 0, attempt: testAttempt }))
 
-const reasonOf = (outcome: Effect.Effect.Success<ReturnType<typeof run>>): string => {
+const reasonOf = (outcome: Effect.Success<ReturnType<typeof run>>): string => {
   if (outcome._tag !== "History") throw new Error(`expected History, got ${outcome._tag}`)
   return (outcome.historyEntry.functionResponse.response.result as { reason: string }).reason
 }
 
 /** A tool that takes `duration` of Clock time, then succeeds. */
-const slowTool = (name: string, duration: Duration.DurationInput) =>
+const slowTool = (name: string, duration: Duration.Input) =>
   rawTool({ name, execute: () => Effect.as(Effect.sleep(duration), toolSuccess({ done: name })) })
 
 describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
@@ -26,7 +27,7 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
       const fiber = yield* Effect.forkChild(run(h, { name: "hang", args: {} }))
       yield* Deferred.await(hanging.started)
       yield* TestClock.adjust(Duration.millis(9_999))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still running one millisecond before the timeout")
+      assert.isTrue(fiber.pollUnsafe() === undefined, "still running one millisecond before the timeout")
       assert.isFalse(yield* Ref.get(hanging.finalized))
       yield* TestClock.adjust(Duration.millis(1))
       const outcome = yield* Fiber.join(fiber)
@@ -90,7 +91,7 @@ describe("executeToolCall: timeout race (step 6, design decision 10)", () => {
 })
 
 /** A tool that never resolves and whose cleanup takes `cleanup` of Clock time (uninterruptible, as a stuck socket close is). */
-const slowCleanupTool = (name: string, cleanup: Duration.DurationInput) =>
+const slowCleanupTool = (name: string, cleanup: Duration.Input) =>
   Effect.gen(function*() {
     const started = yield* Deferred.make<void>()
     const cleaned = yield* Deferred.make<void>()
@@ -112,7 +113,7 @@ describe("executeToolCall: the race is decided at once (issue 11.7)", () => {
       const fiber = yield* Effect.forkChild(run(h, { name: "stuck" }))
       yield* Deferred.await(slow.started)
       yield* TestClock.adjust(Duration.millis(9_999))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      assert.isTrue(fiber.pollUnsafe() === undefined)
       yield* TestClock.adjust(Duration.millis(1))
       const outcome = yield* Fiber.join(fiber)
       assert.strictEqual(reasonOf(outcome), "Tool \"stuck\" timed out after 10s.")
@@ -131,7 +132,7 @@ describe("executeToolCall: the race is decided at once (issue 11.7)", () => {
       yield* TestClock.adjust(Duration.seconds(2))
       yield* h.signals.kill({ requesterId: "user-1" })
       yield* TestClock.adjust(Duration.millis(1))
-      const outcome = Option.getOrThrow(yield* Fiber.poll(fiber))
+      const outcome = Option.getOrThrow(Option.fromNullishOr(fiber.pollUnsafe()))
       assert.deepStrictEqual(Exit.map(outcome, (o) => (o._tag === "Abort" ? o.status : o._tag)), Exit.succeed("stopped_by_user"))
       assert.isFalse(yield* Deferred.isDone(slow.cleaned))
     }))
@@ -150,7 +151,7 @@ describe("executeToolCall: the race is decided at once (issue 11.7)", () => {
 
 /** LoopConfig as read from the environment `env`. */
 const loopConfigFrom = (env: Record<string, string>) =>
-  Effect.provide(LoopConfig, LoopConfig.layer).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  Effect.provide(LoopConfig, LoopConfig.layer).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env)))
 
 describe("executeToolCall: TOOL_EXECUTION_TIMEOUT_MS (spec §10, design §5.2)", () => {
   it.effect("[20] 500 is clamped to the 10 s minimum: the tool is still running at 500 ms and times out at 10 s", () =>
@@ -162,7 +163,7 @@ describe("executeToolCall: TOOL_EXECUTION_TIMEOUT_MS (spec §10, design §5.2)",
       const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
       yield* TestClock.adjust(Duration.millis(500))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      assert.isTrue(fiber.pollUnsafe() === undefined)
       yield* TestClock.adjust(Duration.millis(9_500))
       assert.strictEqual(reasonOf(yield* Fiber.join(fiber)), "Tool \"hang\" timed out after 10s.")
     }))
@@ -279,7 +280,7 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
       const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
       const exit = yield* Fiber.interrupt(fiber)
-      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isTrue(Exit.hasInterrupts(exit))
       yield* hanging.whenFinalized
       assert.isTrue(yield* Ref.get(hanging.finalized))
       assert.isTrue((yield* Ref.get(hanging.signal))?.aborted)

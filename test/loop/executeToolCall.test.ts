@@ -15,12 +15,12 @@ const run = (h: ToolCallHarness, rawCall: unknown, options: { readonly iteration
   h.run(executeToolCall({ ...callInput(rawCall, options.text ?? ""), iteration: options.iteration ?? 0, attempt: testAttempt }))
 
 /** The History outcome, failing the test on any other outcome. */
-const history = (outcome: Effect.Effect.Success<ReturnType<typeof run>>) => {
+const history = (outcome: Effect.Success<ReturnType<typeof run>>) => {
   if (outcome._tag !== "History") throw new Error(`expected a History outcome, got ${outcome._tag}`)
   return outcome
 }
 
-const resultOf = (outcome: Effect.Effect.Success<ReturnType<typeof run>>) => history(outcome).historyEntry.functionResponse.response.result
+const resultOf = (outcome: Effect.Success<ReturnType<typeof run>>) => history(outcome).historyEntry.functionResponse.response.result
 
 describe("executeToolCall: dispatch and payload (spec §3, §1.4)", () => {
   it.effect("[2] dispatches echo_tool once with the model's args and replays its data", () =>
@@ -344,8 +344,8 @@ describe("executeToolCall: usage stats and deliberate notices (step 8)", () => {
       yield* run(guild, { name: "bad" })
       const dm = yield* makeToolCallHarness({ tools: [echoTool], turn: { isDM: true, guildId: undefined } })
       yield* run(dm, { name: "echo_tool", args: { text: "a" } })
-      yield* Effect.yieldNow()
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
+      yield* Effect.yieldNow
       assert.strictEqual(yield* guild.stats.pending, 0)
       assert.strictEqual(yield* dm.stats.pending, 0)
     }))
@@ -422,7 +422,7 @@ describe("executeToolCall: deliberate tool mode (steps 5, 7, 8)", () => {
         }
       })
       yield* run(h, { name: "blocked_tool" })
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       assert.strictEqual(yield* h.stats.pending, 0)
       const notices = yield* h.thoughtLog.notices
       assert.isFalse(notices.some((notice) => notice.kind === "deliberate_trigger"))

@@ -30,6 +30,6 @@ describe("executeToolCall: /kill cancels a promise-based tool on the wire (desig
       const outcome = yield* Fiber.join(fiber)
       assert.deepStrictEqual(outcome._tag === "Abort" ? outcome.status : outcome._tag, "stopped_by_user")
       // The request was cancelled at the socket, not left running in the background.
-      yield* Deferred.await(server.closed).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("the connection was never closed") }))
+      yield* Deferred.await(server.closed).pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail(new Error("the connection was never closed")) }))
     })))
 })

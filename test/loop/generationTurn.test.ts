@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Ref, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { DeliveryError, ResponseSink } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
 import type { FunctionCall } from "../../src/domain/FunctionCall"

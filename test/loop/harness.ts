@@ -10,6 +10,7 @@ import { ToolRegistry, type ToolRegistryShape } from "../../src/tools/ToolRegist
 import { makeToolCallHarness, type ToolCallHarness, type ToolCallHarnessOptions } from "../support/tools/toolCallHarness"
 import type { Script } from "../../src/provider/scripted/Script"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
+import { settlingTestClock } from "./settlingClock"
 
 export const request = (overrides: Partial<GenerationRequest> = {}): GenerationRequest => ({
   model: "model-a",
@@ -54,7 +55,8 @@ export const withPassHarness = <A, E, R>(
         Scripted.layer({ script: options.script }),
         Layer.succeed(ResponseSink, collected.sink),
         Layer.succeed(TurnSignals, signals),
-        LoopConfig.make(options.config)
+        LoopConfig.make(options.config),
+        settlingTestClock
       ))
     )
   })
@@ -109,7 +111,8 @@ export const withLoopHarness = <A, E, R>(
         Scripted.layer({ script: options.script }),
         Layer.succeed(ResponseSink, collected.sink),
         Layer.succeed(ToolRegistry, registry),
-        Layer.succeed(StopResponses, { queue: (stop) => Ref.update(stops, (all) => [...all, stop]) })
+        Layer.succeed(StopResponses, { queue: (stop) => Ref.update(stops, (all) => [...all, stop]) }),
+        settlingTestClock
       ))
     ))
   })

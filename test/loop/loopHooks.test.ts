@@ -67,7 +67,7 @@ describe("the loop core and its hooks (docs/architecture.md, \"Loop core and its
         Effect.gen(function*() {
           const fiber = yield* Effect.forkChild(runToolLoop({ attempt, apiKey: undefined, hooks: () => Effect.succeed({ ...r.hooks, holdsOutput: true }) }))
           yield* (yield* ScriptedProbe).awaitCall(0)
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
           yield* signals.requestStop({ requesterId: "user-1" })
           const result = yield* fiber.await.pipe(Effect.flatten)
           assert.strictEqual(result.status, "stopped_by_user")

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Duration, Effect, Exit, Fiber, Ref, TestClock } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Fiber, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import type { ToolArgs } from "../../src/domain/FunctionCall"
 import { toolFailure, toolSuccess, type ToolResult } from "../../src/domain/ToolResult"
 import type { Sticker } from "../../src/domain/Sticker"
@@ -39,7 +40,7 @@ const makeTimeline = Effect.all({
 })
 
 /** A tool that takes `duration` on the Clock (forever when undefined) and records its timeline. */
-const timedTool = (timeline: Timeline, name: string, duration: Duration.DurationInput | undefined, overrides: Partial<Tool> = {}): Tool =>
+const timedTool = (timeline: Timeline, name: string, duration: Duration.Input | undefined, overrides: Partial<Tool> = {}): Tool =>
   rawTool({
     name,
     execute: () =>
@@ -77,7 +78,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
         Effect.gen(function*() {
           const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("2999 millis")
-          assert.isTrue((yield* Fiber.poll(fiber))._tag === "None", "still running before 3 s")
+          assert.isTrue(fiber.pollUnsafe() === undefined, "still running before 3 s")
           yield* TestClock.adjust("1 millis")
           const outcome = yield* Fiber.join(fiber)
           assert.strictEqual(outcome.result.status, "completed")
@@ -102,7 +103,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
           assert.strictEqual(outcome.result.status, "stopped_by_user")
           assert.strictEqual(yield* Clock.currentTimeMillis, 1500)
           // The losers are interrupted in the background: let their finalizers run.
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
           yield* TestClock.adjust("1 millis")
           assert.sameMembers([...(yield* Ref.get(t.finalized))], ["one", "two", "three"])
           assert.strictEqual((yield* (yield* ScriptedProbe).requests).length, 1, "no second pass")
@@ -131,7 +132,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
           yield* signals.kill({ requesterId: "user-1" })
           assert.strictEqual((yield* Fiber.join(fiber)).status, "stopped_by_user")
           yield* Effect.forEach(servers, (server) =>
-            Deferred.await(server.closed).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("a connection was never closed") })))
+            Deferred.await(server.closed).pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail(new Error("a connection was never closed")) })))
         }))
     })))
 
@@ -170,7 +171,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
           for (let second = 0; second < 10; second++) yield* TestClock.adjust("1 second")
           assert.deepStrictEqual(yield* Ref.get(t.finalized), ["stuck_a"], "the first timed out at 10 s, the second only started then")
           for (let second = 0; second < 9; second++) yield* TestClock.adjust("1 second")
-          assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
+          assert.isTrue(fiber.pollUnsafe() === undefined)
           yield* TestClock.adjust("1 second")
           const outcome = yield* Fiber.join(fiber)
           assert.strictEqual(yield* Clock.currentTimeMillis, 20_000)
@@ -190,7 +191,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
         Effect.gen(function*() {
           const fiber = yield* Effect.forkChild(runToolLoopDetailed({ attempt, apiKey: undefined }))
           yield* TestClock.adjust("2999 millis")
-          assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
+          assert.isTrue(fiber.pollUnsafe() === undefined)
           yield* TestClock.adjust("1 millis")
           const outcome = yield* Fiber.join(fiber)
           assert.strictEqual(outcome.result.status, "completed")
@@ -250,7 +251,7 @@ describe("the calls of one pass (docs/architecture.md, \"Tool calls of one pass\
 const ok = (name: string, data?: unknown, overrides: Partial<Tool> = {}): Tool =>
   rawTool({ name, execute: () => Effect.succeed(toolSuccess(data)), ...overrides })
 const failing = (name: string): Tool => rawTool({ name, execute: () => Effect.succeed(toolFailure(`${name} failed`)) })
-const slow = (name: string, duration: Duration.DurationInput, result: ToolResult = toolSuccess()): Tool =>
+const slow = (name: string, duration: Duration.Input, result: ToolResult = toolSuccess()): Tool =>
   rawTool({ name, execute: () => Effect.as(Effect.sleep(duration), result) })
 
 describe("folding the outcomes of one pass, in the model's order", () => {

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Exit, Fiber, Ref, TestClock } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import type { FunctionCall } from "../../src/domain/FunctionCall"
 import { ProviderEvent } from "../../src/domain/ProviderEvent"
 import { ToolActivity } from "../../src/loop/ToolActivity"

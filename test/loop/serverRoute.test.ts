@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { CredentialConfig, type CredentialSettings } from "../../src/config/CredentialConfig"
 import { CredentialRouteError, CredentialRoutes, ServerCredential, type TurnCredentials } from "../../src/loop/CredentialRoutes"
 import { CurrentTurn } from "../../src/loop/CurrentTurn"

@@ -15,7 +15,7 @@ import * as Scripted from "../../src/provider/scripted/ScriptedModel"
 import { attempt, request } from "./harness"
 
 /** A pass over a scripted model that writes `pieces` of 100 characters, into `sink`. */
-const passInto = (sink: ResponseSink["Type"], pieces: number) =>
+const passInto = (sink: ResponseSink["Service"], pieces: number) =>
   Effect.gen(function*() {
     const signals = yield* makeTurnSignals("channel-1")
     const script: S.Script = [[...Array.from({ length: pieces }, () => S.text("x".repeat(100))), S.finish()]]

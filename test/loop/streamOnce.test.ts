@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { makeCollectingSink } from "../../src/chat/CollectingSink"
 import { LoopConfig } from "../../src/config/LoopConfig"
 import { DeliveryError, ResponseSink } from "../../src/loop/ResponseSink"
@@ -105,7 +106,7 @@ describe("streamOnce (spec §4)", () => {
       Effect.gen(function*() {
         const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("299 seconds")
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "keep-alives do not end the first-token budget early")
+        assert.isTrue(fiber.pollUnsafe() === undefined, "keep-alives do not end the first-token budget early")
         yield* TestClock.adjust("1 second")
         const pass = yield* Fiber.join(fiber)
         assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "", phase: "first_token", sawProgress: false }))
@@ -119,7 +120,7 @@ describe("streamOnce (spec §4)", () => {
       Effect.gen(function*() {
         const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("399 seconds")
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        assert.isTrue(fiber.pollUnsafe() === undefined)
         yield* TestClock.adjust("1 second")
         assert.strictEqual((yield* Fiber.join(fiber))._tag, "Timeout")
       })))
@@ -130,7 +131,7 @@ describe("streamOnce (spec §4)", () => {
         const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("250 seconds")
         yield* TestClock.adjust("119 seconds")
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        assert.isTrue(fiber.pollUnsafe() === undefined)
         yield* TestClock.adjust("1 second")
         const pass = yield* Fiber.join(fiber)
         assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "Hi", phase: "idle", sawProgress: true }))
@@ -146,7 +147,7 @@ describe("streamOnce (spec §4)", () => {
         const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust("7 seconds")
         yield* TestClock.adjust(Duration.millis(9_999))
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "not before 17 s")
+        assert.isTrue(fiber.pollUnsafe() === undefined, "not before 17 s")
         yield* TestClock.adjust(Duration.millis(1))
         const pass = yield* Fiber.join(fiber)
         assert.deepStrictEqual(pass, PassResult.Timeout({ accumulatedText: "Hi", phase: "idle", sawProgress: true }))
@@ -233,9 +234,9 @@ describe("streamOnce (spec §4)", () => {
       yield* TestClock.adjust("5 seconds")
       yield* real.requestStop({ requesterId: "u1" })
       yield* TestClock.adjust(Duration.millis(4_999))
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "nothing decides before the deadline")
+      assert.isTrue(fiber.pollUnsafe() === undefined, "nothing decides before the deadline")
       yield* TestClock.adjust(Duration.millis(1))
-      const pass = Option.getOrThrow(yield* Fiber.poll(fiber))
+      const pass = Option.getOrThrow(Option.fromNullishOr(fiber.pollUnsafe()))
       assert.deepStrictEqual(pass, Exit.succeed(PassResult.StoppedByUser({ accumulatedText: "partial ", stopReason: "user_request" })))
       assert.deepStrictEqual(yield* collected.notices, [], "no timeout notice")
     }))
@@ -249,7 +250,7 @@ describe("streamOnce (spec §4)", () => {
       Effect.gen(function*() {
         const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust(Duration.millis(68_999))
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "two 30 s writes and 9 s of provider time")
+        assert.isTrue(fiber.pollUnsafe() === undefined, "two 30 s writes and 9 s of provider time")
         yield* TestClock.adjust(Duration.millis(1))
         const pass = yield* Fiber.join(fiber)
         assert.deepStrictEqual(pass, PassResult.Completed({ accumulatedText: "Hello world" }))
@@ -266,7 +267,7 @@ describe("streamOnce (spec §4)", () => {
       Effect.gen(function*() {
         const fiber = yield* Effect.forkChild(run())
         yield* TestClock.adjust(Duration.millis(23_999))
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "14 s of delivery do not count")
+        assert.isTrue(fiber.pollUnsafe() === undefined, "14 s of delivery do not count")
         yield* TestClock.adjust(Duration.millis(1))
         const pass = yield* Fiber.join(fiber)
         assert.deepStrictEqual(pass, PassResult.Timeout({
