@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Metric, Stream } from "effect"
+import { Effect, Fiber, Layer, Metric, Result, Stream } from "effect"
 import { ContextConfig } from "../../src/config/ContextConfig"
 import { ProviderError } from "../../src/domain/ProviderError"
 import { toolSuccess } from "../../src/domain/ToolResult"
@@ -292,7 +292,7 @@ describe("the context budget in a turn (scripted model) [issue 23]", () => {
 describe("context metrics [issue 23]", () => {
   it.effect("a context-length refusal is not counted as a provider error", () =>
     Effect.gen(function*() {
-      const counter = Metric.tagged(providerErrorsTotal, "reason", "ContextOverflow")
+      const counter = Metric.withAttributes(providerErrorsTotal, { reason: "ContextOverflow" })
       const before = (yield* Metric.value(counter)).count
       const refusing = LanguageModel.of({
         name: "refusing",
@@ -300,7 +300,7 @@ describe("context metrics [issue 23]", () => {
       })
       const model = instrumentModel(refusing, { tracing: false, metrics: true })
       const ended = yield* Effect.result(Stream.runDrain(model.stream({ model: "m", apiKey: undefined, system: "", messages: [], tools: [], functionHistory: [] })))
-      assert.isTrue(ended._tag === "Left")
+      assert.isTrue(Result.isFailure(ended))
       assert.strictEqual((yield* Metric.value(counter)).count, before)
     }))
 })

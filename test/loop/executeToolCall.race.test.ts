@@ -279,7 +279,8 @@ describe("executeToolCall: kill and stop (steps 2 and 6, spec §2.8)", () => {
       const h = yield* makeToolCallHarness({ tools: [hanging.tool] })
       const fiber = yield* Effect.forkChild(run(h, { name: "hang" }))
       yield* Deferred.await(hanging.started)
-      const exit = yield* Fiber.interrupt(fiber)
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
       assert.isTrue(Exit.hasInterrupts(exit))
       yield* hanging.whenFinalized
       assert.isTrue(yield* Ref.get(hanging.finalized))

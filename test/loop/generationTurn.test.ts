@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Ref } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Redacted, Ref, References } from "effect"
 import { TestClock } from "effect/testing"
 import { DeliveryError, ResponseSink } from "../../src/loop/ResponseSink"
 import { UserNotice } from "../../src/loop/UserNotice"
@@ -38,7 +38,7 @@ describe("runGenerationTurn (spec §5, design decision 4)", () => {
           index % 2 === 0 ? S.callTool("probe") : request.model === "primary" ? [rateLimited] : S.reply("from the fallback")
       }, ({ collected, tools }) =>
         Effect.gen(function*() {
-          const result = yield* runGenerationTurn().pipe(Logger.withMinimumLogLevel(LogLevel.Debug))
+          const result = yield* runGenerationTurn().pipe(Effect.provideService(References.MinimumLogLevel, "Debug"))
           // Errors are suppressed while another model is pending, and surfaced on the last one.
           const started = yield* tools.logs.matching("generation attempt starts")
           assert.deepStrictEqual(started.map((line) => [line.annotations["model"], line.annotations["suppressUserErrors"]]), [

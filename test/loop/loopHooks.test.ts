@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Ref } from "effect"
+import { Effect, Fiber, Ref } from "effect"
 import { toolSuccess } from "../../src/domain/ToolResult"
 import { Conclusion, type LoopHooks, noHooks, type PassFate } from "../../src/loop/LoopHooks"
 import { defaultPassPolicy } from "../../src/loop/PassPolicy"
@@ -69,7 +69,7 @@ describe("the loop core and its hooks (docs/architecture.md, \"Loop core and its
           yield* (yield* ScriptedProbe).awaitCall(0)
           yield* Effect.yieldNow
           yield* signals.requestStop({ requesterId: "user-1" })
-          const result = yield* fiber.await.pipe(Effect.flatten)
+          const result = yield* Fiber.await(fiber).pipe(Effect.flatten)
           assert.strictEqual(result.status, "stopped_by_user")
           assert.strictEqual(result.text, "")
           assert.deepStrictEqual((yield* Ref.get(r.fates)).map(([, fate]) => fate), ["discarded"])

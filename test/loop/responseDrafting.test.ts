@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Fiber, Layer, Ref } from "effect"
+import { Duration, Effect, Fiber, Layer, Ref } from "effect"
 import { TestClock } from "effect/testing"
+import { pendingSleeps } from "../support/testClockSleeps"
 import { DraftingConfig } from "../../src/config/DraftingConfig"
 import { DeliveryError } from "../../src/domain/DeliveryError"
 import { ProviderEvent } from "../../src/domain/ProviderEvent"
@@ -44,7 +45,7 @@ const packetOf = (request: GenerationRequest | undefined) => request?.messages.m
 
 /** Waits (without moving the clock) until some fiber sleeps on the TestClock until `at` (ms). */
 const untilSleepingUntil = (at: number) =>
-  Effect.repeat(Effect.andThen(Effect.yieldNow, TestClock.sleeps()), { until: (sleeps) => Chunk.some(sleeps, (wake) => wake === at) })
+  Effect.repeat(Effect.andThen(Effect.yieldNow, pendingSleeps), { until: (sleeps) => sleeps.some((wake) => wake === at) })
 
 const deliveredTexts = (events: ReadonlyArray<{ readonly _tag: string; readonly text?: string }>) =>
   events.flatMap((event) => (event._tag === "Delivered" && event.text !== undefined ? [event.text] : []))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Redacted, Ref } from "effect"
+import { Effect, Fiber, Layer, Option, Redacted, Ref, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { CredentialConfig, type CredentialSettings } from "../../src/config/CredentialConfig"
 import { CredentialRouteError, CredentialRoutes, ServerCredential, type TurnCredentials } from "../../src/loop/CredentialRoutes"
@@ -211,7 +211,7 @@ describe("[72] runGenerationTurn: personal route, then the server route (spec §
           Effect.result
         )
         // Impersonation never uses the user's personal key either: the server route is planned.
-        assert.isTrue(result._tag === "Right" && result.right.credentialSource === "server")
+        assert.isTrue(Result.isSuccess(result) && result.success.credentialSource === "server")
         assert.deepStrictEqual(yield* recorded.materializedAfter, [0])
       })))
 
