@@ -10,9 +10,9 @@ export interface CapturedLog {
 }
 
 /**
- * Captures log lines of the effects it wraps (`@effect/vitest` sends the console to a test
- * console, so nothing is printed). `capture(effect)` adds the logger for that effect and every fiber it
- * forks; `logs` returns what was logged so far.
+ * Captures log lines of the effects it wraps, beside the loggers already there (under
+ * `it.effect` the console is a test console, so nothing is printed). `capture(effect)` adds the
+ * logger for that effect and every fiber it forks; `logs` returns what was logged so far.
  */
 export interface LogCapture {
   readonly capture: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
