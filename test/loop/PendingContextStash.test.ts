@@ -3,7 +3,7 @@ import { Duration, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { PENDING_CONTEXT_MAX_ENTRIES, PendingContextStash } from "../../src/loop/PendingContextStash"
 
-const withStash = <A, E>(body: (stash: PendingContextStash) => Effect.Effect<A, E>) =>
+const withStash = <A, E>(body: (stash: PendingContextStash["Service"]) => Effect.Effect<A, E>) =>
   Effect.flatMap(PendingContextStash, body).pipe(Effect.provide(PendingContextStash.Default))
 
 describe("PendingContextStash (spec §2.6, §10)", () => {

@@ -65,7 +65,7 @@ const served = (request: GenerationRequest) =>
     request.functionHistory.reduce((total, entry) => total + toolResultText(entry).length + 40, 0)) / 4)
 
 const withTurn = <A, E, R>(
-  options: Parameters<typeof withLoopHarness>[0] & { readonly models: ReadonlyArray<string>; readonly keys?: ReadonlyArray<string>; readonly windows?: Layer.Layer<ModelWindows> },
+  options: Parameters<typeof withLoopHarness>[0] & { readonly models: ReadonlyArray<string>; readonly keys?: ReadonlyArray<string>; readonly windows?: Layer.Layer<never> },
   body: Parameters<typeof withLoopHarness<A, E, R>>[1]
 ) =>
   withLoopHarness(options, (harness) =>
