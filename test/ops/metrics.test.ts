@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Metric, Stream } from "effect"
+import { Deferred, Duration, Effect, Layer, Metric, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { ChannelQueue } from "../../src/chat/ChannelQueue"
 import { ProviderError } from "../../src/domain/ProviderError"
@@ -14,6 +14,7 @@ import { queueDepthLayer } from "../../src/ops/QueueDepth"
 import { LanguageModel } from "../../src/provider/LanguageModel"
 import * as S from "../../src/provider/scripted/Script"
 import { message, queueLayer } from "../chat/harness"
+import { makeHangingTool } from "../support/tools/testTools"
 import { request } from "../provider/harness"
 
 const result = (attempts: TurnResult["attempts"]): TurnResult => ({
@@ -82,17 +83,19 @@ describe("loopcord's metrics", () => {
     }))
 
   it.effect("the queue-depth gauge samples the waiting turns every 5 s when metrics are on", () =>
-    Effect.gen(function*() {
-      const queue = yield* ChannelQueue
-      const running = yield* message("slow one")
-      yield* queue.submit(running.input)
-      yield* TestClock.adjust("1 second")
-      for (const text of ["w1", "w2"]) yield* queue.submit((yield* message(text)).input)
-      yield* Layer.build(queueDepthLayer)
-      yield* TestClock.adjust("1 second")
-      assert.strictEqual((yield* Metric.value(queuedTurns)).value, 2)
-    }).pipe(
-      Effect.provide(queueLayer({ script: () => [S.text("working"), S.sleep("60 seconds"), S.finish()] })),
-      Effect.provideService(Instrumentation, { tracing: false, metrics: true })
-    ))
+    // The running turn is in a tool call, which the waiting messages do not interrupt (a streaming
+    // reply would yield to them, and how many wait at the sample would be a race).
+    Effect.flatMap(makeHangingTool("hang"), (hanging) =>
+      Effect.gen(function*() {
+        const queue = yield* ChannelQueue
+        const running = yield* message("slow one")
+        yield* queue.submit(running.input)
+        yield* Deferred.await(hanging.started)
+        for (const text of ["w1", "w2"]) yield* queue.submit((yield* message(text)).input)
+        yield* Layer.build(queueDepthLayer)
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual((yield* Metric.value(queuedTurns)).value, 2)
+      }).pipe(Effect.provide(queueLayer({ script: () => S.callTool("hang"), tools: [hanging.tool] })))).pipe(
+        Effect.provideService(Instrumentation, { tracing: false, metrics: true })
+      ))
 })
