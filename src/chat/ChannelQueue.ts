@@ -215,7 +215,9 @@ const make = Effect.gen(function*() {
       Effect.gen(function*(): Effect.fn.Return<readonly [Placement, ReadonlyMap<string, ChannelState>]> {
         const state = all.get(channelId)
         if (state === undefined) {
-          yield* FiberMap.run(workers, channelId, worker(channelId))
+          // Started after this submit returns: a worker that started at once would take this message
+          // before a message right behind it could queue, and that one would interrupt it.
+          yield* FiberMap.run(workers, channelId, worker(channelId), { startImmediately: false })
           return [[fresh, Option.none()], withChannel(all, channelId, { queue: [newEntry(input, fresh, { isFromQueue: false })], active: Option.none(), followUps: 0 })]
         }
         const busy = Option.isSome(state.active) || state.queue.length > 0

@@ -23,7 +23,10 @@ export const makeFirstWins = <A>(): FirstWins<A> => {
       settled = { value }
       const resume = waiting
       waiting = undefined
-      resume?.(Effect.succeed(value))
+      // The waiter goes on in a scheduler turn of its own, never on the settler's stack: the
+      // settler (a follow-up's submit, a /kill, the alarm, a finishing tool) completes what it
+      // is doing first, and the waiter finds it done.
+      resume?.(Effect.as(Effect.yieldNow, value))
     },
     await: Effect.callback<A>((resume) => {
       if (settled !== undefined) return resume(Effect.succeed(settled.value))

@@ -57,7 +57,7 @@ const make = Effect.gen(function*() {
 
   /** A write to the shared store, in the background (a turn never waits on it). */
   const share = (write: (store: SharedKeyCooldownsShape) => Effect.Effect<void, SharedCooldownError>) =>
-    Option.match(shared, { onNone: () => Effect.void, onSome: (store) => Effect.asVoid(FiberSet.run(background, shareOutcome(write(store)))) })
+    Option.match(shared, { onNone: () => Effect.void, onSome: (store) => Effect.asVoid(FiberSet.run(background, { startImmediately: false })(shareOutcome(write(store)))) })
 
   if (Option.isSome(shared)) {
     const store = shared.value
