@@ -52,8 +52,6 @@ export const makeTurnAlarm = (): TurnAlarm => {
       const now = yield* Clock.currentTimeMillis
       let nap = Number.POSITIVE_INFINITY
       for (const entry of [...armed]) {
-        // A `fire` runs its waiting fiber at once, and that fiber may disarm the others.
-        if (!armed.has(entry)) continue
         const due = entry.due()
         if (now >= due) {
           armed.delete(entry)

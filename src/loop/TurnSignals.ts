@@ -80,13 +80,9 @@ export const makeTurnSignals = (channelId: string): Effect.Effect<TurnSignalsSha
 
     const current = Effect.map(Clock.currentTimeMillis, freshAt)
 
-    const registerStop = (options: { readonly requesterId?: string; readonly stopContext?: StopContext }, at: number) => {
-      pending = Option.some({ _tag: "Stop", requesterId: options.requesterId, stopContext: options.stopContext, at })
-    }
-
     const requestStop: TurnSignalsShape["requestStop"] = (options = {}) =>
       Effect.map(Clock.currentTimeMillis, (at) => {
-        registerStop(options, at)
+        pending = Option.some({ _tag: "Stop", requesterId: options.requesterId, stopContext: options.stopContext, at })
         notify(at)
       })
 
@@ -125,17 +121,17 @@ export const makeTurnSignals = (channelId: string): Effect.Effect<TurnSignalsSha
         }
       })
 
-    // A listener resumes its waiting fiber at once, on this stack: the stop and the kill are
-    // both registered before the first one runs, so no waiter sees the one without the other.
-    const kill: TurnSignalsShape["kill"] = (options = {}) =>
-      Effect.map(Clock.currentTimeMillis, (at) => {
-        registerStop(options, at)
-        const waiting = killed ? [] : [...killListeners]
-        killed = true
-        killListeners.clear()
-        notify(at)
-        for (const listener of waiting) listener()
-      })
+    const kill: TurnSignalsShape["kill"] = (options) =>
+      Effect.andThen(
+        requestStop(options),
+        Effect.sync(() => {
+          if (killed) return
+          killed = true
+          const waiting = [...killListeners]
+          killListeners.clear()
+          for (const listener of waiting) listener()
+        })
+      )
 
     /** Waits on a listener registration; the listener is removed however the wait ends. */
     const awaitVia = <A>(subscribe: (listener: (value: A) => void) => Effect.Effect<() => void>): Effect.Effect<A> =>
