@@ -61,23 +61,25 @@ const externalPackages = {
 const functionExports = new Set(["absurd", "cast", "flow", "hole", "identity", "pipe"])
 
 /**
- * `import { Effect, Layer } from "effect"` → `import * as Effect from "effect/Effect"; …`.
+ * `import { Effect, Layer } from "effect"` → `import * as Effect from "effect/Effect"; …`, and
+ * the same for the barrels of effect's folders (`import { HttpClient } from "effect/http"` →
+ * `import * as HttpClient from "effect/http/HttpClient"`).
  * esbuild keeps every member of a namespace re-exported by a barrel (`export * as Effect`),
  * so through the barrel the whole library is bundled and evaluated at start-up; a namespace
  * imported from its own module is tree-shaken to what the code uses.
  */
 export const rewriteEffectBarrel = (source) =>
-  source.replace(/import\s*\{([^}]*)\}\s*from\s*"effect"/g, (_whole, list) => {
+  source.replace(/import\s*\{([^}]*)\}\s*from\s*"effect(\/[a-z-]+)?"/g, (_whole, list, folder = "") => {
     const statements = []
     for (const raw of list.split(",")) {
       const member = raw.trim()
       if (member.length === 0 || member.startsWith("type ")) continue
       const [name, alias = name] = member.split(/\s+as\s+/)
-      statements.push(functionExports.has(name)
+      statements.push(folder === "" && functionExports.has(name)
         ? `import { ${name} as ${alias} } from "effect/Function"`
-        : `import * as ${alias} from "effect/${name}"`)
+        : `import * as ${alias} from "effect${folder}/${name}"`)
     }
-    return statements.length === 0 ? "import {} from \"effect\"" : statements.join("; ")
+    return statements.length === 0 ? `import {} from "effect${folder}"` : statements.join("; ")
   })
 
 const effectModules = {
