@@ -3,8 +3,8 @@ import { TestClock } from "effect/testing"
 
 /**
  * Scheduler rounds the fibers a test started get before the TestClock moves. Every fiber hop
- * is a scheduler round: a turn reaches its first sleep (a tool, a stream deadline) a dozen
- * rounds after it was submitted.
+ * is a scheduler round: a forked tool loop reaches its tools' sleeps about four rounds after it
+ * started, a submitted turn some more; 64 leaves a wide margin and costs well under a millisecond.
  */
 const SETTLE_ROUNDS = 64
 
