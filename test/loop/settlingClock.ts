@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 /**
  * Scheduler rounds the fibers a test started get before the TestClock moves. Every fiber hop
  * is a scheduler round: a forked tool loop reaches its tools' sleeps about four rounds after it
- * started, a submitted turn some more; 64 leaves a wide margin and costs well under a millisecond.
+ * started, a submitted turn some more; 64 leaves a wide margin.
  */
 const SETTLE_ROUNDS = 64
 
