@@ -5,7 +5,7 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { fileURLToPath } from "node:url"
 import { DiscordConfig } from "./config/DiscordConfig"
 import { dotenvLayer } from "./config/dotenv"
@@ -21,7 +21,9 @@ const program = runShards({ entry }).pipe(
   Effect.provide(Layer.merge(DiscordConfig.layer, loggingLayer("info"))),
   // ./.env as for `npm start` (the shard processes read it themselves).
   Effect.provide(dotenvLayer().pipe(Layer.provide(NodeFileSystem.layer))),
-  Effect.tapCause((cause) => Effect.logError(`loopcord (sharded): ${describeFailure(cause)}`))
+  Effect.tapCause((cause) => Effect.logError(`loopcord (sharded): ${describeFailure(cause)}`)),
+  // The failure line is logged before (or without) the configured logging: as logfmt on stdout.
+  Effect.provide(Logger.layer([Logger.consoleLogFmt]))
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true })
