@@ -50,6 +50,7 @@ import { makeServerGate } from "./ServerGate"
 import { UserRateLimiter } from "./UserRateLimiter"
 import { RequestBudget } from "./RequestBudget"
 import { type TriggerFacts, triggerReason } from "./triggers"
+import { thrownMessage } from "../domain/thrownMessage"
 
 /** What the slash commands use besides the queue. */
 type CommandServices =
@@ -256,7 +257,7 @@ const make = (options: DiscordFrontOptions) =>
     ).pipe(
       Effect.tap((registered) => Effect.logInfo(`Discord: registered ${registered.size} slash commands${config.commandGuildId === undefined ? " (global)" : ` in guild ${config.commandGuildId}`}`)),
       Effect.catch((error) =>
-        Effect.logWarning(`Discord: could not register slash commands (was the bot invited with the applications.commands scope?): ${error.message}`)
+        Effect.logWarning(`Discord: could not register slash commands (was the bot invited with the applications.commands scope?): ${thrownMessage(error)}`)
       )
     )
     yield* Effect.logInfo(`Discord: answering as ${persona.name}${deps.useWebhooks ? " (persona webhooks)" : ""}`)

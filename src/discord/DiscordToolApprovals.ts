@@ -22,6 +22,7 @@ import {
 import { makeApprovalDesk } from "./ApprovalDesk"
 import { DiscordClient, NO_MENTIONS } from "./DiscordClient"
 import { clip } from "./discordLimits"
+import { thrownMessage } from "../domain/thrownMessage"
 
 /** Custom ids of the buttons: `loopcord-approval:<question id>:approve|deny`. */
 const PREFIX = "loopcord-approval:"
@@ -123,7 +124,7 @@ export const DiscordToolApprovals = Layer.effect(
         }).pipe(Effect.result)
         if (posted._tag === "Failure") {
           yield* desk.close(id)
-          yield* Effect.logWarning(`the approval question for '${request.toolName}' could not be posted: ${posted.failure.message}`)
+          yield* Effect.logWarning(`the approval question for '${request.toolName}' could not be posted: ${thrownMessage(posted.failure)}`)
           return Option.none()
         }
         const message = posted.success
