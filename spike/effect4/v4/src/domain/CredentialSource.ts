@@ -1,2 +1,0 @@
-/** Who pays for a turn's provider calls. */
-export type CredentialSource = "personal" | "server" | "operator"
