@@ -13,7 +13,12 @@ const asIs = (): Decoder<Uint8Array, Uint8Array, never> => ({ push: (input) => (
  * Aborts the request of a response dropped unread (an interrupt between the answer and its
  * body being read): an unread undici body holds its socket, and nothing else would free it.
  */
-const unreadResponses = new FinalizationRegistry<Dispatcher.ResponseData["body"]>((body) => body.destroy())
+const unreadResponses = new FinalizationRegistry<Dispatcher.ResponseData["body"]>((body) => {
+  // Nobody listens to a dropped body: the abort error its destroy emits must not be unhandled.
+  body.on("error", ignoreAbort)
+  body.destroy()
+})
+const ignoreAbort = () => {}
 
 /**
  * undici's response headers as platform Headers: its names are lower-cased already, so only
