@@ -101,10 +101,10 @@ const makeConnection = (db: Sqlite, config: BetterSqliteConfig): BetterSqliteCon
 
   /** Rows of a reader, `[]` for a write (or better-sqlite3's run result when `raw`). */
   const run = (statement: () => Sqlite.Statement, params: ReadonlyArray<unknown>, raw: boolean) =>
-    withStatement(statement, (prepared, safeIntegers): ReadonlyArray<any> => {
+    withStatement(statement, (prepared, safeIntegers): ReadonlyArray<object> => {
       if (!prepared.reader) {
         const result = prepared.run(...params)
-        return raw ? (result as unknown as ReadonlyArray<any>) : []
+        return raw ? (result as unknown as ReadonlyArray<object>) : []
       }
       prepared.safeIntegers(safeIntegers)
       return prepared.all(...params)

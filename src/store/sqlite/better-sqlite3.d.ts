@@ -12,7 +12,8 @@ declare module "better-sqlite3" {
     interface Statement {
       /** Whether the statement returns rows (a SELECT, or anything with RETURNING). */
       readonly reader: boolean
-      all(...params: ReadonlyArray<unknown>): Array<unknown>
+      /** The rows: objects by column name, or arrays of values in raw mode. */
+      all(...params: ReadonlyArray<unknown>): Array<object>
       run(...params: ReadonlyArray<unknown>): RunResult
       /** Rows as arrays of values instead of objects. */
       raw(toggle?: boolean): this
