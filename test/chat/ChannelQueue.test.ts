@@ -10,7 +10,7 @@ import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import { ToolAffordances } from "../../src/tools/ToolAffordances"
 import { rawTool } from "../support/tools/testTools"
-import { settlingTestClock } from "../loop/settlingClock"
+import { settlingTestClock } from "../support/settlingClock"
 import { message, queueLayer } from "./harness"
 
 const lastUser = (request: GenerationRequest) =>

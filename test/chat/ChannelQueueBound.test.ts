@@ -12,7 +12,7 @@ import type { GenerationRequest } from "../../src/provider/GenerationRequest"
 import * as S from "../../src/provider/scripted/Script"
 import { ScriptedProbe } from "../../src/provider/scripted/ScriptedProbe"
 import { rawTool } from "../support/tools/testTools"
-import { settlingTestClock } from "../loop/settlingClock"
+import { settlingTestClock } from "../support/settlingClock"
 import { message, queueLayer } from "./harness"
 
 const lastUser = (request: GenerationRequest) =>

@@ -18,7 +18,7 @@ import { StickerCatalog } from "../../src/tools/StickerCatalog"
 import type { Tool } from "../../src/tools/Tool"
 import { registerAll, ToolRegistry } from "../../src/tools/ToolRegistry"
 import { ToolUsageStats } from "../../src/tools/ToolUsageStats"
-import { settlingTestClock } from "../loop/settlingClock"
+import { settlingTestClock } from "../support/settlingClock"
 
 /** The services a chat turn needs, in memory: a scripted model, a registry with `tools`, one model. */
 export const coreLayer = (options: {

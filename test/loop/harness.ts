@@ -10,7 +10,7 @@ import { ToolRegistry, type ToolRegistryShape } from "../../src/tools/ToolRegist
 import { makeToolCallHarness, type ToolCallHarness, type ToolCallHarnessOptions } from "../support/tools/toolCallHarness"
 import type { Script } from "../../src/provider/scripted/Script"
 import * as Scripted from "../../src/provider/scripted/ScriptedModel"
-import { settlingTestClock } from "./settlingClock"
+import { settlingTestClock } from "../support/settlingClock"
 
 export const request = (overrides: Partial<GenerationRequest> = {}): GenerationRequest => ({
   model: "model-a",
